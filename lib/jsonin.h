@@ -1,0 +1,39 @@
+/*
+ * jsonin.h - strict JSON input on top of json-c.
+ *
+ * json-c alone silently clamps integers outside 64 bits and turns lone
+ * UTF-16 surrogates into U+FFFD; input from clients must be refused
+ * instead.  Everything JSON that xmhub reads goes through here.
+ */
+#ifndef XMHUB_JSONIN_H
+#define XMHUB_JSONIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#define JSONIN_MAX_DEPTH 32
+
+/*
+ * Parses the len bytes at text as exactly one JSON value (white space
+ * around it allowed).  Refuses invalid UTF-8, integer literals outside
+ * [INT64_MIN, UINT64_MAX], escapes of lone surrogates, nesting deeper than
+ * JSONIN_MAX_DEPTH and anything after the value.  Returns a new object
+ * (release it with json_object_put()) or NULL with a reason in detail.
+ * The literal null also comes back as NULL, with detail set to "".
+ */
+json_object *jsonin_parse(const char *text, size_t len, char *detail,
+			  size_t detail_len);
+
+/* An integer in 0..UINT64_MAX into *out; false for anything else. */
+bool jsonin_u64(json_object *o, uint64_t *out);
+
+/* An integer in INT64_MIN..INT64_MAX into *out; false for anything else. */
+bool jsonin_i64(json_object *o, int64_t *out);
+
+/* An integer in [min, max] into *out; false for anything else. */
+bool jsonin_range(json_object *o, int64_t min, int64_t max, int64_t *out);
+
+#endif
