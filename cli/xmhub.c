@@ -164,8 +164,8 @@ usage(FILE *f)
 int
 main(int argc, char *argv[])
 {
-	if (argc == 2 && (strcmp(argv[1], "-h") == 0 ||
-			  strcmp(argv[1], "--help") == 0)) {
+	if (argc == 2 &&
+	    (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		usage(stdout);
 		return 0;
 	}
@@ -173,7 +173,8 @@ main(int argc, char *argv[])
 		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 			if (strcmp(argv[1], cmds[i].group) == 0 &&
 			    strcmp(argv[2], cmds[i].name) == 0)
-				return run(&cmds[i], argc == 4 ? argv[3] : NULL);
+				return run(&cmds[i],
+					   argc == 4 ? argv[3] : NULL);
 	usage(stderr);
 	return 2;
 }

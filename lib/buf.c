@@ -84,23 +84,30 @@ buf_putc(struct buf *b, char c)
 void
 buf_printf(struct buf *b, const char *fmt, ...)
 {
+	char small[256], *p = small;
 	va_list ap;
 	int n;
 
+	/* Most text fits the stack buffer: one formatting pass, no malloc. */
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
 	va_end(ap);
 	if (n < 0) {
 		b->failed = true;
 		return;
 	}
-	/* One more for the NUL vsnprintf writes; it is not counted. */
-	if (!buf_reserve(b, (size_t)n + 1))
-		return;
-	va_start(ap, fmt);
-	vsnprintf((char *)b->p + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
+	if ((size_t)n >= sizeof(small)) {
+		if ((p = malloc((size_t)n + 1)) == NULL) {
+			b->failed = true;
+			return;
+		}
+		va_start(ap, fmt);
+		vsnprintf(p, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	buf_append(b, p, (size_t)n);
+	if (p != small)
+		free(p);
 }
 
 void
@@ -125,11 +132,25 @@ bool
 buf_read_fd(struct buf *b, int fd)
 {
 	ssize_t n;
+	size_t want;
+	char c;
 
 	for (;;) {
-		if (!buf_reserve(b, 64 * 1024))
+		want = 64 * 1024;
+		if (b->limit != 0 && b->limit - b->len < want)
+			want = b->limit - b->len;
+		if (want == 0) {
+			/* At the limit: only end of file keeps it whole. */
+			n = read(fd, &c, 1);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n > 0)
+				b->failed = true;
+			return n == 0;
+		}
+		if (!buf_reserve(b, want))
 			return false;
-		n = read(fd, b->p + b->len, b->cap - b->len);
+		n = read(fd, b->p + b->len, want);
 		if (n == 0)
 			return true;
 		if (n < 0) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base64.h"
+#include "be.h"
 #include "jsonform.h"
 #include "jsonin.h"
 
@@ -164,17 +165,19 @@ jsonform_value(struct buf *out, const struct sample_value *v)
 		break;
 	default:
 		buf_putc(out, '[');
+		/* f32 elements are read as floats: a trip through double
+		 * would quiet signalling NaNs. */
 		for (size_t i = 0; i < v->u.raw.len; i++) {
-			double e = sample_array_get(v, i);
-
 			if (i > 0)
 				buf_putc(out, ',');
 			if (v->type == SAMPLE_F64_ARRAY)
-				put_f64(out, e);
+				put_f64(out, bef64_get(v->u.raw.p + 8 * i));
 			else if (v->type == SAMPLE_F32_ARRAY)
-				put_f32(out, (float)e);
+				put_f32(out, bef32_get(v->u.raw.p + 4 * i));
 			else
-				buf_printf(out, "%ld", (long)e);
+				buf_printf(out, "%ld",
+					   (long)(int32_t)be32_get(v->u.raw.p +
+								   4 * i));
 		}
 		buf_putc(out, ']');
 		break;
@@ -195,7 +198,8 @@ jsonform_batch(struct buf *out, const struct xmbp_batch *b)
 	buf_printf(out, "{\"version\":%u,\"flags\":%u,\"batch_seq\":%u,",
 		   b->version, b->flags, b->batch_seq);
 	if (b->has_device_id)
-		buf_printf(out, "\"device_id\":%lu,", (unsigned long)b->device_id);
+		buf_printf(out, "\"device_id\":%lu,",
+			   (unsigned long)b->device_id);
 	else
 		buf_puts(out, "\"device_id\":null,");
 	buf_puts(out, "\"streams\":[");
@@ -278,8 +282,8 @@ known_keys(json_object *obj, const char *const *keys, const char *where,
 		for (k = keys; *k != NULL && strcmp(*k, key) != 0; k++)
 			continue;
 		if (*k == NULL)
-			return fail(err, "InvalidInput", "%s: unknown key \"%s\"",
-				    where, key);
+			return fail(err, "InvalidInput",
+				    "%s: unknown key \"%s\"", where, key);
 	}
 	return true;
 }
@@ -300,7 +304,8 @@ special_float(const char *s, bool single, uint64_t *bits)
 		*bits = exp;
 	else if (strcmp(s, "-Infinity") == 0)
 		*bits = exp | sign;
-	else if (strncmp(s, "NaN:0x", 6) == 0 && strlen(hex = s + 6) == digits &&
+	else if (strncmp(s, "NaN:0x", 6) == 0 &&
+		 strlen(hex = s + 6) == digits &&
 		 strspn(hex, "0123456789abcdefABCDEF") == digits) {
 		*bits = strtoull(hex, &end, 16);
 		/* Exponent all ones and a non-zero mantissa: a NaN. */
@@ -359,13 +364,22 @@ read_float(json_object *o, bool single, double *d, float *f)
 	return *end == '\0';
 }
 
+/* Size limits of the container a value goes into. */
+struct limits {
+	size_t var;   /* string and bytes payload */
+	size_t array; /* array elements */
+};
+static const struct limits batch_limits = {XMBP_MAX_VAR, XMBP_MAX_ARRAY};
+/* The chunk writer enforces the chunk's own limit, XMCH_MAX_BYTES. */
+static const struct limits chunk_limits = {UINT32_MAX, UINT32_MAX};
+
 /* One value of type t; variable payloads go to scratch (reset first). */
 static bool
-read_value(json_object *o, enum sample_type t, struct buf *scratch,
-	   struct sample_value *v, const char *where,
+read_value(json_object *o, enum sample_type t, const struct limits *lim,
+	   struct buf *scratch, struct sample_value *v, const char *where,
 	   struct jsonform_error *err)
 {
-	static const int64_t lim[][2] = {
+	static const int64_t range[][2] = {
 		[SAMPLE_I32] = {INT32_MIN, INT32_MAX},
 		[SAMPLE_I16] = {INT16_MIN, INT16_MAX},
 		[SAMPLE_I8] = {INT8_MIN, INT8_MAX},
@@ -381,9 +395,8 @@ read_value(json_object *o, enum sample_type t, struct buf *scratch,
 	case SAMPLE_F64:
 	case SAMPLE_F32:
 		if (!read_float(o, t == SAMPLE_F32, &d, &f))
-			return fail(err, "InvalidInput",
-				    "%s: not a %s number", where,
-				    sample_type_name(t));
+			return fail(err, "InvalidInput", "%s: not a %s number",
+				    where, sample_type_name(t));
 		if (t == SAMPLE_F64)
 			v->u.f64 = d;
 		else
@@ -397,7 +410,7 @@ read_value(json_object *o, enum sample_type t, struct buf *scratch,
 	case SAMPLE_I32:
 	case SAMPLE_I16:
 	case SAMPLE_I8:
-		if (!jsonin_range(o, lim[t][0], lim[t][1], &i))
+		if (!jsonin_range(o, range[t][0], range[t][1], &i))
 			return fail(err, "InvalidInput",
 				    "%s: not an integer in the %s range", where,
 				    sample_type_name(t));
@@ -410,8 +423,8 @@ read_value(json_object *o, enum sample_type t, struct buf *scratch,
 		return true;
 	case SAMPLE_BOOL:
 		if (!json_object_is_type(o, json_type_boolean))
-			return fail(err, "InvalidInput", "%s: not true or false",
-				    where);
+			return fail(err, "InvalidInput",
+				    "%s: not true or false", where);
 		v->u.b = json_object_get_boolean(o);
 		return true;
 	case SAMPLE_STRING:
@@ -426,10 +439,10 @@ read_value(json_object *o, enum sample_type t, struct buf *scratch,
 		else if (!base64_decode(scratch, json_object_get_string(o), n))
 			return fail(err, "InvalidInput",
 				    "%s: not padded base64", where);
-		if (t != SAMPLE_JSON && scratch->len > XMBP_MAX_VAR)
+		if (t != SAMPLE_JSON && scratch->len > lim->var)
 			return fail(err, "BufferOverflow",
-				    "%s: %zu bytes, at most %d", where,
-				    scratch->len, XMBP_MAX_VAR);
+				    "%s: %zu bytes, at most %zu", where,
+				    scratch->len, lim->var);
 		v->u.raw.p = scratch->p;
 		v->u.raw.len = scratch->len;
 		return true;
@@ -438,20 +451,21 @@ read_value(json_object *o, enum sample_type t, struct buf *scratch,
 			return fail(err, "InvalidInput", "%s: not an array",
 				    where);
 		n = json_object_array_length(o);
-		if (n > XMBP_MAX_ARRAY)
+		if (n > lim->array)
 			return fail(err, "BufferOverflow",
-				    "%s: %zu elements, at most %d", where, n,
-				    XMBP_MAX_ARRAY);
+				    "%s: %zu elements, at most %zu", where, n,
+				    lim->array);
 		for (size_t k = 0; k < n; k++) {
 			json_object *e = json_object_array_get_idx(o, k);
 
 			if (t == SAMPLE_I32_ARRAY) {
 				if (!jsonin_range(e, INT32_MIN, INT32_MAX, &i))
 					return fail(err, "InvalidInput",
-						    "%s[%zu]: not an i32", where,
-						    k);
+						    "%s[%zu]: not an i32",
+						    where, k);
 				buf_put_be32(scratch, (uint32_t)i);
-			} else if (!read_float(e, t == SAMPLE_F32_ARRAY, &d, &f))
+			} else if (!read_float(e, t == SAMPLE_F32_ARRAY, &d,
+					       &f))
 				return fail(err, "InvalidInput",
 					    "%s[%zu]: not a number", where, k);
 			else if (t == SAMPLE_F32_ARRAY) {
@@ -474,9 +488,9 @@ read_value(json_object *o, enum sample_type t, struct buf *scratch,
 
 /* One [ts, value] pair. */
 static bool
-read_sample(json_object *pair, enum sample_type t, struct buf *scratch,
-	    uint64_t *ts, struct sample_value *v, const char *where,
-	    struct jsonform_error *err)
+read_sample(json_object *pair, enum sample_type t, const struct limits *lim,
+	    struct buf *scratch, uint64_t *ts, struct sample_value *v,
+	    const char *where, struct jsonform_error *err)
 {
 	if (!json_object_is_type(pair, json_type_array) ||
 	    json_object_array_length(pair) != 2)
@@ -486,7 +500,7 @@ read_sample(json_object *pair, enum sample_type t, struct buf *scratch,
 		return fail(err, "InvalidInput",
 			    "%s: timestamp is not an integer in 0..2^64-1",
 			    where);
-	if (!read_value(json_object_array_get_idx(pair, 1), t, scratch, v,
+	if (!read_value(json_object_array_get_idx(pair, 1), t, lim, scratch, v,
 			where, err))
 		return false;
 	if (scratch->failed)
@@ -505,7 +519,8 @@ read_type(json_object *obj, enum sample_type *t, const char *where,
 	    !json_object_is_type(o, json_type_string) ||
 	    !sample_type_from_name(json_object_get_string(o), t))
 		return fail(err, "InvalidValueType",
-			    "%s: value_type is missing or not a type name", where);
+			    "%s: value_type is missing or not a type name",
+			    where);
 	return true;
 }
 
@@ -542,7 +557,7 @@ static bool
 read_batch_head(json_object *root, struct batch_head *h,
 		struct jsonform_error *err)
 {
-	static const char *const keys[] = {"version", "flags", "batch_seq",
+	static const char *const keys[] = {"version",	"flags",   "batch_seq",
 					   "device_id", "streams", NULL};
 	json_object *o;
 	int64_t v, flags = -1;
@@ -553,15 +568,14 @@ read_batch_head(json_object *root, struct batch_head *h,
 		return false;
 	if (json_object_object_get_ex(root, "version", &o) &&
 	    (!jsonin_range(o, 0, 255, &v) || v != XMBP_VERSION))
-		return fail(err, "UnsupportedVersion",
-			    "version must be 1");
+		return fail(err, "UnsupportedVersion", "version must be 1");
 	if (!json_object_object_get_ex(root, "batch_seq", &o) ||
 	    !jsonin_range(o, 0, UINT16_MAX, &v))
 		return fail(err, "InvalidInput",
 			    "batch_seq must be an integer in 0..65535");
 	h->seq = (uint16_t)v;
-	h->has_dev = json_object_object_get_ex(root, "device_id", &o) &&
-		     o != NULL;
+	h->has_dev =
+		json_object_object_get_ex(root, "device_id", &o) && o != NULL;
 	if (h->has_dev) {
 		if (!jsonin_range(o, 0, UINT32_MAX, &v))
 			return fail(err, "InvalidInput",
@@ -576,10 +590,12 @@ read_batch_head(json_object *root, struct batch_head *h,
 	if (flags >= 0 && (flags & XMBP_FLAG_ZSTD))
 		return fail(err, "UnsupportedVersion",
 			    "flag bit 1 (zstd) is not supported in version 1");
-	if (flags >= 0 && ((flags & XMBP_FLAG_HAS_DEVICE_ID) != 0) != h->has_dev)
+	if (flags >= 0 &&
+	    ((flags & XMBP_FLAG_HAS_DEVICE_ID) != 0) != h->has_dev)
 		return fail(err, "InvalidInput",
 			    "flags bit 0 disagrees with device_id");
-	h->streams = read_array(root, "streams", XMBP_MAX_STREAMS, "batch", err);
+	h->streams =
+		read_array(root, "streams", XMBP_MAX_STREAMS, "batch", err);
 	return h->streams != NULL;
 }
 
@@ -624,10 +640,11 @@ encode_into(const struct batch_head *h, uint8_t *p, size_t cap, size_t *len,
 			struct sample_value v;
 			uint64_t ts;
 
-			snprintf(where, sizeof(where), "streams[%zu].samples[%zu]",
-				 i, k);
-			if (!read_sample(json_object_array_get_idx(samples, k), t,
-					 scratch, &ts, &v, where, err))
+			snprintf(where, sizeof(where),
+				 "streams[%zu].samples[%zu]", i, k);
+			if (!read_sample(json_object_array_get_idx(samples, k),
+					 t, &batch_limits, scratch, &ts, &v,
+					 where, err))
 				return XMBP_ENC_INVALID;
 			xmbp_enc_value(&enc, ts, &v);
 		}
@@ -649,7 +666,8 @@ jsonform_encode_batch(const char *text, size_t len, struct buf *out,
 	bool ok = false;
 
 	buf_init(&scratch, 0);
-	if ((root = jsonin_parse(text, len, err->msg, sizeof(err->msg))) == NULL) {
+	if ((root = jsonin_parse(text, len, err->msg, sizeof(err->msg))) ==
+	    NULL) {
 		err->kind = "InvalidInput";
 		if (err->msg[0] == '\0')
 			fail(err, "InvalidInput", "a batch is a JSON object");
@@ -666,8 +684,8 @@ jsonform_encode_batch(const char *text, size_t len, struct buf *out,
 		if (st != XMBP_ENC_OVERFLOW)
 			break;
 		if (cap >= ENCODE_MAX) {
-			fail(err, "BufferOverflow", "batch larger than %u bytes",
-			     ENCODE_MAX);
+			fail(err, "BufferOverflow",
+			     "batch larger than %u bytes", ENCODE_MAX);
 			goto out;
 		}
 		cap *= 2;
@@ -703,8 +721,9 @@ jsonform_pack_chunk(const char *text, size_t len, struct buf *out,
 		    struct jsonform_error *err)
 {
 	static const char *const keys[] = {
-		"version",   "value_type", "sample_count", "start_ts_us",
-		"end_ts_us", "compressed", "stored_bytes", "samples", NULL};
+		"version",	"value_type", "sample_count",
+		"start_ts_us",	"end_ts_us",  "compressed",
+		"stored_bytes", "samples",    NULL};
 	json_object *root, *samples, *o;
 	struct xmch_writer w;
 	struct xmch_error xe;
@@ -716,7 +735,8 @@ jsonform_pack_chunk(const char *text, size_t len, struct buf *out,
 
 	buf_init(&scratch, 0);
 	xmch_writer_init(&w, t);
-	if ((root = jsonin_parse(text, len, err->msg, sizeof(err->msg))) == NULL) {
+	if ((root = jsonin_parse(text, len, err->msg, sizeof(err->msg))) ==
+	    NULL) {
 		err->kind = "InvalidInput";
 		if (err->msg[0] == '\0')
 			fail(err, "InvalidInput", "a chunk is a JSON object");
@@ -738,7 +758,8 @@ jsonform_pack_chunk(const char *text, size_t len, struct buf *out,
 	}
 	if (json_object_object_get_ex(root, "compressed", &o)) {
 		if (!json_object_is_type(o, json_type_boolean)) {
-			fail(err, "InvalidInput", "compressed must be true or false");
+			fail(err, "InvalidInput",
+			     "compressed must be true or false");
 			goto out;
 		}
 		compress = json_object_get_boolean(o);
@@ -750,7 +771,7 @@ jsonform_pack_chunk(const char *text, size_t len, struct buf *out,
 
 		snprintf(where, sizeof(where), "samples[%zu]", k);
 		if (!read_sample(json_object_array_get_idx(samples, k), t,
-				 &scratch, &ts, &v, where, err))
+				 &chunk_limits, &scratch, &ts, &v, where, err))
 			goto out;
 		if (xmch_writer_add(&w, ts, &v, &xe) != XMCH_OK) {
 			fail(err, xmch_status_name(xe.status), "%s: %s", where,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "jsonin.h"
+#include "utf8.h"
 
 static const char max_pos[] = "18446744073709551615";
 static const char max_neg[] = "9223372036854775808";
@@ -46,59 +47,130 @@ hex4(const char *p)
 	return v;
 }
 
-/* Checks what json-c would silently alter; false with detail set. */
+/* Skips a string starting at t[i] == '"'; false on a lone surrogate. */
+static bool
+skip_string(const char *t, size_t len, size_t *pos, char *detail, size_t dlen)
+{
+	size_t i = *pos + 1;
+
+	for (; i < len && t[i] != '"'; i++) {
+		int u, lo;
+
+		if (t[i] != '\\')
+			continue;
+		if (++i < len && t[i] == 'u' && len - i > 4 &&
+		    (u = hex4(t + i + 1)) >= 0xD800 && u <= 0xDFFF) {
+			lo = len - i > 10 && t[i + 5] == '\\' && t[i + 6] == 'u'
+				     ? hex4(t + i + 7)
+				     : -1;
+			if (u > 0xDBFF || lo < 0xDC00 || lo > 0xDFFF) {
+				snprintf(detail, dlen,
+					 "lone surrogate escape at byte %zu",
+					 i - 1);
+				return false;
+			}
+			i += 10;
+		}
+	}
+	*pos = i + 1;
+	return true;
+}
+
+/* Skips a number token; false when it is an integer beyond 64 bits. */
+static bool
+skip_number(const char *t, size_t len, size_t *pos, char *detail, size_t dlen)
+{
+	size_t i = *pos, d0;
+	bool neg = t[i] == '-';
+
+	if (neg)
+		i++;
+	d0 = i;
+	while (i < len && t[i] >= '0' && t[i] <= '9')
+		i++;
+	if ((i == len || (t[i] != '.' && t[i] != 'e' && t[i] != 'E')) &&
+	    !digits_le(t + d0, i - d0, neg ? max_neg : max_pos)) {
+		snprintf(detail, dlen, "integer at byte %zu is out of range",
+			 *pos);
+		return false;
+	}
+	while (i < len && strchr("0123456789.eE+-", t[i]) != NULL)
+		i++;
+	*pos = i;
+	return true;
+}
+
+static bool
+is_letter(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* True for the n letters at p being true, false or null. */
+static bool
+known_word(const char *p, size_t n)
+{
+	return (n == 4 &&
+		(memcmp(p, "true", 4) == 0 || memcmp(p, "null", 4) == 0)) ||
+	       (n == 5 && memcmp(p, "false", 5) == 0);
+}
+
+/*
+ * Refuses what json-c would accept or silently alter: invalid UTF-8,
+ * single quotes and bare words other than true, false and null (json-c
+ * takes 'a', NaN and Infinity even in strict mode), integers beyond 64
+ * bits, lone surrogate escapes, and nesting deeper than the limit.
+ */
 static bool
 prescan(const char *t, size_t len, char *detail, size_t dlen)
 {
-	size_t i = 0;
+	size_t i = 0, depth = 0, w;
 
+	if (!utf8_valid((const uint8_t *)t, len)) {
+		snprintf(detail, dlen, "JSON text is not valid UTF-8");
+		return false;
+	}
 	while (i < len) {
-		if (t[i] == '"') {
-			for (i++; i < len && t[i] != '"'; i++) {
-				int u, lo;
+		char c = t[i];
 
-				if (t[i] != '\\')
-					continue;
-				if (++i < len && t[i] == 'u' && len - i > 4 &&
-				    (u = hex4(t + i + 1)) >= 0xD800 && u <= 0xDFFF) {
-					lo = len - i > 10 && t[i + 5] == '\\' &&
-							     t[i + 6] == 'u'
-						     ? hex4(t + i + 7)
-						     : -1;
-					if (u > 0xDBFF || lo < 0xDC00 || lo > 0xDFFF) {
-						snprintf(detail, dlen,
-							 "lone surrogate escape at byte %zu",
-							 i - 1);
-						return false;
-					}
-					i += 10;
-				}
-			}
-			i++;
-		} else if (t[i] == '-' || (t[i] >= '0' && t[i] <= '9')) {
-			size_t start = i, d0;
-			bool neg = t[i] == '-', integral = true;
-
-			if (neg)
-				i++;
-			d0 = i;
-			while (i < len && t[i] >= '0' && t[i] <= '9')
-				i++;
-			if (i < len && (t[i] == '.' || t[i] == 'e' || t[i] == 'E'))
-				integral = false;
-			if (integral && !digits_le(t + d0, i - d0,
-						   neg ? max_neg : max_pos)) {
+		if (c == '"') {
+			if (!skip_string(t, len, &i, detail, dlen))
+				return false;
+		} else if (c == '-' || (c >= '0' && c <= '9')) {
+			if (!skip_number(t, len, &i, detail, dlen))
+				return false;
+		} else if (is_letter(c)) {
+			for (w = i; w < len && is_letter(t[w]); w++)
+				continue;
+			if (!known_word(t + i, w - i)) {
 				snprintf(detail, dlen,
-					 "integer at byte %zu is out of range",
-					 start);
+					 "invalid JSON word at byte %zu", i);
 				return false;
 			}
-			while (i < len && strchr("0123456789.eE+-", t[i]) != NULL)
-				i++;
-		} else
+			i = w;
+		} else if (c == '\'') {
+			snprintf(detail, dlen, "single quote at byte %zu", i);
+			return false;
+		} else {
+			if ((c == '[' || c == '{') &&
+			    ++depth > JSONIN_MAX_DEPTH) {
+				snprintf(detail, dlen,
+					 "nesting deeper than %d at byte %zu",
+					 JSONIN_MAX_DEPTH, i);
+				return false;
+			}
+			if ((c == ']' || c == '}') && depth > 0)
+				depth--;
 			i++;
+		}
 	}
 	return true;
+}
+
+static bool
+is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
 json_object *
@@ -116,27 +188,34 @@ jsonin_parse(const char *text, size_t len, char *detail, size_t detail_len)
 	}
 	if (!prescan(text, len, detail, detail_len))
 		return NULL;
-	if ((tok = json_tokener_new_ex(JSONIN_MAX_DEPTH)) == NULL) {
+	/* json-c counts a scalar as a level; prescan counted containers. */
+	if ((tok = json_tokener_new_ex(JSONIN_MAX_DEPTH + 1)) == NULL) {
 		snprintf(detail, detail_len, "out of memory");
 		return NULL;
 	}
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
-					    JSON_TOKENER_VALIDATE_UTF8);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	o = json_tokener_parse_ex(tok, text, (int)len);
 	e = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
+	if (e == json_tokener_continue) {
+		/* A number or word ending the text: one space completes it. */
+		o = json_tokener_parse_ex(tok, " ", 1);
+		e = json_tokener_get_error(tok);
+		end = len;
+	}
 	if (e == json_tokener_continue)
 		snprintf(detail, detail_len, "JSON text ends too early");
 	else if (e != json_tokener_success)
 		snprintf(detail, detail_len, "invalid JSON at byte %zu: %s",
 			 end, json_tokener_error_desc(e));
 	else {
-		while (end < len && strchr(" \t\r\n", text[end]) != NULL)
+		while (end < len && is_space(text[end]))
 			end++;
 		if (end == len)
 			goto out;
 		snprintf(detail, detail_len,
-			 "unexpected data after the JSON value at byte %zu", end);
+			 "unexpected data after the JSON value at byte %zu",
+			 end);
 	}
 	json_object_put(o);
 	o = NULL;

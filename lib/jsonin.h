@@ -1,9 +1,10 @@
 /*
  * jsonin.h - strict JSON input on top of json-c.
  *
- * json-c alone silently clamps integers outside 64 bits and turns lone
- * UTF-16 surrogates into U+FFFD; input from clients must be refused
- * instead.  Everything JSON that xmhub reads goes through here.
+ * json-c alone silently clamps integers outside 64 bits, turns lone
+ * UTF-16 surrogates into U+FFFD, and even in strict mode takes single
+ * quotes, NaN and Infinity; input from clients must be refused instead.
+ * Everything JSON that xmhub reads goes through here.
  */
 #ifndef XMHUB_JSONIN_H
 #define XMHUB_JSONIN_H
@@ -17,12 +18,12 @@
 #define JSONIN_MAX_DEPTH 32
 
 /*
- * Parses the len bytes at text as exactly one JSON value (white space
- * around it allowed).  Refuses invalid UTF-8, integer literals outside
- * [INT64_MIN, UINT64_MAX], escapes of lone surrogates, nesting deeper than
- * JSONIN_MAX_DEPTH and anything after the value.  Returns a new object
- * (release it with json_object_put()) or NULL with a reason in detail.
- * The literal null also comes back as NULL, with detail set to "".
+ * Parses the len bytes at text as exactly one RFC 8259 JSON value (white
+ * space around it allowed).  Refuses invalid UTF-8, integer literals
+ * outside [INT64_MIN, UINT64_MAX], escapes of lone surrogates, containers
+ * nested deeper than JSONIN_MAX_DEPTH and anything after the value.  Returns a
+ * new object (release it with json_object_put()) or NULL with a reason in
+ * detail. The literal null also comes back as NULL, with detail set to "".
  */
 json_object *jsonin_parse(const char *text, size_t len, char *detail,
 			  size_t detail_len);

@@ -5,7 +5,6 @@
 
 #include <string.h>
 
-#include "be.h"
 #include "sample.h"
 
 static const struct {
@@ -61,19 +60,4 @@ size_t
 sample_elem_size(enum sample_type type)
 {
 	return sample_type_valid(type) ? types[type].elem : 0;
-}
-
-double
-sample_array_get(const struct sample_value *v, size_t i)
-{
-	const uint8_t *p = v->u.raw.p;
-
-	switch (v->type) {
-	case SAMPLE_F64_ARRAY:
-		return bef64_get(p + 8 * i);
-	case SAMPLE_F32_ARRAY:
-		return bef32_get(p + 4 * i);
-	default:
-		return (int32_t)be32_get(p + 4 * i);
-	}
 }

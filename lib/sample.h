@@ -33,8 +33,7 @@ enum sample_type {
  * One value.  Variable-length values are not copied: `raw.p` points into
  * the buffer they were decoded from.  For string, bytes and json,
  * `raw.len` is a byte count; for the three array types it is an element
- * count and `raw.p` holds the elements big-endian, as on the wire (read
- * them with sample_array_get()).
+ * count and `raw.p` holds the elements big-endian, as on the wire.
  */
 struct sample_value {
 	enum sample_type type;
@@ -67,11 +66,5 @@ size_t sample_fixed_size(enum sample_type type);
 
 /* Element size of an array type (8, 4 or 4); 0 for other types. */
 size_t sample_elem_size(enum sample_type type);
-
-/*
- * Element i of an array value as a double (i32 elements are exact).
- * The caller keeps i below v->u.raw.len.
- */
-double sample_array_get(const struct sample_value *v, size_t i);
 
 #endif

@@ -161,8 +161,8 @@ scan(struct scan *s, struct xmbp_batch *b)
 		size_t fixed;
 
 		b->block_off[i] = s->pos;
-		if ((st = need(s, XMBP_BLOCK_HEADER, "a stream block header")) !=
-		    XMBP_OK)
+		if ((st = need(s, XMBP_BLOCK_HEADER,
+			       "a stream block header")) != XMBP_OK)
 			return st;
 		tag = s->buf[s->pos + 2];
 		count = be16_get(s->buf + s->pos + 3);
@@ -318,7 +318,8 @@ enc_room(struct xmbp_enc *enc, size_t n)
 	uint8_t *p;
 
 	if (enc->cap - enc->len < n) {
-		enc_fail(enc, XMBP_ENC_OVERFLOW, "the batch does not fit the buffer");
+		enc_fail(enc, XMBP_ENC_OVERFLOW,
+			 "the batch does not fit the buffer");
 		return NULL;
 	}
 	p = enc->buf + enc->len;
@@ -361,15 +362,15 @@ xmbp_enc_end_stream(struct xmbp_enc *enc)
 }
 
 void
-xmbp_enc_stream(struct xmbp_enc *enc, uint16_t stream_id,
-		enum sample_type type)
+xmbp_enc_stream(struct xmbp_enc *enc, uint16_t stream_id, enum sample_type type)
 {
 	uint8_t *p;
 
 	if (enc->state != XMBP_ENC_OK)
 		return;
 	if (enc->count_off == 0) {
-		enc_fail(enc, XMBP_ENC_INVALID, "stream block before the batch began");
+		enc_fail(enc, XMBP_ENC_INVALID,
+			 "stream block before the batch began");
 		return;
 	}
 	if (!sample_type_valid(type)) {
@@ -404,7 +405,8 @@ enc_sample(struct xmbp_enc *enc, enum sample_type type, uint64_t ts, size_t n)
 	if (enc->state != XMBP_ENC_OK)
 		return NULL;
 	if (enc->block_off == 0) {
-		enc_fail(enc, XMBP_ENC_INVALID, "sample outside a stream block");
+		enc_fail(enc, XMBP_ENC_INVALID,
+			 "sample outside a stream block");
 		return NULL;
 	}
 	if (type != enc->type) {
@@ -413,7 +415,8 @@ enc_sample(struct xmbp_enc *enc, enum sample_type type, uint64_t ts, size_t n)
 		return NULL;
 	}
 	if (enc->nsamples == XMBP_MAX_SAMPLES) {
-		enc_fail(enc, XMBP_ENC_INVALID, "more than 65535 samples in a block");
+		enc_fail(enc, XMBP_ENC_INVALID,
+			 "more than 65535 samples in a block");
 		return NULL;
 	}
 	if ((p = enc_room(enc, 8 + n)) == NULL)
@@ -501,11 +504,13 @@ enc_var(struct xmbp_enc *enc, enum sample_type type, uint64_t ts, size_t count,
 	if (enc->state != XMBP_ENC_OK)
 		return NULL;
 	if (sample_elem_size(type) != 0 && count > XMBP_MAX_ARRAY) {
-		enc_fail(enc, XMBP_ENC_INVALID, "array of more than 4096 elements");
+		enc_fail(enc, XMBP_ENC_INVALID,
+			 "array of more than 4096 elements");
 		return NULL;
 	}
 	if (wide ? count > UINT32_MAX : count > XMBP_MAX_VAR) {
-		enc_fail(enc, XMBP_ENC_INVALID, "value longer than its length prefix allows");
+		enc_fail(enc, XMBP_ENC_INVALID,
+			 "value longer than its length prefix allows");
 		return NULL;
 	}
 	if ((p = enc_sample(enc, type, ts, (wide ? 4 : 2) + len)) == NULL)
@@ -554,8 +559,7 @@ xmbp_enc_bytes(struct xmbp_enc *enc, uint64_t ts, const void *b, size_t len)
 }
 
 void
-xmbp_enc_f64_array(struct xmbp_enc *enc, uint64_t ts, const double *a,
-		   size_t n)
+xmbp_enc_f64_array(struct xmbp_enc *enc, uint64_t ts, const double *a, size_t n)
 {
 	uint8_t *p = enc_var(enc, SAMPLE_F64_ARRAY, ts, n, n * 8);
 
@@ -611,7 +615,8 @@ xmbp_enc_value(struct xmbp_enc *enc, uint64_t ts, const struct sample_value *v)
 		xmbp_enc_bool(enc, ts, v->u.b);
 		break;
 	case SAMPLE_STRING:
-		xmbp_enc_string(enc, ts, (const char *)v->u.raw.p, v->u.raw.len);
+		xmbp_enc_string(enc, ts, (const char *)v->u.raw.p,
+				v->u.raw.len);
 		break;
 	case SAMPLE_JSON:
 		xmbp_enc_json(enc, ts, (const char *)v->u.raw.p, v->u.raw.len);

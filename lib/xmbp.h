@@ -33,14 +33,14 @@
 /* Decoder results.  The names of spec 2's error kinds are in the comments. */
 enum xmbp_status {
 	XMBP_OK = 0,
-	XMBP_NEED_MORE,		  /* xmbp_frame() only: prefix of a batch */
-	XMBP_E_BUFFER_OVERFLOW,	  /* BufferOverflow */
-	XMBP_E_INVALID_MAGIC,	  /* InvalidMagic */
+	XMBP_NEED_MORE,		    /* xmbp_frame() only: prefix of a batch */
+	XMBP_E_BUFFER_OVERFLOW,	    /* BufferOverflow */
+	XMBP_E_INVALID_MAGIC,	    /* InvalidMagic */
 	XMBP_E_UNSUPPORTED_VERSION, /* UnsupportedVersion (also zstd flag) */
-	XMBP_E_INVALID_VALUE_TYPE, /* InvalidValueType */
-	XMBP_E_UNEXPECTED_EOF,	  /* UnexpectedEof */
-	XMBP_E_INVALID_UTF8,	  /* InvalidUtf8 */
-	XMBP_E_TRAILING_DATA	  /* TrailingData: bytes after the last block */
+	XMBP_E_INVALID_VALUE_TYPE,  /* InvalidValueType */
+	XMBP_E_UNEXPECTED_EOF,	    /* UnexpectedEof */
+	XMBP_E_INVALID_UTF8,	    /* InvalidUtf8 */
+	XMBP_E_TRAILING_DATA /* TrailingData: bytes after the last block */
 };
 
 /* Where and why decoding stopped.  msg is always NUL-terminated. */

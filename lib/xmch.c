@@ -19,6 +19,11 @@ static const uint8_t zstd_magic[4] = {0x28, 0xB5, 0x2F, 0xFD};
 
 /* zstd level for stored chunks: fast, and most of the gain on samples. */
 #define XMCH_ZSTD_LEVEL 3
+/*
+ * Compression pays when it saves an eighth or more of a chunk that is not
+ * tiny: below that, reading it back costs more than the bytes it saves.
+ */
+#define XMCH_COMPRESS_MIN 128
 /* A window above the content limit is never needed to read a chunk. */
 #define XMCH_ZSTD_WINDOW_LOG 26
 
@@ -96,7 +101,8 @@ value_len(enum sample_type type, const uint8_t *p, size_t avail, size_t *len,
 	if ((type == SAMPLE_STRING || type == SAMPLE_JSON) &&
 	    !utf8_valid(p + 4, n))
 		return fail(err, XMCH_E_INVALID_UTF8,
-			    "%s value is not valid UTF-8", sample_type_name(type));
+			    "%s value is not valid UTF-8",
+			    sample_type_name(type));
 	*len = 4 + n;
 	return XMCH_OK;
 }
@@ -111,7 +117,8 @@ parse(const uint8_t *buf, size_t len, struct xmch_chunk *c,
 	enum xmch_status st;
 
 	if (memcmp(buf, magic, avail) != 0)
-		return fail(err, XMCH_E_INVALID_MAGIC, "first bytes are not XMCH");
+		return fail(err, XMCH_E_INVALID_MAGIC,
+			    "first bytes are not XMCH");
 	if (len < XMCH_HEADER_SIZE)
 		return fail(err, XMCH_E_UNEXPECTED_EOF,
 			    "%zu bytes, the header alone is 32", len);
@@ -153,8 +160,9 @@ parse(const uint8_t *buf, size_t len, struct xmch_chunk *c,
 	} else if (be64_get(c->ts_col) != c->start_ts ||
 		   be64_get(c->ts_col + ((size_t)c->sample_count - 1) * 8) !=
 			   c->end_ts)
-		return fail(err, XMCH_E_INVALID_HEADER,
-			    "start_ts_us or end_ts_us differs from the samples");
+		return fail(
+			err, XMCH_E_INVALID_HEADER,
+			"start_ts_us or end_ts_us differs from the samples");
 	for (uint32_t i = 1; i < c->sample_count; i++)
 		if (be64_get(c->ts_col + (size_t)i * 8) <
 		    be64_get(c->ts_col + ((size_t)i - 1) * 8))
@@ -164,8 +172,8 @@ parse(const uint8_t *buf, size_t len, struct xmch_chunk *c,
 				    i);
 
 	if (sample_fixed_size(c->type) != 0) {
-		size_t want = (size_t)c->sample_count *
-			      sample_fixed_size(c->type);
+		size_t want =
+			(size_t)c->sample_count * sample_fixed_size(c->type);
 
 		if (c->val_len < want)
 			return fail(err, XMCH_E_UNEXPECTED_EOF,
@@ -268,7 +276,8 @@ xmch_open(const uint8_t *buf, size_t len, struct xmch_chunk *chunk,
 	memset(chunk, 0, sizeof(*chunk));
 	chunk->stored_len = len;
 	if (len >= 4 && memcmp(buf, zstd_magic, 4) == 0) {
-		if ((st = inflate(buf, len, &plain, &plain_len, err)) != XMCH_OK)
+		if ((st = inflate(buf, len, &plain, &plain_len, err)) !=
+		    XMCH_OK)
 			return st;
 		if ((st = parse(plain, plain_len, chunk, err)) != XMCH_OK) {
 			free(plain);
@@ -399,10 +408,10 @@ xmch_writer_add(struct xmch_writer *w, uint64_t ts,
 	uint8_t x[8];
 	size_t n, payload = 0, elem;
 
-	if (v->type != w->type)
+	if (!sample_type_valid(v->type) || v->type != w->type)
 		return fail(err, XMCH_E_INVALID_VALUE,
-			    "a %s value in a %s chunk", sample_type_name(v->type),
-			    sample_type_name(w->type));
+			    "a value of type 0x%02X in a chunk of type 0x%02X",
+			    (unsigned int)v->type, (unsigned int)w->type);
 	if (w->count > 0 && ts < w->last_ts)
 		return fail(err, XMCH_E_UNORDERED,
 			    "timestamp %llu is below the previous %llu",
@@ -440,6 +449,28 @@ xmch_writer_add(struct xmch_writer *w, uint64_t ts,
 	return XMCH_OK;
 }
 
+/*
+ * One zstd frame with a content checksum, so that a damaged stored chunk
+ * is an error rather than other samples; its size, or 0 on failure.
+ */
+static size_t
+compress_frame(uint8_t *dst, size_t cap, const uint8_t *src, size_t len)
+{
+	ZSTD_CCtx *cc;
+	size_t n;
+
+	if ((cc = ZSTD_createCCtx()) == NULL)
+		return 0;
+	n = ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel,
+				   XMCH_ZSTD_LEVEL);
+	if (!ZSTD_isError(n))
+		n = ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
+	if (!ZSTD_isError(n))
+		n = ZSTD_compress2(cc, dst, cap, src, len);
+	ZSTD_freeCCtx(cc);
+	return ZSTD_isError(n) ? 0 : n;
+}
+
 enum xmch_status
 xmch_writer_finish(struct xmch_writer *w, bool compress, struct buf *out,
 		   struct xmch_error *err)
@@ -467,15 +498,15 @@ xmch_writer_finish(struct xmch_writer *w, bool compress, struct buf *out,
 		st = fail(err, XMCH_E_NOMEM, "out of memory");
 		goto out;
 	}
-	if (compress) {
+	if (compress && plain_len >= XMCH_COMPRESS_MIN) {
 		bound = ZSTD_compressBound(plain_len);
 		if (!buf_reserve(out, bound)) {
 			st = fail(err, XMCH_E_NOMEM, "out of memory");
 			goto out;
 		}
-		clen = ZSTD_compress(out->p + start, bound, plain.p, plain_len,
-				     XMCH_ZSTD_LEVEL);
-		if (!ZSTD_isError(clen) && clen < plain_len) {
+		clen = compress_frame(out->p + start, bound, plain.p,
+				      plain_len);
+		if (clen != 0 && clen <= plain_len - plain_len / 8) {
 			out->len = start + clen;
 			goto out;
 		}

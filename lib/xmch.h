@@ -108,8 +108,9 @@ enum xmch_status xmch_writer_add(struct xmch_writer *w, uint64_t ts,
 
 /*
  * Appends the stored chunk to out.  With compress, it is stored as a
- * zstd frame when that is smaller than the plain chunk.  The writer may
- * be reused after xmch_writer_free().
+ * zstd frame when that pays: the plain chunk is 128 bytes or more and the
+ * frame saves at least an eighth of it.  The writer may be reused after
+ * xmch_writer_free().
  */
 enum xmch_status xmch_writer_finish(struct xmch_writer *w, bool compress,
 				    struct buf *out, struct xmch_error *err);

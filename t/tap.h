@@ -47,25 +47,24 @@ diag(const char *fmt, ...)
 }
 
 /* Integer equality with both values shown on failure. */
-#define is_int(got, want, ...)                                               \
-	do {                                                                 \
-		long long g_ = (long long)(got), w_ = (long long)(want);    \
-		if (!ok(g_ == w_, __VA_ARGS__))                              \
-			diag("got %lld, want %lld", g_, w_);                 \
+#define is_int(got, want, ...)                                                 \
+	do {                                                                   \
+		long long g_ = (long long)(got), w_ = (long long)(want);       \
+		if (!ok(g_ == w_, __VA_ARGS__))                                \
+			diag("got %lld, want %lld", g_, w_);                   \
 	} while (0)
 
 /* String equality with both values shown on failure. */
-#define is_str(got, want, ...)                                               \
-	do {                                                                 \
-		const char *g_ = (got), *w_ = (want);                        \
-		if (!ok(g_ != NULL && strcmp(g_, w_) == 0, __VA_ARGS__))     \
-			diag("got \"%s\", want \"%s\"", g_ ? g_ : "(null)", \
-			     w_);                                            \
+#define is_str(got, want, ...)                                                 \
+	do {                                                                   \
+		const char *g_ = (got), *w_ = (want);                          \
+		if (!ok(g_ != NULL && strcmp(g_, w_) == 0, __VA_ARGS__))       \
+			diag("got \"%s\", want \"%s\"", g_ ? g_ : "(null)",    \
+			     w_);                                              \
 	} while (0)
 
 /* Prints the plan; the exit status for main. */
-static int __attribute__((unused))
-tap_done(void)
+static int __attribute__((unused)) tap_done(void)
 {
 	printf("1..%u\n", tap_n);
 	return tap_failed == 0 ? 0 : 1;

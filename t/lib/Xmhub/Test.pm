@@ -1,0 +1,56 @@
+package Xmhub::Test;
+
+# Helpers for the Perl end-to-end tests: run a built program with given
+# standard input and collect its exit status, standard output and error.
+
+use strict;
+use warnings;
+use Exporter 'import';
+use File::Temp qw(tempfile);
+
+our @EXPORT_OK = qw(run xmhub bin hexstr);
+
+# The built program of the given name, from the environment make sets.
+sub bin {
+	my ($name) = @_;
+	my $path = $ENV{XMHUB_BIN} or die "XMHUB_BIN is not set (run via make check)\n";
+	return $path if $name eq 'xmhub';
+	die "unknown program $name\n";
+}
+
+# run(\@argv, $stdin) -> ($status, $stdout, $stderr); bytes in and out.
+sub run {
+	my ($argv, $stdin) = @_;
+	my ($in, $inname) = tempfile(UNLINK => 1);
+	my ($out, $outname) = tempfile(UNLINK => 1);
+	my ($err, $errname) = tempfile(UNLINK => 1);
+	binmode $in;
+	print {$in} $stdin if defined $stdin;
+	close $in;
+	my $pid = fork() // die "fork: $!";
+	if ($pid == 0) {
+		open STDIN, '<', $inname or die;
+		open STDOUT, '>', $outname or die;
+		open STDERR, '>', $errname or die;
+		exec { $argv->[0] } @$argv or die "exec $argv->[0]: $!";
+	}
+	waitpid($pid, 0);
+	my $status = $? & 127 ? 128 + ($? & 127) : $? >> 8;
+	local $/;
+	binmode $out;
+	binmode $err;
+	my $o = <$out> // '';
+	my $e = <$err> // '';
+	return ($status, $o, $e);
+}
+
+# xmhub(\@args, $stdin): run the xmhub CLI.
+sub xmhub {
+	my ($args, $stdin) = @_;
+	return run([bin('xmhub'), @$args], $stdin);
+}
+
+# Lower-case hex of a byte string, for readable comparisons.
+sub hexstr { return unpack('H*', $_[0]) }
+
+1;
