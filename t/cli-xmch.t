@@ -72,7 +72,7 @@ my $long = 'x' x 70000;
 is($st, 0, 'pack takes a 70000-byte string') or diag($err);
 is(substr($big, 32 + 8, 4), pack('N', 70000), 'with a u32 length prefix');
 (undef, $dump) = xmhub(['xmch', 'dump'], $big);
-like($dump, qr/"samples":\[\[1,"x{70000}"\]\]\}\n\z/, 'and dumps it back');
+ok(index($dump, qq("samples":[[1,"$long"]]}\n)) > 0, 'and dumps it back');
 
 # Reader errors: exit 1, `xmch: KIND: message`.
 my $ok = chunk(3, [1, 2], pack('(l>)*', 1, 2));
