@@ -11,69 +11,14 @@
  */
 #include "config.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "xmbp.h"
 
+#include "check.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Keeps the walk's reads alive through the optimiser. */
-static volatile uint64_t sink;
-
-static void
-violation(const char *what, int line)
-{
-	fprintf(stderr, "xmbp-fuzz: line %d: %s\n", line, what);
-	abort();
-}
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond))                                                   \
-			violation(#cond, __LINE__);                            \
-	} while (0)
-
-/* Sums the bytes of n bytes at p: reads each one, so ASan sees it. */
-static uint64_t
-sum_bytes(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint64_t s = 0;
-
-	for (size_t i = 0; i < n; i++)
-		s += b[i];
-	return s;
-}
-
-/* Bytes of a value's payload, whatever its type. */
-static uint64_t
-touch_value(const struct sample_value *v)
-{
-	size_t elem;
-
-	switch (v->type) {
-	case SAMPLE_F64:
-		return sum_bytes(&v->u.f64, sizeof(v->u.f64));
-	case SAMPLE_F32:
-		return sum_bytes(&v->u.f32, sizeof(v->u.f32));
-	case SAMPLE_I64:
-		return (uint64_t)v->u.i64;
-	case SAMPLE_I32:
-		return (uint64_t)v->u.i32;
-	case SAMPLE_I16:
-		return (uint64_t)v->u.i16;
-	case SAMPLE_I8:
-		return (uint64_t)v->u.i8;
-	case SAMPLE_BOOL:
-		return v->u.b;
-	default:
-		elem = sample_elem_size(v->type);
-		return sum_bytes(v->u.raw.p, elem != 0 ? v->u.raw.len * elem
-						       : v->u.raw.len);
-	}
-}
 
 /* An error report must match the status and stay inside its buffer. */
 static void

@@ -10,87 +10,15 @@
  */
 #include "config.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "xmch.h"
 
+#include "check.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const uint8_t zstd_magic[4] = {0x28, 0xB5, 0x2F, 0xFD};
-
-/* Keeps the walk's reads alive through the optimiser. */
-static volatile uint64_t sink;
-
-static void
-violation(const char *what, int line)
-{
-	fprintf(stderr, "xmch-fuzz: line %d: %s\n", line, what);
-	abort();
-}
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond))                                                   \
-			violation(#cond, __LINE__);                            \
-	} while (0)
-
-/* Payload bytes of a variable-width value. */
-static size_t
-raw_bytes(const struct sample_value *v)
-{
-	size_t elem = sample_elem_size(v->type);
-
-	return elem != 0 ? v->u.raw.len * elem : v->u.raw.len;
-}
-
-/* True when a and b are the same value, bit for bit (NaNs included). */
-static bool
-same_value(const struct sample_value *a, const struct sample_value *b)
-{
-	if (a->type != b->type)
-		return false;
-	switch (a->type) {
-	case SAMPLE_F64:
-		return memcmp(&a->u.f64, &b->u.f64, sizeof(a->u.f64)) == 0;
-	case SAMPLE_F32:
-		return memcmp(&a->u.f32, &b->u.f32, sizeof(a->u.f32)) == 0;
-	case SAMPLE_I64:
-		return a->u.i64 == b->u.i64;
-	case SAMPLE_I32:
-		return a->u.i32 == b->u.i32;
-	case SAMPLE_I16:
-		return a->u.i16 == b->u.i16;
-	case SAMPLE_I8:
-		return a->u.i8 == b->u.i8;
-	case SAMPLE_BOOL:
-		return a->u.b == b->u.b;
-	default:
-		return a->u.raw.len == b->u.raw.len &&
-		       memcmp(a->u.raw.p, b->u.raw.p, raw_bytes(a)) == 0;
-	}
-}
-
-/*
- * Sums every byte of a value: a payload read outside the chunk is then
- * ASan's to report.  A fixed-width value is summed in its host form.
- */
-static uint64_t
-touch_value(const struct sample_value *v)
-{
-	const uint8_t *p = (const uint8_t *)&v->u;
-	size_t n = sample_fixed_size(v->type);
-	uint64_t s = 0;
-
-	if (n == 0) {
-		p = v->u.raw.p;
-		n = raw_bytes(v);
-	}
-	for (size_t i = 0; i < n; i++)
-		s += p[i];
-	return s;
-}
 
 /*
  * Walks the chunk, checking what xmch_open() promises of it, and feeds
@@ -136,7 +64,7 @@ compare(const struct xmch_chunk *a, const struct xmch_chunk *b)
 	while ((more = xmch_next(&ia, &ta, &va))) {
 		CHECK(xmch_next(&ib, &tb, &vb));
 		CHECK(ta == tb);
-		CHECK(same_value(&va, &vb));
+		CHECK(sample_equal(&va, &vb));
 	}
 	CHECK(!xmch_next(&ib, &tb, &vb));
 }

@@ -61,3 +61,53 @@ sample_elem_size(enum sample_type type)
 {
 	return sample_type_valid(type) ? types[type].elem : 0;
 }
+
+size_t
+sample_payload_size(const struct sample_value *v)
+{
+	size_t elem;
+
+	if (!sample_type_valid(v->type) || types[v->type].fixed != 0)
+		return 0;
+	elem = types[v->type].elem;
+	return elem != 0 ? v->u.raw.len * elem : v->u.raw.len;
+}
+
+bool
+sample_equal(const struct sample_value *a, const struct sample_value *b)
+{
+	size_t n;
+
+	if (a->type != b->type)
+		return false;
+	switch (a->type) {
+	case SAMPLE_F64:
+		/* Bits, not ==: NaN payloads and the sign of zero count. */
+		return memcmp(&a->u.f64, &b->u.f64, sizeof(a->u.f64)) == 0;
+	case SAMPLE_F32:
+		return memcmp(&a->u.f32, &b->u.f32, sizeof(a->u.f32)) == 0;
+	case SAMPLE_I64:
+		return a->u.i64 == b->u.i64;
+	case SAMPLE_I32:
+		return a->u.i32 == b->u.i32;
+	case SAMPLE_I16:
+		return a->u.i16 == b->u.i16;
+	case SAMPLE_I8:
+		return a->u.i8 == b->u.i8;
+	case SAMPLE_BOOL:
+		return a->u.b == b->u.b;
+	case SAMPLE_STRING:
+	case SAMPLE_BYTES:
+	case SAMPLE_JSON:
+	case SAMPLE_F64_ARRAY:
+	case SAMPLE_F32_ARRAY:
+	case SAMPLE_I32_ARRAY:
+		if (a->u.raw.len != b->u.raw.len)
+			return false;
+		n = sample_payload_size(a);
+		/* No memcmp on a NULL pointer, even for 0 bytes. */
+		return n == 0 || memcmp(a->u.raw.p, b->u.raw.p, n) == 0;
+	default:
+		return false;
+	}
+}

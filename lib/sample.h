@@ -67,4 +67,10 @@ size_t sample_fixed_size(enum sample_type type);
 /* Element size of an array type (8, 4 or 4); 0 for other types. */
 size_t sample_elem_size(enum sample_type type);
 
+/* Payload bytes of a variable value (arrays: len * elem); 0 if fixed. */
+size_t sample_payload_size(const struct sample_value *v);
+
+/* Bit-exact equality: floats by their bits, payloads by length and bytes. */
+bool sample_equal(const struct sample_value *a, const struct sample_value *b);
+
 #endif

@@ -156,13 +156,18 @@ static void
 test_strict(void)
 {
 	static const char *const bad[] = {
-		"Z", "Zg", "Zg=", "Zm9vY", "Zg===", /* not a multiple of 4 */
-		"Zg!=", "Zm9*", "Zm-v", "Zm_v", "Zm9\x80", /* bad characters */
-		"Zg==Zg==", "Zg==Zm9v", "Zm=v", "Z=9v", "=m9v", "Zg=A",
-		"====", "Z===", /* padding in the wrong place */
-		"Zh==", "Zv==", "Zm9=", "Zm+=", /* non-zero unused bits */
-		"Zm9v\n", "Zm9v\n\n\n\n", "Zm9 Zm9v", " Zm9", "Zm9v\r\nZm",
-		"Zg==\r\n\r\n", "Zm 9", "Zm\t9", /* white space */
+		"Z",	    "Zg",	    "Zg=",
+		"Zm9vY",    "Zg===", /* not a multiple of 4 */
+		"Zg!=",	    "Zm9*",	    "Zm-v",
+		"Zm_v",	    "Zm9\x80", /* bad characters */
+		"Zg==Zg==", "Zg==Zm9v",	    "Zm=v",
+		"Z=9v",	    "=m9v",	    "Zg=A",
+		"====",	    "Z===", /* padding in the wrong place */
+		"Zh==",	    "Zv==",	    "Zm9=",
+		"Zm+=", /* non-zero unused bits */
+		"Zm9v\n",   "Zm9v\n\n\n\n", "Zm9 Zm9v",
+		" Zm9",	    "Zm9v\r\nZm",   "Zg==\r\n\r\n",
+		"Zm 9",	    "Zm\t9", /* white space */
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -175,10 +180,9 @@ test_strict(void)
 
 	/* A text that decodes to the same bytes with non-zero unused bits. */
 	ok(decodes("Zg==", "f", 1) && refuses("Zh==", 4) &&
-	       refuses("Zi==", 4) && refuses("Zv==", 4),
+		   refuses("Zi==", 4) && refuses("Zv==", 4),
 	   "only Zg== is f (Zh==, Zi==, Zv== refused)");
-	ok(decodes("Zm8=", "fo", 2) && refuses("Zm9=", 4) &&
-	       refuses("Zm+=", 4),
+	ok(decodes("Zm8=", "fo", 2) && refuses("Zm9=", 4) && refuses("Zm+=", 4),
 	   "only Zm8= is fo (Zm9=, Zm+= refused)");
 
 	/* A failed output buffer is reported even for good text. */

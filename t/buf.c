@@ -35,7 +35,8 @@ test_appends(void)
 	buf_putc(&b, 'e');
 	buf_putc(&b, '\0');
 	buf_append(&b, "ignored", 0);
-	ok(holds(&b, "abcde\0", 6), "append, puts, putc (NUL too), empty append");
+	ok(holds(&b, "abcde\0", 6),
+	   "append, puts, putc (NUL too), empty append");
 
 	buf_free(&b);
 	buf_printf(&b, "%d-%s-%05.1f|%c", -42, "x", 3.25, 'z');
@@ -56,8 +57,10 @@ test_appends(void)
 	ok(holds(&b, be64, 8), "be64 is big-endian");
 	buf_put_be32(&b, 0);
 	buf_put_be64(&b, UINT64_MAX);
-	ok(b.len == 20 && memcmp(b.p + 8, "\0\0\0\0\xFF\xFF\xFF\xFF\xFF\xFF"
-					  "\xFF\xFF", 12) == 0,
+	ok(b.len == 20 && memcmp(b.p + 8,
+				 "\0\0\0\0\xFF\xFF\xFF\xFF\xFF\xFF"
+				 "\xFF\xFF",
+				 12) == 0,
 	   "be32 0 and be64 max append after earlier data");
 	ok(!b.failed, "nothing failed");
 	buf_free(&b);
@@ -98,8 +101,8 @@ test_growth(void)
 		memset(p, 0x5A, big);
 		buf_append(&b, p, big);
 		ok(b.len == old + big && b.p[old] == 0x5A &&
-		       b.p[old + big - 1] == 0x5A && b.p[old - 1] ==
-			   (uint8_t)(old - 1),
+			   b.p[old + big - 1] == 0x5A &&
+			   b.p[old - 1] == (uint8_t)(old - 1),
 		   "one append of three times the capacity");
 		free(p);
 	}
@@ -274,7 +277,7 @@ test_read_fd(void)
 		abort();
 	buf_init(&b, 1000);
 	ok(buf_read_fd(&b, fd) && !b.failed && b.len == 100 &&
-	       pattern(&b, 0, 100),
+		   pattern(&b, 0, 100),
 	   "buf_read_fd of 100 bytes under a 1000-byte limit");
 	close(fd);
 	buf_free(&b);

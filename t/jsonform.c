@@ -20,22 +20,10 @@
 #include "xmch.h"
 
 #include "tap.h"
+#include "testutil.h"
 
 /* A string literal as (text, length), embedded NULs and all. */
 #define S(x) x, sizeof(x) - 1
-
-/* splitmix64: a fixed seed keeps every run the same. */
-static uint64_t rng = 0x6A736F6E666F726DULL;
-
-static uint64_t
-rnd(void)
-{
-	uint64_t z = (rng += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
 
 /* True when the buffer holds exactly the n bytes at want. */
 static bool
@@ -55,35 +43,6 @@ buf_str(struct buf *b)
 
 /* Values. */
 
-static struct sample_value
-f64_bits(uint64_t bits)
-{
-	struct sample_value v = {.type = SAMPLE_F64};
-
-	/* memcpy, not a double assignment: signalling NaNs stay as built. */
-	memcpy(&v.u.f64, &bits, sizeof(bits));
-	return v;
-}
-
-static struct sample_value
-f32_bits(uint32_t bits)
-{
-	struct sample_value v = {.type = SAMPLE_F32};
-
-	memcpy(&v.u.f32, &bits, sizeof(bits));
-	return v;
-}
-
-static struct sample_value
-rawv(enum sample_type t, const void *p, size_t len)
-{
-	struct sample_value v = {.type = t};
-
-	v.u.raw.p = p;
-	v.u.raw.len = len;
-	return v;
-}
-
 static void
 is_value(struct sample_value v, const char *want, const char *name)
 {
@@ -101,50 +60,50 @@ test_numbers(void)
 {
 	struct sample_value v;
 
-	v = f32_bits(0x3DCCCCCD); /* 0.1f */
+	v = val_f32_bits(0x3DCCCCCD); /* 0.1f */
 	is_value(v, "0.1", "f32 0.1");
-	v = f64_bits(0x3FB999999999999AULL);
+	v = val_f64_bits(0x3FB999999999999AULL);
 	is_value(v, "0.1", "f64 0.1");
-	v = f64_bits(0x3FD3333333333334ULL); /* 0.1 + 0.2 */
+	v = val_f64_bits(0x3FD3333333333334ULL); /* 0.1 + 0.2 */
 	is_value(v, "0.30000000000000004", "f64 0.1+0.2");
-	v = f32_bits(0x3EAAAAAB); /* 1.0f / 3 */
+	v = val_f32_bits(0x3EAAAAAB); /* 1.0f / 3 */
 	is_value(v, "0.33333334", "f32 1/3");
-	v = f64_bits(0x3FF8000000000000ULL);
+	v = val_f64_bits(0x3FF8000000000000ULL);
 	is_value(v, "1.5", "f64 1.5");
-	v = f32_bits(0xC0200000);
+	v = val_f32_bits(0xC0200000);
 	is_value(v, "-2.5", "f32 -2.5");
-	v = f64_bits(0x7FEFFFFFFFFFFFFFULL);
+	v = val_f64_bits(0x7FEFFFFFFFFFFFFFULL);
 	is_value(v, "1.7976931348623157e+308", "f64 DBL_MAX");
-	v = f32_bits(0x7F7FFFFF);
+	v = val_f32_bits(0x7F7FFFFF);
 	is_value(v, "3.4028235e+38", "f32 FLT_MAX");
-	v = f64_bits(0x8000000000000000ULL);
+	v = val_f64_bits(0x8000000000000000ULL);
 	is_value(v, "-0.0", "f64 -0.0");
-	v = f32_bits(0x80000000);
+	v = val_f32_bits(0x80000000);
 	is_value(v, "-0.0", "f32 -0.0");
-	v = f64_bits(0);
+	v = val_f64_bits(0);
 	is_value(v, "0", "f64 0.0");
 
-	v = f64_bits(0x7FF8000000000000ULL);
+	v = val_f64_bits(0x7FF8000000000000ULL);
 	is_value(v, "\"NaN\"", "f64 default NaN");
-	v = f32_bits(0x7FC00000);
+	v = val_f32_bits(0x7FC00000);
 	is_value(v, "\"NaN\"", "f32 default NaN");
-	v = f64_bits(0x7FF0000000000001ULL);
+	v = val_f64_bits(0x7FF0000000000001ULL);
 	is_value(v, "\"NaN:0x7ff0000000000001\"", "f64 signalling NaN");
-	v = f64_bits(0xFFF8000000000000ULL);
+	v = val_f64_bits(0xFFF8000000000000ULL);
 	is_value(v, "\"NaN:0xfff8000000000000\"", "f64 negative NaN");
-	v = f32_bits(0x7F800001);
+	v = val_f32_bits(0x7F800001);
 	is_value(v, "\"NaN:0x7f800001\"", "f32 signalling NaN");
-	v = f32_bits(0xFFC00000);
+	v = val_f32_bits(0xFFC00000);
 	is_value(v, "\"NaN:0xffc00000\"", "f32 negative NaN");
-	v = f32_bits(0x7FC00001);
+	v = val_f32_bits(0x7FC00001);
 	is_value(v, "\"NaN:0x7fc00001\"", "f32 NaN with payload 1");
-	v = f64_bits(0x7FF0000000000000ULL);
+	v = val_f64_bits(0x7FF0000000000000ULL);
 	is_value(v, "\"Infinity\"", "f64 +inf");
-	v = f64_bits(0xFFF0000000000000ULL);
+	v = val_f64_bits(0xFFF0000000000000ULL);
 	is_value(v, "\"-Infinity\"", "f64 -inf");
-	v = f32_bits(0x7F800000);
+	v = val_f32_bits(0x7F800000);
 	is_value(v, "\"Infinity\"", "f32 +inf");
-	v = f32_bits(0xFF800000);
+	v = val_f32_bits(0xFF800000);
 	is_value(v, "\"-Infinity\"", "f32 -inf");
 
 	v.type = SAMPLE_I64;
@@ -179,31 +138,32 @@ test_text(void)
 {
 	struct buf b;
 
-	is_value(rawv(SAMPLE_STRING, "", 0), "\"\"", "empty string");
-	is_value(rawv(SAMPLE_STRING, S("a\"b\\c/d")), "\"a\\\"b\\\\c/d\"",
+	is_value(val_raw(SAMPLE_STRING, "", 0), "\"\"", "empty string");
+	is_value(val_raw(SAMPLE_STRING, S("a\"b\\c/d")), "\"a\\\"b\\\\c/d\"",
 		 "quote, backslash and slash");
-	is_value(rawv(SAMPLE_STRING, S("\n\r\t")), "\"\\n\\r\\t\"",
+	is_value(val_raw(SAMPLE_STRING, S("\n\r\t")), "\"\\n\\r\\t\"",
 		 "newline, return, tab");
-	is_value(rawv(SAMPLE_STRING, S("\x01\x08\x0C\x1F\x7F")),
+	is_value(val_raw(SAMPLE_STRING, S("\x01\x08\x0C\x1F\x7F")),
 		 "\"\\u0001\\u0008\\u000c\\u001f\x7F\"",
 		 "other control characters (DEL stays raw)");
-	is_value(rawv(SAMPLE_STRING, S("a\0b")), "\"a\\u0000b\"", "U+0000");
-	is_value(rawv(SAMPLE_STRING, S("caf\xC3\xA9 \xF0\x9F\x98\x80")),
+	is_value(val_raw(SAMPLE_STRING, S("a\0b")), "\"a\\u0000b\"", "U+0000");
+	is_value(val_raw(SAMPLE_STRING, S("caf\xC3\xA9 \xF0\x9F\x98\x80")),
 		 "\"caf\xC3\xA9 \xF0\x9F\x98\x80\"",
 		 "raw UTF-8 kept, 4-byte form included");
-	is_value(rawv(SAMPLE_JSON, S("{\"a\":[1,\"x\"]}")),
+	is_value(val_raw(SAMPLE_JSON, S("{\"a\":[1,\"x\"]}")),
 		 "\"{\\\"a\\\":[1,\\\"x\\\"]}\"", "json value as a string");
-	is_value(rawv(SAMPLE_JSON, S("\"\\u00e9\"\n")),
+	is_value(val_raw(SAMPLE_JSON, S("\"\\u00e9\"\n")),
 		 "\"\\\"\\\\u00e9\\\"\\n\"",
 		 "json text byte for byte, escapes and newline included");
 
-	is_value(rawv(SAMPLE_BYTES, NULL, 0), "\"\"", "bytes, empty");
-	is_value(rawv(SAMPLE_BYTES, S("f")), "\"Zg==\"", "bytes f");
-	is_value(rawv(SAMPLE_BYTES, S("fo")), "\"Zm8=\"", "bytes fo");
-	is_value(rawv(SAMPLE_BYTES, S("foo")), "\"Zm9v\"", "bytes foo");
-	is_value(rawv(SAMPLE_BYTES, S("foob")), "\"Zm9vYg==\"", "bytes foob");
-	is_value(rawv(SAMPLE_BYTES, S("\x00")), "\"AA==\"", "bytes 00");
-	is_value(rawv(SAMPLE_BYTES, S("\xFB\xFF\xBF")), "\"+/+/\"",
+	is_value(val_raw(SAMPLE_BYTES, NULL, 0), "\"\"", "bytes, empty");
+	is_value(val_raw(SAMPLE_BYTES, S("f")), "\"Zg==\"", "bytes f");
+	is_value(val_raw(SAMPLE_BYTES, S("fo")), "\"Zm8=\"", "bytes fo");
+	is_value(val_raw(SAMPLE_BYTES, S("foo")), "\"Zm9v\"", "bytes foo");
+	is_value(val_raw(SAMPLE_BYTES, S("foob")), "\"Zm9vYg==\"",
+		 "bytes foob");
+	is_value(val_raw(SAMPLE_BYTES, S("\x00")), "\"AA==\"", "bytes 00");
+	is_value(val_raw(SAMPLE_BYTES, S("\xFB\xFF\xBF")), "\"+/+/\"",
 		 "bytes FB FF BF (+ and /)");
 
 	buf_init(&b, 0);
@@ -238,21 +198,21 @@ test_arrays(void)
 		be32_put(a32 + 4 * i, f32s[i]);
 	for (size_t i = 0; i < 4; i++)
 		be32_put(ai + 4 * i, (uint32_t)i32s[i]);
-	is_value(rawv(SAMPLE_F64_ARRAY, NULL, 0), "[]", "empty f64_array");
-	is_value(rawv(SAMPLE_F32_ARRAY, NULL, 0), "[]", "empty f32_array");
-	is_value(rawv(SAMPLE_I32_ARRAY, NULL, 0), "[]", "empty i32_array");
-	is_value(rawv(SAMPLE_F64_ARRAY, a64, 7),
+	is_value(val_raw(SAMPLE_F64_ARRAY, NULL, 0), "[]", "empty f64_array");
+	is_value(val_raw(SAMPLE_F32_ARRAY, NULL, 0), "[]", "empty f32_array");
+	is_value(val_raw(SAMPLE_I32_ARRAY, NULL, 0), "[]", "empty i32_array");
+	is_value(val_raw(SAMPLE_F64_ARRAY, a64, 7),
 		 "[0.1,-0.0,\"NaN\",\"NaN:0x7ff0000000000001\",\"Infinity\","
 		 "\"-Infinity\",1.5]",
 		 "f64_array of specials");
-	is_value(rawv(SAMPLE_F32_ARRAY, a32, 5),
+	is_value(val_raw(SAMPLE_F32_ARRAY, a32, 5),
 		 "[0.1,-0.0,\"NaN\",\"NaN:0xffc00000\",\"Infinity\"]",
 		 "f32_array of specials");
 	/* Element 0x7F800001 is a signalling NaN: its bits must survive. */
-	is_value(rawv(SAMPLE_F32_ARRAY, a32 + 20, 1), "[\"NaN:0x7f800001\"]",
+	is_value(val_raw(SAMPLE_F32_ARRAY, a32 + 20, 1), "[\"NaN:0x7f800001\"]",
 		 "f32_array holding a signalling NaN");
-	is_value(rawv(SAMPLE_I32_ARRAY, ai, 4), "[-2147483648,-1,0,2147483647]",
-		 "i32_array extremes");
+	is_value(val_raw(SAMPLE_I32_ARRAY, ai, 4),
+		 "[-2147483648,-1,0,2147483647]", "i32_array extremes");
 }
 
 /* Reading JSON back: one-sample batches through the batch reader. */
@@ -335,7 +295,7 @@ float_property(bool single, size_t n)
 			want = i < 14 ? specials32[i] : (uint32_t)rnd();
 		else
 			want = i < 14 ? specials[i] : rnd();
-		v = single ? f32_bits((uint32_t)want) : f64_bits(want);
+		v = single ? val_f32_bits((uint32_t)want) : val_f64_bits(want);
 		if (single ? isnan(v.u.f32) : isnan(v.u.f64))
 			nan++;
 		text.len = 0;
@@ -1035,6 +995,7 @@ test_chunks(void)
 int
 main(void)
 {
+	rnd_seed(0x6A736F6E666F726DULL);
 	test_numbers();
 	test_text();
 	test_arrays();

@@ -22,13 +22,19 @@ struct tcase {
 	bool valid;
 };
 
-#define T(name, lit, valid) {name, lit, sizeof(lit) - 1, valid}
+#define T(name, lit, valid)                                                    \
+	{                                                                      \
+		name, lit, sizeof(lit) - 1, valid                              \
+	}
 
 static const struct tcase cases[] = {
 	T("empty", "", true),
 	T("ASCII", "hello", true),
 	T("NUL", "\x00", true),
-	T("NULs inside", "a\x00" "b\x00\x00", true),
+	T("NULs inside",
+	  "a\x00"
+	  "b\x00\x00",
+	  true),
 	T("U+007F", "\x7F", true),
 	T("U+0080", "\xC2\x80", true),
 	T("U+07FF", "\xDF\xBF", true),
@@ -94,9 +100,8 @@ static void
 test_table(void)
 {
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		ok(check(cases[i].s, cases[i].n) == cases[i].valid,
-		   "%s: %s", cases[i].name,
-		   cases[i].valid ? "valid" : "invalid");
+		ok(check(cases[i].s, cases[i].n) == cases[i].valid, "%s: %s",
+		   cases[i].name, cases[i].valid ? "valid" : "invalid");
 }
 
 /*

@@ -16,14 +16,15 @@
 
 #include "be.h"
 #include "tap.h"
+#include "testutil.h"
 #include "xmbp.h"
 
 /* One sample of the model.  The stream gives its type. */
 struct tval {
 	uint64_t ts;
-	uint64_t bits;	/* fixed-width value: f64/f32 bits, ints, bool 0/1 */
-	const void *p;	/* string/bytes/json bytes; arrays: uint64_t bits */
-	size_t n;	/* bytes, or elements for arrays */
+	uint64_t bits; /* fixed-width value: f64/f32 bits, ints, bool 0/1 */
+	const void *p; /* string/bytes/json bytes; arrays: uint64_t bits */
+	size_t n;      /* bytes, or elements for arrays */
 };
 
 struct tstream {
@@ -226,8 +227,8 @@ tval_eq(enum sample_type type, const struct tval *tv, uint64_t ts,
  */
 static bool
 check_model(const uint8_t *buf, size_t len, const struct tstream *st,
-	    size_t nst, uint16_t seq, const uint32_t *dev, int flags,
-	    char *why, size_t whylen)
+	    size_t nst, uint16_t seq, const uint32_t *dev, int flags, char *why,
+	    size_t whylen)
 {
 	struct xmbp_batch b;
 	struct xmbp_error err;
@@ -241,9 +242,10 @@ check_model(const uint8_t *buf, size_t len, const struct tstream *st,
 	if (b.version != 1 || b.batch_seq != seq ||
 	    b.has_device_id != (dev != NULL) ||
 	    (dev != NULL && b.device_id != *dev) ||
-	    b.flags != (flags >= 0 ? flags : dev != NULL ? 1 : 0) ||
-	    b.stream_count != nst ||
-	    b.len != len) {
+	    b.flags != (flags >= 0    ? flags
+			: dev != NULL ? 1
+				      : 0) ||
+	    b.stream_count != nst || b.len != len) {
 		snprintf(why, whylen,
 			 "header: version %u seq %u dev %d/%" PRIu32
 			 " flags 0x%02X streams %u len %zu",
@@ -263,12 +265,13 @@ check_model(const uint8_t *buf, size_t len, const struct tstream *st,
 			bytes += sample_size(st[i].type, &st[i].s[j]);
 		if (xs.stream_id != st[i].id || xs.type != st[i].type ||
 		    xs.sample_count != st[i].n || xs.data_len != bytes) {
-			snprintf(why, whylen,
-				 "stream %zu: id %u type %d count %u bytes %zu, "
-				 "want %u %d %zu %zu",
-				 i, xs.stream_id, (int)xs.type,
-				 xs.sample_count, xs.data_len, st[i].id,
-				 (int)st[i].type, st[i].n, bytes);
+			snprintf(
+				why, whylen,
+				"stream %zu: id %u type %d count %u bytes %zu, "
+				"want %u %d %zu %zu",
+				i, xs.stream_id, (int)xs.type, xs.sample_count,
+				xs.data_len, st[i].id, (int)st[i].type, st[i].n,
+				bytes);
 			return false;
 		}
 		xmbp_samples(&xs, &it);
@@ -281,8 +284,8 @@ check_model(const uint8_t *buf, size_t len, const struct tstream *st,
 			}
 			if (!tval_eq(st[i].type, &st[i].s[j], ts, &v)) {
 				snprintf(why, whylen,
-					 "stream %zu (%s) sample %zu differs", i,
-					 sample_type_name(st[i].type), j);
+					 "stream %zu (%s) sample %zu differs",
+					 i, sample_type_name(st[i].type), j);
 				return false;
 			}
 		}
@@ -300,21 +303,25 @@ check_model(const uint8_t *buf, size_t len, const struct tstream *st,
 #define NV(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct tval f64_edge[] = {
-	{0, 0x0000000000000000, NULL, 0},	     /* 0.0 */
-	{1, 0x8000000000000000, NULL, 0},	     /* -0.0 */
-	{2, 0x7FF8000000000000, NULL, 0},	     /* NaN */
-	{3, 0xFFF8DEADBEEF0001, NULL, 0},	     /* NaN, sign and payload */
-	{4, 0x7FF0000000000000, NULL, 0},	     /* +Inf */
-	{5, 0xFFF0000000000000, NULL, 0},	     /* -Inf */
-	{6, 0x0000000000000001, NULL, 0},	     /* smallest subnormal */
-	{7, 0x7FEFFFFFFFFFFFFF, NULL, 0},	     /* DBL_MAX */
+	{0, 0x0000000000000000, NULL, 0},	   /* 0.0 */
+	{1, 0x8000000000000000, NULL, 0},	   /* -0.0 */
+	{2, 0x7FF8000000000000, NULL, 0},	   /* NaN */
+	{3, 0xFFF8DEADBEEF0001, NULL, 0},	   /* NaN, sign and payload */
+	{4, 0x7FF0000000000000, NULL, 0},	   /* +Inf */
+	{5, 0xFFF0000000000000, NULL, 0},	   /* -Inf */
+	{6, 0x0000000000000001, NULL, 0},	   /* smallest subnormal */
+	{7, 0x7FEFFFFFFFFFFFFF, NULL, 0},	   /* DBL_MAX */
 	{UINT64_MAX, 0x3FF8000000000000, NULL, 0}, /* 1.5 */
 };
 static const struct tval f32_edge[] = {
-	{0, 0x00000000, NULL, 0}, {1, 0x80000000, NULL, 0},
-	{2, 0x7FC00000, NULL, 0}, {3, 0xFFC12345, NULL, 0},
-	{4, 0x7F800000, NULL, 0}, {5, 0xFF800000, NULL, 0},
-	{6, 0x00000001, NULL, 0}, {7, 0x7F7FFFFF, NULL, 0},
+	{0, 0x00000000, NULL, 0},
+	{1, 0x80000000, NULL, 0},
+	{2, 0x7FC00000, NULL, 0},
+	{3, 0xFFC12345, NULL, 0},
+	{4, 0x7F800000, NULL, 0},
+	{5, 0xFF800000, NULL, 0},
+	{6, 0x00000001, NULL, 0},
+	{7, 0x7F7FFFFF, NULL, 0},
 	{0x0102030405060708, 0xC0200000, NULL, 0}, /* -2.5f */
 };
 static const struct tval i64_edge[] = {
@@ -325,28 +332,36 @@ static const struct tval i64_edge[] = {
 	{14, 0x7FFFFFFFFFFFFFFF, NULL, 0}, /* INT64_MAX */
 };
 static const struct tval i32_edge[] = {
-	{0, 0x80000000, NULL, 0}, {1, 0xFFFFFFFF, NULL, 0},
-	{2, 0, NULL, 0},	  {3, 0x7FFFFFFF, NULL, 0},
+	{0, 0x80000000, NULL, 0},
+	{1, 0xFFFFFFFF, NULL, 0},
+	{2, 0, NULL, 0},
+	{3, 0x7FFFFFFF, NULL, 0},
 };
 static const struct tval i16_edge[] = {
-	{0, 0x8000, NULL, 0}, {1, 0xFFFF, NULL, 0},
-	{2, 0, NULL, 0},      {3, 0x7FFF, NULL, 0},
+	{0, 0x8000, NULL, 0},
+	{1, 0xFFFF, NULL, 0},
+	{2, 0, NULL, 0},
+	{3, 0x7FFF, NULL, 0},
 };
 static const struct tval i8_edge[] = {
-	{0, 0x80, NULL, 0}, {1, 0xFF, NULL, 0},
-	{2, 0, NULL, 0},    {3, 0x7F, NULL, 0},
+	{0, 0x80, NULL, 0},
+	{1, 0xFF, NULL, 0},
+	{2, 0, NULL, 0},
+	{3, 0x7F, NULL, 0},
 };
 static const struct tval bool_edge[] = {
-	{0, 0, NULL, 0}, {UINT64_MAX, 1, NULL, 0}, {5, 0, NULL, 0},
+	{0, 0, NULL, 0},
+	{UINT64_MAX, 1, NULL, 0},
+	{5, 0, NULL, 0},
 };
 static const struct tval string_edge[] = {
 	{0, 0, "", 0},
 	{1, 0, "a", 1},
-	{2, 0, "h\xC3\xA9llo", 6},	    /* 2-byte */
-	{3, 0, "\xE2\x82\xAC", 3},	    /* 3-byte euro sign */
-	{4, 0, "\xF0\x9F\x98\x80", 4},	    /* 4-byte U+1F600 */
-	{5, 0, "\xF4\x8F\xBF\xBF", 4},	    /* U+10FFFF */
-	{6, 0, "a\0b", 3},		    /* U+0000 is valid */
+	{2, 0, "h\xC3\xA9llo", 6},     /* 2-byte */
+	{3, 0, "\xE2\x82\xAC", 3},     /* 3-byte euro sign */
+	{4, 0, "\xF0\x9F\x98\x80", 4}, /* 4-byte U+1F600 */
+	{5, 0, "\xF4\x8F\xBF\xBF", 4}, /* U+10FFFF */
+	{6, 0, "a\0b", 3},	       /* U+0000 is valid */
 };
 static const uint8_t bytes_b[] = {0x00, 0xFF, 0x80, 0x7F, 0x00};
 static const struct tval bytes_edge[] = {
@@ -432,9 +447,8 @@ test_types(void)
 				  (uint16_t)(i * 1000), dev, &len);
 		good = st == XMBP_ENC_OK &&
 		       len == model_size(&mixed[i], 1, dev != NULL) &&
-		       check_model(buf, len, &mixed[i], 1,
-				   (uint16_t)(i * 1000), dev, -1, why,
-				   sizeof(why));
+		       check_model(buf, len, &mixed[i], 1, (uint16_t)(i * 1000),
+				   dev, -1, why, sizeof(why));
 		if (!ok(good, "%s alone: encode, size, decode bit-exact",
 			sample_type_name(mixed[i].type)))
 			diag("state %d len %zu: %s", (int)st, len,
@@ -457,13 +471,13 @@ static void
 test_layout(void)
 {
 	static const uint8_t want27[] = {
-		0x58, 0x4D, 0x42, 0x50, 0x01, 0x00, 0x12, 0x34, 0x00, 0x01,
-		0x00, 0x07, 0x01, 0x00, 0x01, 0x01, 0x02, 0x03, 0x04, 0x05,
-		0x06, 0x07, 0x08, 0xC0, 0x20, 0x00, 0x00,
+		0x58, 0x4D, 0x42, 0x50, 0x01, 0x00, 0x12, 0x34, 0x00,
+		0x01, 0x00, 0x07, 0x01, 0x00, 0x01, 0x01, 0x02, 0x03,
+		0x04, 0x05, 0x06, 0x07, 0x08, 0xC0, 0x20, 0x00, 0x00,
 	};
 	static const uint8_t want14[] = {
-		0x58, 0x4D, 0x42, 0x50, 0x01, 0x01, 0xAB, 0xCD,
-		0xDE, 0xAD, 0xBE, 0xEF, 0x00, 0x00,
+		0x58, 0x4D, 0x42, 0x50, 0x01, 0x01, 0xAB,
+		0xCD, 0xDE, 0xAD, 0xBE, 0xEF, 0x00, 0x00,
 	};
 	static const uint8_t want10[] = {0x58, 0x4D, 0x42, 0x50, 0x01,
 					 0x00, 0x00, 0x00, 0x00, 0x00};
@@ -500,8 +514,9 @@ test_layout(void)
 	xmbp_enc_f32(&enc, 0x0102030405060708, -2.5f);
 	len = 0;
 	ok(xmbp_enc_finish(&enc, &len) == XMBP_ENC_OK, "one f32 sample");
-	is_int(len, 27, "one f32 stream with one sample, no device_id: 27 "
-			"bytes");
+	is_int(len, 27,
+	       "one f32 stream with one sample, no device_id: 27 "
+	       "bytes");
 	same = len == 27 && memcmp(buf, want27, 27) == 0;
 	if (!ok(same, "27-byte batch is exact: magic, version, flags 0, "
 		      "block header, timestamp, -2.5f as C0 20 00 00"))
@@ -650,9 +665,8 @@ expect(enum xmbp_status want, struct xmbp_error *err, const char *what)
 
 	if (!ok(got == want && err->status == got, "%s: %s", what,
 		xmbp_status_name(want)))
-		diag("got %s (err.status %s) at %zu: %s",
-		     xmbp_status_name(got), xmbp_status_name(err->status),
-		     err->offset, err->msg);
+		diag("got %s (err.status %s) at %zu: %s", xmbp_status_name(got),
+		     xmbp_status_name(err->status), err->offset, err->msg);
 	return got == want;
 }
 
@@ -695,8 +709,7 @@ test_header_errors(void)
 			     err.offset);
 	}
 	/* A short input that is not a prefix of XMBP is no batch at all. */
-	ok(decode_copy((const uint8_t *)"XZ", 2, &err) ==
-		   XMBP_E_INVALID_MAGIC,
+	ok(decode_copy((const uint8_t *)"XZ", 2, &err) == XMBP_E_INVALID_MAGIC,
 	   "2 bytes \"XZ\": InvalidMagic");
 
 	static const unsigned int versions[] = {0, 2, 0xFF};
@@ -731,8 +744,7 @@ test_header_errors(void)
 	if (!ok(decode_copy(b, 11, &err) == XMBP_E_TRAILING_DATA &&
 			err.offset == 10,
 		"one byte after an empty batch: TrailingData at 10"))
-		diag("got %s at %zu", xmbp_status_name(err.status),
-		     err.offset);
+		diag("got %s at %zu", xmbp_status_name(err.status), err.offset);
 	ok(xmbp_decode(b, 11, &(struct xmbp_batch){0}, NULL) ==
 		   XMBP_E_TRAILING_DATA,
 	   "a NULL err is allowed");
@@ -994,8 +1006,10 @@ test_truncation(void)
 		s = frame_copy(two, mixed_len + k, &blen);
 		if ((s != XMBP_OK || blen != mixed_len) && bad_cat++ == 0)
 			first_cat = k;
-		if (k > 0 && decode_copy(two, mixed_len + k, &err) !=
-				     XMBP_E_TRAILING_DATA && bad_cat++ == 0)
+		if (k > 0 &&
+		    decode_copy(two, mixed_len + k, &err) !=
+			    XMBP_E_TRAILING_DATA &&
+		    bad_cat++ == 0)
 			first_cat = k;
 	}
 	if (!ok(bad_cat == 0, "batch + first k bytes of the next: frame OK "
@@ -1026,8 +1040,9 @@ test_reserved_flags(void)
 		    batch.device_id != devid)
 			bad++;
 	}
-	is_int(bad, 0, "reserved flag bits 2-7 (one at a time, all): decode "
-		       "OK, flags as received");
+	is_int(bad, 0,
+	       "reserved flag bits 2-7 (one at a time, all): decode "
+	       "OK, flags as received");
 	memcpy(b, mixed_buf, mixed_len);
 	b[5] = 0xFD;
 	if (!ok(check_model(b, mixed_len, mixed, NV(mixed), 7, &devid, 0xFD,
@@ -1077,12 +1092,14 @@ test_guard(void)
 			exact = st == XMBP_ENC_OK &&
 				memcmp(area, mixed_buf, full) == 0;
 	}
-	if (!ok(bad_guard == 0, "encoding into N bytes, N = 0..%zu: nothing "
-				"written past N",
+	if (!ok(bad_guard == 0,
+		"encoding into N bytes, N = 0..%zu: nothing "
+		"written past N",
 		full))
 		diag("%u bad, first N = %zu", bad_guard, first_guard);
-	if (!ok(bad_state == 0, "finish: overflow below %zu (len untouched), "
-				"OK at %zu",
+	if (!ok(bad_state == 0,
+		"finish: overflow below %zu (len untouched), "
+		"OK at %zu",
 		full, full))
 		diag("%u bad, first N = %zu", bad_state, first_state);
 	ok(exact, "at the full size the bytes equal the reference");
@@ -1138,8 +1155,8 @@ check_invalid(struct xmbp_enc *enc, size_t before, const char *what)
 	good = good && after == before && xmbp_enc_detail(enc) == detail &&
 	       xmbp_enc_finish(enc, &len) == XMBP_ENC_INVALID && len == 4321;
 	if (!ok(good, "%s: invalid, sticky, with a detail", what))
-		diag("state %d, len %zu -> %zu, detail \"%s\"",
-		     (int)enc->state, before, enc->len, detail ? detail : "");
+		diag("state %d, len %zu -> %zu, detail \"%s\"", (int)enc->state,
+		     before, enc->len, detail ? detail : "");
 }
 
 static void
@@ -1211,8 +1228,8 @@ test_misuse(void)
 	for (unsigned int i = 0; i < 256; i++)
 		xmbp_enc_stream(&enc, (uint16_t)i, SAMPLE_BOOL);
 	len = 0;
-	ok(enc.state == XMBP_ENC_OK && xmbp_enc_finish(&enc, &len) ==
-						   XMBP_ENC_OK &&
+	ok(enc.state == XMBP_ENC_OK &&
+		   xmbp_enc_finish(&enc, &len) == XMBP_ENC_OK &&
 		   xmbp_decode(buf, len, &b, NULL) == XMBP_OK &&
 		   b.stream_count == 256,
 	   "256 streams encode and decode");
@@ -1436,18 +1453,7 @@ test_no_copy(void)
 	}
 }
 
-/* Random batches: xorshift64, fixed seed. */
-
-static uint64_t rng;
-
-static uint64_t
-rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+/* Random batches: testutil.h's rnd(), seeded in test_random(). */
 
 static uint64_t
 below(uint64_t n)
@@ -1501,12 +1507,17 @@ gen_utf8(uint8_t *p, size_t max)
 
 /* Edge bit patterns mixed into the random floats. */
 static const uint64_t f64_special[] = {
-	0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001,
-	0x7FF0000000000000, 0xFFF0000000000000, 0x8000000000000000, 0,
+	0x7FF8000000000000,
+	0xFFF8000000000000,
+	0x7FF0000000000001,
+	0x7FF0000000000000,
+	0xFFF0000000000000,
+	0x8000000000000000,
+	0,
 };
 static const uint32_t f32_special[] = {
-	0x7FC00000, 0xFFC00000, 0x7F800001, 0x7F800000, 0xFF800000,
-	0x80000000, 0,
+	0x7FC00000, 0xFFC00000, 0x7F800001, 0x7F800000,
+	0xFF800000, 0x80000000, 0,
 };
 
 /* Arenas for one random batch's model. */
@@ -1534,8 +1545,8 @@ gen_batch(void)
 		struct tstream *s = &r_st[i];
 		uint64_t r = below(100);
 		size_t count = nst > 8 || r < 90 ? below(5)
-			       : r < 99	      ? below(51)
-					      : below(3001);
+			       : r < 99		 ? below(51)
+						 : below(3001);
 		bool big = nst <= 8 && count <= 4;
 
 		s->id = (uint16_t)rnd();
@@ -1559,9 +1570,10 @@ gen_batch(void)
 						NV(f64_special))];
 				break;
 			case SAMPLE_F32:
-				tv->bits = below(8) == 0 ? f32_special[below(
-								   NV(f32_special))]
-							 : (uint32_t)tv->bits;
+				tv->bits = below(8) == 0
+						   ? f32_special[below(
+							     NV(f32_special))]
+						   : (uint32_t)tv->bits;
 				break;
 			case SAMPLE_I64:
 				if (below(16) == 0)
@@ -1580,7 +1592,8 @@ gen_batch(void)
 					max = R_BYTES - nb;
 				if (s->type == SAMPLE_BYTES)
 					for (size_t k = 0; k < max; k++)
-						r_bytes[nb + k] = (uint8_t)rnd();
+						r_bytes[nb + k] =
+							(uint8_t)rnd();
 				else
 					max = gen_utf8(r_bytes + nb, max);
 				tv->p = r_bytes + nb;
@@ -1590,7 +1603,7 @@ gen_batch(void)
 			case SAMPLE_F64_ARRAY:
 			case SAMPLE_F32_ARRAY:
 			case SAMPLE_I32_ARRAY:
-				max = !big	       ? below(9)
+				max = !big		? below(9)
 				      : below(200) == 0 ? XMBP_MAX_ARRAY
 				      : below(20) == 0	? below(4097)
 							: below(9);
@@ -1601,10 +1614,10 @@ gen_batch(void)
 
 					if (below(8) == 0)
 						e = elem == 8
-							? f64_special[below(
-								  NV(f64_special))]
-							: f32_special[below(
-								  NV(f32_special))];
+							    ? f64_special[below(NV(
+								      f64_special))]
+							    : f32_special[below(NV(
+								      f32_special))];
 					r_elems[ne + k] = e;
 				}
 				tv->p = r_elems + ne;
@@ -1658,15 +1671,15 @@ test_random(void)
 	size_t maxlen = 0;
 	char why[256];
 	const char *env = getenv("XMBP_TEST_SEED");
+	uint64_t seed;
 
 	if (a == NULL || c == NULL || b == NULL)
 		abort();
-	rng = env != NULL ? strtoull(env, NULL, 0) : 0x2545F4914F6CDD1DULL;
-	if (rng == 0)
-		rng = 1;
-	diag("random round trip: xorshift64 seed 0x%016" PRIX64
+	seed = env != NULL ? strtoull(env, NULL, 0) : 0x2545F4914F6CDD1DULL;
+	rnd_seed(seed);
+	diag("random round trip: splitmix64 seed 0x%016" PRIX64
 	     " (set XMBP_TEST_SEED to change)",
-	     rng);
+	     seed);
 	for (unsigned int n = 0; n < nbatches; n++) {
 		size_t nst = gen_batch(), alen = 0, clen = 0, want;
 		uint16_t seq = (uint16_t)rnd();
@@ -1704,8 +1717,7 @@ test_random(void)
 		    xmbp_frame(a, alen, &flen, NULL) != XMBP_OK ||
 		    flen != alen) {
 			if (bad_model++ == 0)
-				diag("batch %u (%zu streams): %s", n, nst,
-				     why);
+				diag("batch %u (%zu streams): %s", n, nst, why);
 			continue;
 		}
 		if (xmbp_decode(a, alen, b, NULL) != XMBP_OK)
@@ -1730,13 +1742,15 @@ test_random(void)
 	     "values over 1000 bytes or elements",
 	     nbatches, samples, maxlen, big_batches, long_blocks, full_arrays,
 	     long_texts);
-	if (!ok(bad_model == 0, "%u random batches: encoded size is spec 2's "
-				"formula, decode is bit-exact, frame finds the "
-				"end",
+	if (!ok(bad_model == 0,
+		"%u random batches: encoded size is spec 2's "
+		"formula, decode is bit-exact, frame finds the "
+		"end",
 		nbatches))
 		diag("%u bad", bad_model);
-	if (!ok(bad_rt == 0, "%u random batches: decode then re-encode with "
-			     "xmbp_enc_value gives identical bytes",
+	if (!ok(bad_rt == 0,
+		"%u random batches: decode then re-encode with "
+		"xmbp_enc_value gives identical bytes",
 		nbatches))
 		diag("%u bad", bad_rt);
 	free(a);

@@ -22,23 +22,11 @@
 #include "xmch.h"
 
 #include "tap.h"
+#include "testutil.h"
 
 #define MIB (1024u * 1024u)
 
 static const uint8_t zmagic[4] = {0x28, 0xB5, 0x2F, 0xFD};
-
-/* splitmix64: a fixed seed keeps every run the same. */
-static uint64_t rng = 0x20240601u;
-
-static uint64_t
-rnd(void)
-{
-	uint64_t z = (rng += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
 
 /* Hex lines of n bytes, for a failed byte comparison. */
 static void
@@ -80,25 +68,6 @@ is_bytes(const uint8_t *got, size_t gotlen, const uint8_t *want, size_t wantlen,
 /* Values. */
 
 static struct sample_value
-f64_bits(uint64_t bits)
-{
-	struct sample_value v = {.type = SAMPLE_F64};
-
-	/* memcpy, not a double assignment: signalling NaNs stay as built. */
-	memcpy(&v.u.f64, &bits, sizeof(bits));
-	return v;
-}
-
-static struct sample_value
-f32_bits(uint32_t bits)
-{
-	struct sample_value v = {.type = SAMPLE_F32};
-
-	memcpy(&v.u.f32, &bits, sizeof(bits));
-	return v;
-}
-
-static struct sample_value
 i64v(int64_t x)
 {
 	struct sample_value v = {.type = SAMPLE_I64, .u.i64 = x};
@@ -136,50 +105,6 @@ boolv(bool x)
 	struct sample_value v = {.type = SAMPLE_BOOL, .u.b = x};
 
 	return v;
-}
-
-/* A variable value: len bytes, or len elements of an array type. */
-static struct sample_value
-rawv(enum sample_type t, const void *p, size_t len)
-{
-	struct sample_value v = {.type = t};
-
-	v.u.raw.p = p;
-	v.u.raw.len = len;
-	return v;
-}
-
-/* Bit-exact equality: NaN payloads and the sign of zero count. */
-static bool
-same_value(const struct sample_value *a, const struct sample_value *b)
-{
-	size_t n, elem;
-
-	if (a->type != b->type)
-		return false;
-	switch (a->type) {
-	case SAMPLE_F64:
-		return memcmp(&a->u.f64, &b->u.f64, sizeof(double)) == 0;
-	case SAMPLE_F32:
-		return memcmp(&a->u.f32, &b->u.f32, sizeof(float)) == 0;
-	case SAMPLE_I64:
-		return a->u.i64 == b->u.i64;
-	case SAMPLE_I32:
-		return a->u.i32 == b->u.i32;
-	case SAMPLE_I16:
-		return a->u.i16 == b->u.i16;
-	case SAMPLE_I8:
-		return a->u.i8 == b->u.i8;
-	case SAMPLE_BOOL:
-		return a->u.b == b->u.b;
-	default:
-		if (a->u.raw.len != b->u.raw.len)
-			return false;
-		elem = sample_elem_size(a->type);
-		n = a->u.raw.len * (elem != 0 ? elem : 1);
-		/* No memcmp on a NULL pointer, even for 0 bytes. */
-		return n == 0 || memcmp(a->u.raw.p, b->u.raw.p, n) == 0;
-	}
 }
 
 /* Plain chunks by hand, for what the writer refuses to build. */
@@ -369,9 +294,9 @@ test_layout(void)
 
 	ts[0] = 5;
 	ts[1] = ts[2] = 6;
-	v[0] = rawv(SAMPLE_STRING, "hi", 2);
-	v[1] = rawv(SAMPLE_STRING, "", 0);
-	v[2] = rawv(SAMPLE_STRING, "\xC3\xA9", 2);
+	v[0] = val_raw(SAMPLE_STRING, "hi", 2);
+	v[1] = val_raw(SAMPLE_STRING, "", 0);
+	v[2] = val_raw(SAMPLE_STRING, "\xC3\xA9", 2);
 	ok(write_chunk(SAMPLE_STRING, ts, v, 3, false, &out),
 	   "string chunk built");
 	is_bytes(out.p, out.len, want_str, sizeof(want_str),
@@ -380,8 +305,8 @@ test_layout(void)
 
 	ts[0] = 7;
 	ts[1] = 8;
-	v[0] = rawv(SAMPLE_F32_ARRAY, f32a, 2);
-	v[1] = rawv(SAMPLE_F32_ARRAY, NULL, 0);
+	v[0] = val_raw(SAMPLE_F32_ARRAY, f32a, 2);
+	v[1] = val_raw(SAMPLE_F32_ARRAY, NULL, 0);
 	ok(write_chunk(SAMPLE_F32_ARRAY, ts, v, 2, false, &out),
 	   "f32_array chunk built");
 	is_bytes(out.p, out.len, want_f32a, sizeof(want_f32a),
@@ -519,11 +444,11 @@ edge_set(enum sample_type t, struct sample_value *v)
 	switch (t) {
 	case SAMPLE_F64:
 		for (size_t i = 0; i < NF64; i++)
-			v[n++] = f64_bits(f64_edges[i]);
+			v[n++] = val_f64_bits(f64_edges[i]);
 		break;
 	case SAMPLE_F32:
 		for (size_t i = 0; i < NF32; i++)
-			v[n++] = f32_bits(f32_edges[i]);
+			v[n++] = val_f32_bits(f32_edges[i]);
 		break;
 	case SAMPLE_I64:
 		v[n++] = i64v(INT64_MIN);
@@ -557,46 +482,46 @@ edge_set(enum sample_type t, struct sample_value *v)
 		v[n++] = boolv(false);
 		break;
 	case SAMPLE_STRING:
-		v[n++] = rawv(t, "", 0);
-		v[n++] = rawv(t, NULL, 0);
-		v[n++] = rawv(t, "a", 1);
-		v[n++] = rawv(t, "caf\xC3\xA9", 5);
-		v[n++] = rawv(t, "\xF0\x9F\x98\x80", 4); /* U+1F600 */
-		v[n++] = rawv(t, "\xF4\x8F\xBF\xBF", 4); /* U+10FFFF */
-		v[n++] = rawv(t, "nul\0inside", 10);	 /* U+0000 */
-		v[n++] = rawv(t, long_var, LONG_VAR);
+		v[n++] = val_raw(t, "", 0);
+		v[n++] = val_raw(t, NULL, 0);
+		v[n++] = val_raw(t, "a", 1);
+		v[n++] = val_raw(t, "caf\xC3\xA9", 5);
+		v[n++] = val_raw(t, "\xF0\x9F\x98\x80", 4); /* U+1F600 */
+		v[n++] = val_raw(t, "\xF4\x8F\xBF\xBF", 4); /* U+10FFFF */
+		v[n++] = val_raw(t, "nul\0inside", 10);	    /* U+0000 */
+		v[n++] = val_raw(t, long_var, LONG_VAR);
 		break;
 	case SAMPLE_BYTES:
-		v[n++] = rawv(t, NULL, 0);
-		v[n++] = rawv(t, "\x00", 1);
-		v[n++] = rawv(t, "\x00\x00\xFF", 3);
-		v[n++] = rawv(t, "\xC3\x28\xFF", 3); /* not UTF-8: fine */
-		v[n++] = rawv(t, all_bytes, 256);
-		v[n++] = rawv(t, long_var, LONG_VAR);
+		v[n++] = val_raw(t, NULL, 0);
+		v[n++] = val_raw(t, "\x00", 1);
+		v[n++] = val_raw(t, "\x00\x00\xFF", 3);
+		v[n++] = val_raw(t, "\xC3\x28\xFF", 3); /* not UTF-8: fine */
+		v[n++] = val_raw(t, all_bytes, 256);
+		v[n++] = val_raw(t, long_var, LONG_VAR);
 		break;
 	case SAMPLE_F64_ARRAY:
-		v[n++] = rawv(t, NULL, 0);
-		v[n++] = rawv(t, f64a_edges, NF64);
-		v[n++] = rawv(t, f64a_big, ARRAY_MAX);
-		v[n++] = rawv(t, f64a_big + 8, 1);
+		v[n++] = val_raw(t, NULL, 0);
+		v[n++] = val_raw(t, f64a_edges, NF64);
+		v[n++] = val_raw(t, f64a_big, ARRAY_MAX);
+		v[n++] = val_raw(t, f64a_big + 8, 1);
 		break;
 	case SAMPLE_F32_ARRAY:
-		v[n++] = rawv(t, NULL, 0);
-		v[n++] = rawv(t, f32a_edges, NF32);
-		v[n++] = rawv(t, f32a_big, ARRAY_MAX);
-		v[n++] = rawv(t, f32a_big + 4, 1);
+		v[n++] = val_raw(t, NULL, 0);
+		v[n++] = val_raw(t, f32a_edges, NF32);
+		v[n++] = val_raw(t, f32a_big, ARRAY_MAX);
+		v[n++] = val_raw(t, f32a_big + 4, 1);
 		break;
 	case SAMPLE_I32_ARRAY:
-		v[n++] = rawv(t, NULL, 0);
-		v[n++] = rawv(t, i32a_edges, 5);
-		v[n++] = rawv(t, i32a_big, ARRAY_MAX);
+		v[n++] = val_raw(t, NULL, 0);
+		v[n++] = val_raw(t, i32a_edges, 5);
+		v[n++] = val_raw(t, i32a_big, ARRAY_MAX);
 		break;
 	case SAMPLE_JSON:
-		v[n++] = rawv(t, "", 0); /* the chunk checks UTF-8 only */
-		v[n++] = rawv(t, "{}", 2);
-		v[n++] = rawv(t, "[1,2,{\"a\":null}]", 16);
-		v[n++] = rawv(t, "\"\xF0\x9F\x98\x80\"", 6);
-		v[n++] = rawv(t, long_var, LONG_VAR);
+		v[n++] = val_raw(t, "", 0); /* the chunk checks UTF-8 only */
+		v[n++] = val_raw(t, "{}", 2);
+		v[n++] = val_raw(t, "[1,2,{\"a\":null}]", 16);
+		v[n++] = val_raw(t, "\"\xF0\x9F\x98\x80\"", 6);
+		v[n++] = val_raw(t, long_var, LONG_VAR);
 		break;
 	default:
 		break;
@@ -662,7 +587,7 @@ roundtrip(enum sample_type t, bool compress)
 	xmch_iter_init(&c, &it);
 	for (i = 0; xmch_next(&it, &gts, &got); i++)
 		if (bad == SIZE_MAX &&
-		    (i >= n || gts != ts[i] || !same_value(&got, &want[i])))
+		    (i >= n || gts != ts[i] || !sample_equal(&got, &want[i])))
 			bad = i;
 	if (!ok(i == n && bad == SIZE_MAX,
 		"%s (%s): all %zu samples read back bit-exact", name, how, n))
@@ -701,7 +626,7 @@ test_compression(void)
 
 	for (i = 0; i < N; i++) {
 		ts[i] = 1700000000000000ULL + i * 1000;
-		v[i] = f64_bits(0x4034000000000000ULL); /* 20.0 */
+		v[i] = val_f64_bits(0x4034000000000000ULL); /* 20.0 */
 	}
 	ok(write_chunk(SAMPLE_F64, ts, v, N, false, &plain) &&
 		   plain.len == 32 + (size_t)N * 16,
@@ -732,7 +657,7 @@ test_compression(void)
 		xmch_iter_init(&c, &it);
 		for (i = 0; xmch_next(&it, &gts, &got); i++)
 			if (bad == SIZE_MAX && (i >= N || gts != ts[i] ||
-						!same_value(&got, &v[i])))
+						!sample_equal(&got, &v[i])))
 				bad = i;
 		ok(i == N && bad == SIZE_MAX,
 		   "compressed chunk reads back all 10000 samples");
@@ -752,13 +677,13 @@ test_compression(void)
 		struct sample_value z;
 
 		ts[0] = 0;
-		z = rawv(SAMPLE_BYTES, zeros, 83);
+		z = val_raw(SAMPLE_BYTES, zeros, 83);
 		ok(write_chunk(SAMPLE_BYTES, ts, &z, 1, true, &packed) &&
 			   packed.len == 127 &&
 			   memcmp(packed.p, "XMCH", 4) == 0,
 		   "127-byte chunk of zeros with compress: stored plain");
 		buf_free(&packed);
-		z = rawv(SAMPLE_BYTES, zeros, 84);
+		z = val_raw(SAMPLE_BYTES, zeros, 84);
 		ok(write_chunk(SAMPLE_BYTES, ts, &z, 1, true, &packed) &&
 			   packed.len < 128 - 128 / 8 &&
 			   memcmp(packed.p, zmagic, 4) == 0,
@@ -768,7 +693,7 @@ test_compression(void)
 
 	/* One random sample: zstd's frame overhead exceeds any gain. */
 	ts[0] = rnd();
-	v[0] = f64_bits(rnd());
+	v[0] = val_f64_bits(rnd());
 	ok(write_chunk(SAMPLE_F64, ts, v, 1, true, &packed),
 	   "one random f64 with compress: built");
 	ok(packed.len == 48 && memcmp(packed.p, "XMCH", 4) == 0,
@@ -776,7 +701,7 @@ test_compression(void)
 	if (xmch_open(packed.p, packed.len, &c, &err) == XMCH_OK) {
 		xmch_iter_init(&c, &it);
 		ok(!c.compressed && xmch_next(&it, &gts, &got) &&
-			   gts == ts[0] && same_value(&got, &v[0]),
+			   gts == ts[0] && sample_equal(&got, &v[0]),
 		   "opens as plain, the sample intact");
 		xmch_close(&c);
 	} else
@@ -816,21 +741,21 @@ test_timestamps(void)
 
 	/* A step back is refused and leaves the writer as it was. */
 	xmch_writer_init(&w, SAMPLE_F64);
-	v = f64_bits(0x3FF0000000000000ULL); /* 1.0 */
+	v = val_f64_bits(0x3FF0000000000000ULL); /* 1.0 */
 	is_int(xmch_writer_add(&w, 10, &v, &err), XMCH_OK, "add ts 10");
-	v = f64_bits(0x4000000000000000ULL); /* 2.0 */
+	v = val_f64_bits(0x4000000000000000ULL); /* 2.0 */
 	memset(&err, 0, sizeof(err));
 	st = xmch_writer_add(&w, 9, &v, &err);
 	ok(st == XMCH_E_UNORDERED && err.status == XMCH_E_UNORDERED &&
 		   err.msg[0] != '\0',
 	   "add ts 9 after 10: UnorderedTimestamps (%s)", err.msg);
-	v = f64_bits(0x4008000000000000ULL); /* 3.0 */
+	v = val_f64_bits(0x4008000000000000ULL); /* 3.0 */
 	is_int(xmch_writer_add(&w, 10, &v, &err), XMCH_OK,
 	       "add ts 10 again after the refusal");
-	v = f64_bits(0x4010000000000000ULL); /* 4.0 */
+	v = val_f64_bits(0x4010000000000000ULL); /* 4.0 */
 	is_int(xmch_writer_add(&w, UINT64_MAX, &v, &err), XMCH_OK,
 	       "add ts 2^64-1");
-	v = f64_bits(0x4014000000000000ULL); /* 5.0 */
+	v = val_f64_bits(0x4014000000000000ULL); /* 5.0 */
 	is_int(xmch_writer_add(&w, 0, &v, &err), XMCH_E_UNORDERED,
 	       "add ts 0 after 2^64-1: UnorderedTimestamps");
 	buf_init(&out, 0);
@@ -846,9 +771,9 @@ test_timestamps(void)
 		       c.end_ts == UINT64_MAX;
 		xmch_iter_init(&c, &it);
 		for (i = 0; xmch_next(&it, &gts, &got); i++) {
-			v = f64_bits(i < 3 ? wbits[i] : 0);
+			v = val_f64_bits(i < 3 ? wbits[i] : 0);
 			good = good && i < 3 && gts == wts[i] &&
-			       same_value(&got, &v);
+			       sample_equal(&got, &v);
 		}
 		ok(good && i == 3,
 		   "the chunk holds only the accepted samples, in order");
@@ -1127,7 +1052,7 @@ test_reader_errors(void)
 					 "sensor-%zu ok", i % 7);
 
 			t300[i] = 1000 + i * 10;
-			v[i] = rawv(SAMPLE_STRING, text[i], (size_t)n);
+			v[i] = val_raw(SAMPLE_STRING, text[i], (size_t)n);
 		}
 		ok(write_chunk(SAMPLE_STRING, t300, v, 300, true, &z) &&
 			   z.len >= 4 && memcmp(z.p, zmagic, 4) == 0,
@@ -1457,24 +1382,24 @@ test_writer_limits(void)
 	v = i64v(1);
 	is_int(xmch_writer_add(&w, 1, &v, &err), XMCH_E_INVALID_VALUE,
 	       "an i64 value in an f64 writer: InvalidValue");
-	v = f32_bits(0);
+	v = val_f32_bits(0);
 	is_int(xmch_writer_add(&w, 1, &v, &err), XMCH_E_INVALID_VALUE,
 	       "an f32 value in an f64 writer: InvalidValue");
 	xmch_writer_free(&w);
 	xmch_writer_init(&w, SAMPLE_STRING);
-	v = rawv(SAMPLE_BYTES, "x", 1);
+	v = val_raw(SAMPLE_BYTES, "x", 1);
 	is_int(xmch_writer_add(&w, 1, &v, &err), XMCH_E_INVALID_VALUE,
 	       "a bytes value in a string writer: InvalidValue");
 	xmch_writer_free(&w);
 	xmch_writer_init(&w, SAMPLE_F32_ARRAY);
-	v = rawv(SAMPLE_F64_ARRAY, f64a_edges, 1);
+	v = val_raw(SAMPLE_F64_ARRAY, f64a_edges, 1);
 	is_int(xmch_writer_add(&w, 1, &v, &err), XMCH_E_INVALID_VALUE,
 	       "an f64_array value in an f32_array writer: InvalidValue");
 	xmch_writer_free(&w);
 
 	/* A type that is not one of the 13: nothing a reader would refuse. */
 	xmch_writer_init(&w, SAMPLE__MAX);
-	v = rawv(SAMPLE__MAX, "x", 1);
+	v = val_raw(SAMPLE__MAX, "x", 1);
 	st = xmch_writer_add(&w, 1, &v, &err);
 	buf_init(&out, 0);
 	if (st == XMCH_OK)
@@ -1489,16 +1414,16 @@ test_writer_limits(void)
 
 	/* UTF-8, and the writer unchanged after each refusal. */
 	xmch_writer_init(&w, SAMPLE_STRING);
-	v = rawv(SAMPLE_STRING, "\xC3\x28", 2);
+	v = val_raw(SAMPLE_STRING, "\xC3\x28", 2);
 	is_int(xmch_writer_add(&w, 1, &v, &err), XMCH_E_INVALID_UTF8,
 	       "string C3 28: InvalidUtf8");
-	v = rawv(SAMPLE_STRING, "\xED\xA0\x80", 3);
+	v = val_raw(SAMPLE_STRING, "\xED\xA0\x80", 3);
 	is_int(xmch_writer_add(&w, 2, &v, &err), XMCH_E_INVALID_UTF8,
 	       "string ED A0 80 (a surrogate): InvalidUtf8");
-	v = rawv(SAMPLE_STRING, "\xC0\x80", 2);
+	v = val_raw(SAMPLE_STRING, "\xC0\x80", 2);
 	is_int(xmch_writer_add(&w, 3, &v, &err), XMCH_E_INVALID_UTF8,
 	       "string C0 80 (overlong): InvalidUtf8");
-	v = rawv(SAMPLE_STRING, "ok", 2);
+	v = val_raw(SAMPLE_STRING, "ok", 2);
 	is_int(xmch_writer_add(&w, 0, &v, &err), XMCH_OK,
 	       "then a valid string at ts 0 (refusals set no timestamp)");
 	buf_init(&out, 0);
@@ -1512,7 +1437,7 @@ test_writer_limits(void)
 	buf_free(&out);
 	xmch_writer_free(&w);
 	xmch_writer_init(&w, SAMPLE_JSON);
-	v = rawv(SAMPLE_JSON, "\"\xFF\"", 3);
+	v = val_raw(SAMPLE_JSON, "\"\xFF\"", 3);
 	is_int(xmch_writer_add(&w, 1, &v, &err), XMCH_E_INVALID_UTF8,
 	       "json \"FF\": InvalidUtf8");
 	xmch_writer_free(&w);
@@ -1520,7 +1445,7 @@ test_writer_limits(void)
 	/* Fill a bytes chunk with 65535-byte values until refused. */
 	memset(payload, 0xAB, sizeof(payload));
 	xmch_writer_init(&w, SAMPLE_BYTES);
-	v = rawv(SAMPLE_BYTES, payload, sizeof(payload));
+	v = val_raw(SAMPLE_BYTES, payload, sizeof(payload));
 	for (n = 0; n < 2 * (XMCH_MAX_BYTES / per); n++)
 		if ((st = xmch_writer_add(&w, n, &v, &err)) != XMCH_OK)
 			break;
@@ -1533,10 +1458,10 @@ test_writer_limits(void)
 		diag("%zu values of %zu bytes each", n, per);
 	/* What is left fits one value of exactly the remaining size. */
 	rest = XMCH_MAX_BYTES - XMCH_HEADER_SIZE - n * per;
-	v = rawv(SAMPLE_BYTES, payload, rest - 12);
+	v = val_raw(SAMPLE_BYTES, payload, rest - 12);
 	is_int(xmch_writer_add(&w, n, &v, &err), XMCH_OK,
 	       "a value filling the chunk to exactly 64 MiB is taken");
-	tiny = rawv(SAMPLE_BYTES, NULL, 0);
+	tiny = val_raw(SAMPLE_BYTES, NULL, 0);
 	is_int(xmch_writer_add(&w, n, &tiny, &err), XMCH_E_TOO_LARGE,
 	       "then even an empty value is refused");
 	buf_init(&out, 0);
@@ -1569,6 +1494,7 @@ test_writer_limits(void)
 int
 main(void)
 {
+	rnd_seed(0x20240601u);
 	fill_arrays();
 	test_status_names();
 	/* First of the big ones: it measures the peak RSS. */
