@@ -1,9 +1,11 @@
 /*
  * xmhub - command-line tool (DESIGN.md "CLI xmhub").
  *
- * A table maps "GROUP COMMAND" to a handler; each handler reads its
- * input, calls one lib/ function and writes the answer.  Exit status: 0
- * done, 1 the input was refused or could not be read, 2 usage.
+ * A table maps "GROUP [COMMAND]" to a handler of one of two shapes:
+ * filters read their whole input (a file or standard input), call one
+ * lib/ function and write the whole answer; tools take options and do
+ * their own output.  Exit status: 0 done, 1 the input was refused or
+ * the work failed, 2 usage.
  */
 #include "config.h"
 
@@ -13,31 +15,131 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "apikeys.h"
 #include "buf.h"
+#include "conf.h"
+#include "db.h"
+#include "facilities.h"
 #include "jsonform.h"
+#include "migrate.h"
+#include "users.h"
 #include "xmbp.h"
 #include "xmch.h"
 
 /* Input files are read whole; larger ones are refused. */
 #define INPUT_MAX (1UL << 30)
 
+/* XMHUB_SQLDIR, the installed migrations, comes from Makefile.am. */
+
 struct cmd {
-	const char *group, *name, *args;
-	/* Turns the whole input into the whole output; 1 after a message. */
+	const char *group, *name, *args; /* name NULL: one word */
+	/* A filter: turns the whole input into the whole output; 1 after a
+	 * message. */
 	int (*run)(const struct buf *in, struct buf *out);
+	/* A tool: given the arguments after its words; 2 for usage. */
+	int (*tool)(int argc, char *argv[]);
 };
 
 static int cmd_xmbp_decode(const struct buf *, struct buf *);
 static int cmd_xmbp_encode(const struct buf *, struct buf *);
 static int cmd_xmch_dump(const struct buf *, struct buf *);
 static int cmd_xmch_pack(const struct buf *, struct buf *);
+static int cmd_migrate(int, char *[]);
+static int cmd_user_create(int, char *[]);
+static int cmd_facility_create(int, char *[]);
+static int cmd_api_key_create(int, char *[]);
 
 static const struct cmd cmds[] = {
-	{"xmbp", "decode", "[FILE|-]", cmd_xmbp_decode},
-	{"xmbp", "encode", "[FILE|-]", cmd_xmbp_encode},
-	{"xmch", "dump", "FILE|-", cmd_xmch_dump},
-	{"xmch", "pack", "[FILE|-]", cmd_xmch_pack},
+	{"xmbp", "decode", "[FILE|-]", cmd_xmbp_decode, NULL},
+	{"xmbp", "encode", "[FILE|-]", cmd_xmbp_encode, NULL},
+	{"xmch", "dump", "FILE|-", cmd_xmch_dump, NULL},
+	{"xmch", "pack", "[FILE|-]", cmd_xmch_pack, NULL},
+	{"migrate", NULL, "[--dir DIR]", NULL, cmd_migrate},
+	{"user", "create",
+	 "--email E --password P|- --role R [--facility ID] [--name N] "
+	 "[--if-absent]",
+	 NULL, cmd_user_create},
+	{"facility", "create", "--name N --slug S [--description D]", NULL,
+	 cmd_facility_create},
+	{"api-key", "create",
+	 "--facility ID --name N [--scopes upload,ingest] [--expires-at T]",
+	 NULL, cmd_api_key_create},
 };
+
+/* One --option of a tool: a flag, or followed by its value. */
+struct opt {
+	const char *name; /* without the dashes */
+	bool flag;
+	bool required;
+	const char *value; /* the value, or "" for a flag that is set */
+};
+
+/* Fills opts from argv; false (usage) on an unknown, repeated or
+ * incomplete option or a missing required one. */
+static bool
+parse_opts(int argc, char *argv[], struct opt *opts, size_t n)
+{
+	for (int i = 0; i < argc; i++) {
+		size_t k;
+
+		if (strncmp(argv[i], "--", 2) != 0)
+			return false;
+		for (k = 0; k < n && strcmp(argv[i] + 2, opts[k].name) != 0;
+		     k++)
+			continue;
+		if (k == n || opts[k].value != NULL)
+			return false;
+		if (opts[k].flag)
+			opts[k].value = "";
+		else if (i + 1 < argc)
+			opts[k].value = argv[++i];
+		else
+			return false;
+	}
+	for (size_t k = 0; k < n; k++)
+		if (opts[k].required && opts[k].value == NULL)
+			return false;
+	return true;
+}
+
+/* The settings and a database handle, or NULL after a message. */
+static struct db *
+open_db(const char *prog)
+{
+	char detail[512];
+	const char *url;
+	struct db *db;
+
+	if (!conf_init(detail, sizeof(detail))) {
+		fprintf(stderr, "%s: %s\n", prog, detail);
+		return NULL;
+	}
+	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+		fprintf(stderr, "%s: XMHUB_DATABASE_URL is not set\n", prog);
+		return NULL;
+	}
+	if ((db = db_new(url)) == NULL)
+		fprintf(stderr, "%s: out of memory\n", prog);
+	return db;
+}
+
+/* Says why a db_* call failed, in the CLI's words. */
+static int
+db_failed(const char *prog, enum db_status st, const char *what)
+{
+	static const char *const why[] = {
+		[DB_UNAVAILABLE] = "the database is unavailable",
+		[DB_CONFLICT] = "already exists",
+		[DB_FOREIGN_KEY] = "refers to something that does not exist",
+		[DB_INVALID] = "refused as invalid",
+		[DB_ERROR] = "failed (see the log above)",
+	};
+
+	fprintf(stderr, "%s: %s %s\n", prog, what,
+		st < sizeof(why) / sizeof(why[0]) && why[st] ? why[st]
+							     : "failed");
+	return 1;
+}
 
 /* Reads path ("-" or NULL: standard input) into b; prints why not. */
 static int
@@ -135,6 +237,166 @@ cmd_xmch_pack(const struct buf *in, struct buf *out)
 	return 0;
 }
 
+/*
+ * Applies the migrations of --dir, else of XMHUB_SQL_DIR, else the
+ * installed ones, to XMHUB_DATABASE_URL.
+ */
+static int
+cmd_migrate(int argc, char *argv[])
+{
+	struct migrate_result r;
+	const char *dir = NULL, *url;
+	char detail[512];
+
+	if (argc == 2 && strcmp(argv[0], "--dir") == 0)
+		dir = argv[1];
+	else if (argc != 0)
+		return 2;
+	if (!conf_init(detail, sizeof(detail))) {
+		fprintf(stderr, "migrate: %s\n", detail);
+		return 1;
+	}
+	if (dir == NULL)
+		dir = conf_str("XMHUB_SQL_DIR", XMHUB_SQLDIR);
+	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+		fprintf(stderr, "migrate: XMHUB_DATABASE_URL is not set\n");
+		return 1;
+	}
+	if (!migrate_apply(url, dir, stdout, &r))
+		return 1;
+	printf("migrate: up to date (%u migration%s, %u applied now)\n",
+	       r.files, r.files == 1 ? "" : "s", r.applied);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/*
+ * A password given as "-" is read from standard input (one line), so
+ * that it need not appear in the process list.
+ */
+static const char *
+read_password(const char *given, char *buf, size_t len)
+{
+	size_t n;
+
+	if (strcmp(given, "-") != 0)
+		return given;
+	if (fgets(buf, (int)len, stdin) == NULL)
+		return NULL;
+	n = strcspn(buf, "\r\n");
+	buf[n] = '\0';
+	return buf;
+}
+
+static int
+cmd_user_create(int argc, char *argv[])
+{
+	struct opt o[] = {
+		{"email", false, true, NULL}, {"password", false, true, NULL},
+		{"role", false, true, NULL},  {"facility", false, false, NULL},
+		{"name", false, false, NULL}, {"if-absent", true, false, NULL},
+	};
+	char id[AUTH_UUID_LEN + 1], pwbuf[AUTH_PASSWORD_MAX + 2];
+	const char *password;
+	enum auth_role role;
+	enum db_status st;
+	struct db *db;
+	int rc = 1;
+
+	if (!parse_opts(argc, argv, o, sizeof(o) / sizeof(o[0])))
+		return 2;
+	if (!auth_role_from_name(o[2].value, &role)) {
+		fprintf(stderr, "user: --role must be user, facility_admin or "
+				"super_admin\n");
+		return 1;
+	}
+	if ((password = read_password(o[1].value, pwbuf, sizeof(pwbuf))) ==
+	    NULL) {
+		fprintf(stderr, "user: no password on standard input\n");
+		return 1;
+	}
+	if ((db = open_db("user")) == NULL)
+		return 1;
+	st = users_create(db, o[0].value, password, o[4].value, role,
+			  o[3].value, id);
+	if (st == DB_OK) {
+		printf("{\"id\":\"%s\",\"created\":true}\n", id);
+		rc = 0;
+	} else if (st == DB_CONFLICT && o[5].value != NULL) {
+		printf("{\"id\":null,\"created\":false}\n");
+		rc = 0;
+	} else
+		rc = db_failed("user", st, o[0].value);
+	db_free(db);
+	return rc == 0 && fflush(stdout) != 0 ? 1 : rc;
+}
+
+static int
+cmd_facility_create(int argc, char *argv[])
+{
+	struct opt o[] = {
+		{"name", false, true, NULL},
+		{"slug", false, true, NULL},
+		{"description", false, false, NULL},
+	};
+	char id[AUTH_UUID_LEN + 1];
+	enum db_status st;
+	struct db *db;
+	int rc;
+
+	if (!parse_opts(argc, argv, o, sizeof(o) / sizeof(o[0])))
+		return 2;
+	if ((db = open_db("facility")) == NULL)
+		return 1;
+	st = facilities_create(db, o[0].value, o[1].value, o[2].value, id);
+	if (st == DB_OK) {
+		printf("{\"id\":\"%s\"}\n", id);
+		rc = fflush(stdout) == 0 ? 0 : 1;
+	} else
+		rc = db_failed("facility", st, o[1].value);
+	db_free(db);
+	return rc;
+}
+
+static int
+cmd_api_key_create(int argc, char *argv[])
+{
+	struct opt o[] = {
+		{"facility", false, true, NULL},
+		{"name", false, true, NULL},
+		{"scopes", false, false, NULL},
+		{"expires-at", false, false, NULL},
+	};
+	char key[AUTH_KEY_LEN];
+	unsigned mask = APIKEYS_SCOPE_ALL;
+	PGresult *res = NULL;
+	enum db_status st;
+	struct db *db;
+	int rc;
+
+	if (!parse_opts(argc, argv, o, sizeof(o) / sizeof(o[0])))
+		return 2;
+	if (o[2].value != NULL && !apikeys_scopes_parse(o[2].value, &mask)) {
+		fprintf(stderr, "api-key: --scopes is a comma-separated list "
+				"of upload and ingest\n");
+		return 1;
+	}
+	if ((db = open_db("api-key")) == NULL)
+		return 1;
+	st = apikeys_create(db, o[0].value, o[1].value, mask, o[3].value, NULL,
+			    key, &res);
+	if (st == DB_OK) {
+		/* The only time the key is shown. */
+		printf("{\"id\":\"%s\",\"key_prefix\":\"%s\",\"key\":\"%s\"}\n",
+		       PQgetvalue(res, 0, PQfnumber(res, "id")),
+		       PQgetvalue(res, 0, PQfnumber(res, "key_prefix")), key);
+		rc = fflush(stdout) == 0 ? 0 : 1;
+	} else
+		rc = db_failed("api-key", st, o[1].value);
+	PQclear(res);
+	db_free(db);
+	return rc;
+}
+
 /* Reads the input, runs the command, writes its output. */
 static int
 run(const struct cmd *c, const char *path)
@@ -157,8 +419,9 @@ usage(FILE *f)
 {
 	fprintf(f, "usage:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  xmhub %s %s %s\n", cmds[i].group, cmds[i].name,
-			cmds[i].args);
+		fprintf(f, "  xmhub %s%s%s %s\n", cmds[i].group,
+			cmds[i].name ? " " : "",
+			cmds[i].name ? cmds[i].name : "", cmds[i].args);
 }
 
 int
@@ -169,12 +432,22 @@ main(int argc, char *argv[])
 		usage(stdout);
 		return 0;
 	}
-	if (argc == 3 || argc == 4)
-		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-			if (strcmp(argv[1], cmds[i].group) == 0 &&
-			    strcmp(argv[2], cmds[i].name) == 0)
-				return run(&cmds[i],
-					   argc == 4 ? argv[3] : NULL);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const struct cmd *c = &cmds[i];
+		int words = c->name != NULL ? 2 : 1, rest = argc - 1 - words,
+		    rc = 2;
+
+		if (rest < 0 || strcmp(argv[1], c->group) != 0 ||
+		    (c->name != NULL && strcmp(argv[2], c->name) != 0))
+			continue;
+		if (c->tool != NULL)
+			rc = c->tool(rest, argv + 1 + words);
+		else if (rest <= 1)
+			rc = run(c, rest == 1 ? argv[1 + words] : NULL);
+		if (rc != 2)
+			return rc;
+		break;
+	}
 	usage(stderr);
 	return 2;
 }

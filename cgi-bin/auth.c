@@ -1,0 +1,21 @@
+/*
+ * auth - FastCGI program for /api/auth (login, refresh, me).
+ */
+#include "config.h"
+
+#include "app.h"
+#include "login.h"
+
+static const struct route routes[] = {
+	{"POST", "/api/auth/login", ROUTE_PUBLIC, 0, NULL, login_login},
+	{"POST", "/api/auth/refresh", ROUTE_PUBLIC, 0, NULL, login_refresh},
+	{"GET", "/api/auth/me", ROUTE_JWT, ROLE_USER, NULL, login_me},
+};
+
+int
+main(void)
+{
+	if (!login_init("auth"))
+		return 1;
+	return app_main("auth", routes, sizeof(routes) / sizeof(routes[0]));
+}

@@ -1,0 +1,24 @@
+/*
+ * facilities - FastCGI program for /api/v1/facilities (super_admin).
+ */
+#include "config.h"
+
+#include "app.h"
+#include "facilities.h"
+
+#define SA ROUTE_JWT, ROLE_SUPER_ADMIN, NULL
+
+static const struct route routes[] = {
+	{"GET", "/api/v1/facilities", SA, facilities_list},
+	{"POST", "/api/v1/facilities", SA, facilities_post},
+	{"GET", "/api/v1/facilities/{id}", SA, facilities_get},
+	{"PATCH", "/api/v1/facilities/{id}", SA, facilities_patch},
+	{"DELETE", "/api/v1/facilities/{id}", SA, facilities_delete},
+};
+
+int
+main(void)
+{
+	return app_main("facilities", routes,
+			sizeof(routes) / sizeof(routes[0]));
+}

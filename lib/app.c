@@ -1,0 +1,143 @@
+/*
+ * app.c - the FastCGI application every cgi-bin program runs.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "apikeys.h"
+#include "app.h"
+#include "conf.h"
+
+void
+app_db_error(struct app_ctx *ctx, enum db_status status)
+{
+	if (status == DB_UNAVAILABLE)
+		http_error(ctx->resp, 503, "the database is unavailable");
+	else
+		http_error(ctx->resp, 500, "internal error");
+}
+
+/* Checks the bearer token; false with 401 or 403 in the answer. */
+static bool
+authenticate_jwt(struct app_ctx *ctx, const struct route *r)
+{
+	const char *h = ctx->req->authorization;
+	struct auth_claims c;
+
+	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0 || h[7] == '\0') {
+		http_error(ctx->resp, 401, "a bearer token is required");
+		return false;
+	}
+	switch (auth_jwt_verify(ctx->jwt_secret, h + 7, "access", &c)) {
+	case AUTH_JWT_OK:
+		break;
+	case AUTH_JWT_EXPIRED:
+		http_error(ctx->resp, 401, "the access token has expired");
+		return false;
+	default:
+		http_error(ctx->resp, 401, "invalid access token");
+		return false;
+	}
+	if ((int)c.role < r->min_role) {
+		http_error(ctx->resp, 403, "insufficient role");
+		return false;
+	}
+	ctx->who.kind = ROUTE_JWT;
+	ctx->who.role = c.role;
+	snprintf(ctx->who.user_id, sizeof(ctx->who.user_id), "%s", c.sub);
+	snprintf(ctx->who.facility_id, sizeof(ctx->who.facility_id), "%s",
+		 c.facility_id);
+	return true;
+}
+
+/* Routes, authenticates and runs one request. */
+static void
+dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
+{
+	const struct route *r = NULL;
+	char allow[64];
+
+	switch (route_find(table, n, ctx->req->method, ctx->req->path, &r,
+			   ctx->params, allow, sizeof(allow))) {
+	case ROUTE_FOUND:
+		break;
+	case ROUTE_NO_METHOD:
+		http_header(ctx->resp, "Allow", "%s", allow);
+		http_error(ctx->resp, 405, "method %s not allowed here",
+			   ctx->req->method);
+		return;
+	case ROUTE_BAD_PARAM:
+		http_error(ctx->resp, 400, "the id in the path is not a UUID");
+		return;
+	default:
+		http_error(ctx->resp, 404, "not found");
+		return;
+	}
+	if (r->auth == ROUTE_JWT && !authenticate_jwt(ctx, r))
+		return;
+	if (r->auth == ROUTE_API_KEY && !apikeys_authenticate(ctx, r->scope))
+		return;
+	r->fn(ctx);
+}
+
+int
+app_main(const char *name, const struct route *table, size_t n)
+{
+	FCGX_Request fcgi;
+	struct db *db;
+	char detail[256];
+	const char *secret = NULL, *url;
+	bool need_jwt = false;
+
+	if (!conf_init(detail, sizeof(detail))) {
+		fprintf(stderr, "%s: %s\n", name, detail);
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		need_jwt |= table[i].auth == ROUTE_JWT;
+	/* A JWT program without its secret would accept nothing; say so. */
+	if (need_jwt &&
+	    ((secret = conf_str("XMHUB_JWT_SECRET", NULL)) == NULL ||
+	     strlen(secret) < AUTH_JWT_SECRET_MIN)) {
+		fprintf(stderr,
+			"%s: XMHUB_JWT_SECRET must be set, %d characters "
+			"or more\n",
+			name, AUTH_JWT_SECRET_MIN);
+		return 1;
+	}
+	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+		fprintf(stderr, "%s: XMHUB_DATABASE_URL is not set\n", name);
+		return 1;
+	}
+	if ((db = db_new(url)) == NULL || FCGX_Init() != 0 ||
+	    FCGX_InitRequest(&fcgi, 0, 0) != 0) {
+		fprintf(stderr, "%s: cannot start\n", name);
+		db_free(db);
+		return 1;
+	}
+	while (FCGX_Accept_r(&fcgi) >= 0) {
+		struct http_req req;
+		struct http_resp resp;
+		struct app_ctx ctx;
+
+		memset(&ctx, 0, sizeof(ctx));
+		http_resp_init(&resp);
+		if (http_req_init(&req, &fcgi, &resp)) {
+			ctx.req = &req;
+			ctx.resp = &resp;
+			ctx.db = db;
+			ctx.jwt_secret = secret;
+			ctx.storage_dir = conf_str("XMHUB_STORAGE_DIR", NULL);
+			dispatch(&ctx, table, n);
+		}
+		http_send(&resp, &fcgi);
+		http_req_free(&req);
+		http_resp_free(&resp);
+		FCGX_Finish_r(&fcgi);
+	}
+	db_free(db);
+	return 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * app.h - the FastCGI application every cgi-bin program runs.
+ *
+ * A cgi-bin main is one call: app_main() with its route table.  The
+ * loop reads the settings once, keeps one database handle for the life
+ * of the process, and for each request: parses it (lib/http), finds the
+ * route (lib/route), authenticates the caller as the route asks, calls
+ * the handler with a struct app_ctx, sends the answer and frees
+ * everything the request allocated.
+ */
+#ifndef XMHUB_APP_H
+#define XMHUB_APP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "auth.h"
+#include "db.h"
+#include "http.h"
+#include "route.h"
+
+/* The authenticated caller. */
+struct app_principal {
+	enum route_auth kind; /* ROUTE_PUBLIC when nobody */
+	enum auth_role role;  /* JWT: the user's role; keys: ROLE_USER */
+	char user_id[AUTH_UUID_LEN + 1];     /* JWT */
+	char facility_id[AUTH_UUID_LEN + 1]; /* "" for a super_admin */
+	char key_id[AUTH_UUID_LEN + 1];	     /* API key */
+	char key_name[256];		     /* API key */
+};
+
+/* What a handler gets. */
+struct app_ctx {
+	struct http_req *req;
+	struct http_resp *resp;
+	struct db *db; /* the process's handle; never NULL */
+	char params[ROUTE_MAX_PARAMS][ROUTE_UUID_LEN + 1];
+	struct app_principal who;
+	char facility_filter[AUTH_UUID_LEN + 1]; /* lib/scope's list filter */
+	const char *jwt_secret; /* NULL when the program does no JWT */
+	const char *storage_dir;
+};
+
+/*
+ * Runs the accept loop of program name with the n routes of table.
+ * Returns the exit status: 0 when the web server ends it, 1 when it
+ * cannot start (bad settings: logged to stderr, which lighttpd keeps).
+ */
+int app_main(const char *name, const struct route *table, size_t n);
+
+/* Answers a db_* failure: 503 when the database is unavailable, 500
+ * otherwise (details only in the log). */
+void app_db_error(struct app_ctx *ctx, enum db_status status);
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * db.h - PostgreSQL access through libpq, parameterized queries only.
+ *
+ * There is no function here that takes SQL built at run time from
+ * input: every statement is a constant string with $1..$n parameters
+ * passed as text.  A long-lived process keeps one struct db; when the
+ * server goes away, queries answer DB_UNAVAILABLE (the API's 503) and
+ * the next query after it comes back reconnects, without a restart.
+ */
+#ifndef XMHUB_DB_H
+#define XMHUB_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <libpq-fe.h>
+
+enum db_status {
+	DB_OK = 0,
+	DB_UNAVAILABLE, /* no connection: the caller answers 503 */
+	DB_CONFLICT,	/* unique_violation (23505): the caller's 409 */
+	DB_FOREIGN_KEY, /* foreign_key_violation (23503) */
+	DB_INVALID, /* check/not-null violation or bad text (23xxx, 22xxx) */
+	DB_ERROR    /* anything else: a bug or the server's trouble; 500 */
+};
+
+struct db;
+
+/* A handle for conninfo (a libpq URL or key=value string); NULL on
+ * memory failure.  Connects lazily, on the first query. */
+struct db *db_new(const char *conninfo);
+
+/* Closes the connection and frees the handle; NULL is fine. */
+void db_free(struct db *db);
+
+/*
+ * Runs one statement with nparams text parameters (a NULL entry is SQL
+ * NULL).  On DB_OK *res is the result (tuples or command), to be freed
+ * with PQclear() by the caller; otherwise *res is NULL and the reason is
+ * logged to stderr (never sent to clients).  Reconnects first when the
+ * connection is down; a statement that failed because the connection
+ * broke is not retried (it may have run), except outside a transaction
+ * for statements marked idempotent by the caller through db_query_ro().
+ */
+enum db_status db_query(struct db *db, PGresult **res, const char *sql,
+			int nparams, const char *const *params);
+
+/* As db_query(), for a read-only statement: retried once on reconnect. */
+enum db_status db_query_ro(struct db *db, PGresult **res, const char *sql,
+			   int nparams, const char *const *params);
+
+/* BEGIN, COMMIT, ROLLBACK.  ROLLBACK of a broken connection is DB_OK. */
+enum db_status db_begin(struct db *db);
+enum db_status db_commit(struct db *db);
+enum db_status db_rollback(struct db *db);
+
+/* True when the server answers a trivial query now (readiness). */
+bool db_ping(struct db *db);
+
+/* The SQLSTATE-derived status of a failed result (for tests, logging). */
+enum db_status db_status_of(const PGresult *res);
+
+#endif

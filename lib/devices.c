@@ -1,0 +1,190 @@
+/*
+ * devices.c - device registration.
+ */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "dbjson.h"
+#include "devices.h"
+#include "scope.h"
+#include "valid.h"
+
+#define COLUMNS                                                                \
+	"id, facility_id, device_uid, name, hardware_version, "                \
+	"firmware_version, is_active, last_seen_at, created_at"
+
+static const char list_sql[] =
+	"SELECT " COLUMNS " FROM devices "
+	"WHERE $1::uuid IS NULL OR facility_id = $1::uuid "
+	"ORDER BY created_at, id";
+
+void
+devices_list(struct app_ctx *ctx)
+{
+	scope_list_rows(ctx, list_sql);
+}
+
+enum { P_UID, P_NAME, P_HW, P_FW, P_FACILITY, NPOST };
+
+static const struct valid_field post_fields[NPOST] = {
+	[P_UID] = {"device_uid", VALID_INT, true, false, 0, 4294967295LL},
+	[P_NAME] = {"name", VALID_STRING, true, false, 1, DEVICES_NAME_MAX},
+	[P_HW] = {"hardware_version", VALID_STRING, false, true, 0,
+		  DEVICES_VERSION_MAX},
+	[P_FW] = {"firmware_version", VALID_STRING, false, true, 0,
+		  DEVICES_VERSION_MAX},
+	[P_FACILITY] = {"facility_id", VALID_UUID, false, true, 0, 0},
+};
+
+static const char insert_sql[] =
+	"INSERT INTO devices (facility_id, device_uid, name, "
+	"hardware_version, firmware_version) "
+	"VALUES ($1::uuid, $2::bigint, $3::text, $4::text, $5::text) "
+	"RETURNING " COLUMNS;
+
+/* The text of an optional string field: NULL when absent or null. */
+static const char *
+opt_str(const struct valid_value *v)
+{
+	return v->present && !v->is_null ? v->str : NULL;
+}
+
+void
+devices_post(struct app_ctx *ctx)
+{
+	struct valid_value v[NPOST];
+	const char *params[5];
+	char uid[24];
+	PGresult *res = NULL;
+	json_object *body;
+	enum db_status st;
+
+	if ((body = http_json_body(ctx->req, HTTP_JSON_LIMIT, ctx->resp)) ==
+	    NULL)
+		return;
+	if (!valid_body(body, post_fields, NPOST, v, ctx->resp) ||
+	    !scope_create(ctx, &v[P_FACILITY], &params[0]))
+		goto out;
+	snprintf(uid, sizeof(uid), "%lld", v[P_UID].num);
+	params[1] = uid;
+	params[2] = v[P_NAME].str;
+	params[3] = opt_str(&v[P_HW]);
+	params[4] = opt_str(&v[P_FW]);
+	switch ((st = db_query(ctx->db, &res, insert_sql, 5, params))) {
+	case DB_OK:
+		http_json(ctx->resp, 201, dbjson_row(res, 0));
+		break;
+	case DB_CONFLICT:
+		http_error(ctx->resp, 409,
+			   "device_uid %s is already registered in this "
+			   "facility",
+			   uid);
+		break;
+	case DB_FOREIGN_KEY:
+		http_error(ctx->resp, 400, "facility_id names no facility");
+		break;
+	default:
+		app_db_error(ctx, st);
+		break;
+	}
+out:
+	PQclear(res);
+	json_object_put(body);
+}
+
+static const char get_sql[] =
+	"SELECT " COLUMNS " FROM devices WHERE id = $1::uuid";
+
+/*
+ * Fetches device {id} and checks the caller may see it: the row in *res
+ * (facility_id is column 1), or false with 404 or 403 (or a database
+ * error) in the answer.
+ */
+static bool
+fetch(struct app_ctx *ctx, PGresult **res)
+{
+	const char *params[1] = {ctx->params[0]};
+	enum db_status st;
+
+	*res = NULL;
+	if ((st = db_query_ro(ctx->db, res, get_sql, 1, params)) != DB_OK) {
+		app_db_error(ctx, st);
+		return false;
+	}
+	if (PQntuples(*res) == 0) {
+		http_error(ctx->resp, 404, "device not found");
+	} else if (scope_check(ctx, PQgetvalue(*res, 0, 1)))
+		return true;
+	PQclear(*res);
+	*res = NULL;
+	return false;
+}
+
+void
+devices_get(struct app_ctx *ctx)
+{
+	PGresult *res;
+
+	if (!fetch(ctx, &res))
+		return;
+	http_json(ctx->resp, 200, dbjson_row(res, 0));
+	PQclear(res);
+}
+
+enum { U_NAME, U_HW, U_FW, U_ACTIVE, NPATCH };
+
+static const struct valid_field patch_fields[NPATCH] = {
+	[U_NAME] = {"name", VALID_STRING, false, false, 1, DEVICES_NAME_MAX},
+	[U_HW] = {"hardware_version", VALID_STRING, false, true, 0,
+		  DEVICES_VERSION_MAX},
+	[U_FW] = {"firmware_version", VALID_STRING, false, true, 0,
+		  DEVICES_VERSION_MAX},
+	[U_ACTIVE] = {"is_active", VALID_BOOL, false, false, 0, 0},
+};
+
+/* Fields not given keep their values; the versions may be set to null. */
+static const char update_sql[] =
+	"UPDATE devices SET name = COALESCE($2::text, name), "
+	"hardware_version = CASE WHEN $3::boolean THEN $4::text "
+	"ELSE hardware_version END, "
+	"firmware_version = CASE WHEN $5::boolean THEN $6::text "
+	"ELSE firmware_version END, "
+	"is_active = COALESCE($7::boolean, is_active) "
+	"WHERE id = $1::uuid RETURNING " COLUMNS;
+
+void
+devices_patch(struct app_ctx *ctx)
+{
+	struct valid_value v[NPATCH];
+	const char *params[7];
+	PGresult *res = NULL;
+	json_object *body;
+	enum db_status st;
+
+	if ((body = http_json_body(ctx->req, HTTP_JSON_LIMIT, ctx->resp)) ==
+	    NULL)
+		return;
+	if (!valid_body(body, patch_fields, NPATCH, v, ctx->resp) ||
+	    !fetch(ctx, &res))
+		goto out;
+	PQclear(res);
+	res = NULL;
+	params[0] = ctx->params[0];
+	params[1] = opt_str(&v[U_NAME]);
+	params[2] = v[U_HW].present ? "true" : "false";
+	params[3] = opt_str(&v[U_HW]);
+	params[4] = v[U_FW].present ? "true" : "false";
+	params[5] = opt_str(&v[U_FW]);
+	params[6] =
+		v[U_ACTIVE].present ? (v[U_ACTIVE].b ? "true" : "false") : NULL;
+	if ((st = db_query(ctx->db, &res, update_sql, 7, params)) != DB_OK)
+		app_db_error(ctx, st);
+	else if (PQntuples(res) == 0)
+		http_error(ctx->resp, 404, "device not found");
+	else
+		http_json(ctx->resp, 200, dbjson_row(res, 0));
+out:
+	PQclear(res);
+	json_object_put(body);
+}

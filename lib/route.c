@@ -1,0 +1,94 @@
+/*
+ * route.c - table-driven dispatch inside one FastCGI program.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "route.h"
+
+bool
+route_is_uuid(const char *s, size_t len)
+{
+	if (len != ROUTE_UUID_LEN)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (c != '-')
+				return false;
+		} else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+			     (c >= 'A' && c <= 'F')))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Matches path against pattern: ROUTE_FOUND, ROUTE_NO_PATH, or
+ * ROUTE_BAD_PARAM when only a {id} segment fails to be a UUID.
+ */
+static enum route_match
+match(const char *pattern, const char *path,
+      char params[ROUTE_MAX_PARAMS][ROUTE_UUID_LEN + 1])
+{
+	size_t np = 0;
+	bool bad = false;
+
+	while (*pattern != '\0' && *path != '\0') {
+		size_t pl = strcspn(pattern + 1, "/") + 1;
+		size_t sl = strcspn(path + 1, "/") + 1;
+
+		if (*pattern != '/' || *path != '/')
+			return ROUTE_NO_PATH;
+		if (pl == 5 && memcmp(pattern, "/{id}", 5) == 0) {
+			if (np == ROUTE_MAX_PARAMS || sl == 1)
+				return ROUTE_NO_PATH;
+			if (!route_is_uuid(path + 1, sl - 1))
+				bad = true;
+			else
+				snprintf(params[np++], ROUTE_UUID_LEN + 1,
+					 "%.*s", (int)(sl - 1), path + 1);
+		} else if (pl != sl || memcmp(pattern, path, pl) != 0)
+			return ROUTE_NO_PATH;
+		pattern += pl;
+		path += sl;
+	}
+	if (*pattern != '\0' || *path != '\0')
+		return ROUTE_NO_PATH;
+	return bad ? ROUTE_BAD_PARAM : ROUTE_FOUND;
+}
+
+enum route_match
+route_find(const struct route *table, size_t n, const char *method,
+	   const char *path, const struct route **found,
+	   char params[ROUTE_MAX_PARAMS][ROUTE_UUID_LEN + 1], char *allow,
+	   size_t allow_len)
+{
+	enum route_match best = ROUTE_NO_PATH, m;
+	size_t used = 0;
+
+	if (allow_len > 0)
+		allow[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if ((m = match(table[i].pattern, path, params)) ==
+		    ROUTE_NO_PATH)
+			continue;
+		if (m == ROUTE_BAD_PARAM) {
+			best = best == ROUTE_NO_METHOD ? best : m;
+			continue;
+		}
+		if (strcmp(table[i].method, method) == 0) {
+			*found = &table[i];
+			return ROUTE_FOUND;
+		}
+		best = ROUTE_NO_METHOD;
+		if (used < allow_len)
+			used += (size_t)snprintf(allow + used, allow_len - used,
+						 "%s%s", used ? ", " : "",
+						 table[i].method);
+	}
+	return best;
+}

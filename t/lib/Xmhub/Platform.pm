@@ -1,0 +1,143 @@
+package Xmhub::Platform;
+
+# Helpers for the end-to-end tests of the platform API (api keys,
+# devices, tags, isolation): a stack of Xmhub::Stack, facilities and
+# users made with SQL on its database, access tokens signed with its JWT
+# secret (so these tests do not depend on the login endpoint), and
+# requests answered as (status, decoded JSON body, raw response).
+#
+#   my $p = Xmhub::Platform->start;
+#   my $fac = $p->facility('a');               # id
+#   my $admin = $p->user('facility_admin', $fac);
+#   my $t = $p->token($admin);
+#   my ($st, $body, $res) = $p->req(POST => '/api/v1/tags',
+#       token => $t, json => {name => 'x'});
+#
+# Core modules only.
+
+use strict;
+use warnings;
+use Digest::SHA qw(hmac_sha256);
+use Exporter 'import';
+use HTTP::Tiny;
+use JSON::PP;
+use MIME::Base64 qw(encode_base64url);
+use Xmhub::Stack;
+
+our @EXPORT_OK = qw(iso keys_of);
+
+my $json = JSON::PP->new->utf8->canonical->allow_nonref;
+
+sub start {
+	my ($class) = @_;
+	my $stack = Xmhub::Stack->start;
+	return bless {
+		stack => $stack,
+		http => HTTP::Tiny->new(timeout => 30, keep_alive => 0),
+		secret => $stack->setting('XMHUB_JWT_SECRET'),
+		n => 0,
+	}, $class;
+}
+
+sub stack { return $_[0]{stack} }
+
+# sql($sql): runs $sql on the stack's database and returns its output
+# without the final newline; dies on failure.
+sub sql {
+	my ($self, $sql) = @_;
+	my ($st, $out, $err) = $self->{stack}->psql($sql);
+	die "psql failed ($st): $err\n$sql\n" if $st != 0;
+	chomp $out;
+	return $out;
+}
+
+# A quoted SQL string literal.
+sub lit {
+	my ($s) = @_;
+	return 'NULL' unless defined $s;
+	$s =~ s/'/''/g;
+	return "'$s'";
+}
+
+sub uniq { my ($self) = @_; return "$$-" . ++$self->{n} }
+
+# facility($name): a new active facility; its id.
+sub facility {
+	my ($self, $name) = @_;
+	my $slug = lc("$name-" . $self->uniq);
+	$slug =~ s/[^a-z0-9]+/-/g;
+	return $self->sql('INSERT INTO facilities (name, slug) VALUES ('
+		    . lit($name) . ', ' . lit($slug) . ') RETURNING id');
+}
+
+# user($role, $facility_id): a new user (its password hash is a dummy:
+# tests sign their own tokens); a hash of id, role, facility_id.
+sub user {
+	my ($self, $role, $facility) = @_;
+	my $email = "$role-" . $self->uniq . '@example.org';
+	my $id = $self->sql('INSERT INTO users (facility_id, email, '
+		    . 'password_hash, display_name, role) VALUES ('
+		    . lit($facility) . ', ' . lit($email) . ", 'x', "
+		    . lit("Test $role") . ', ' . lit($role) . ') RETURNING id');
+	return {id => $id, role => $role, facility_id => $facility};
+}
+
+# token($user, $ttl): an HS256 access token for $user, as login makes
+# them (doc/auth.md), valid for $ttl seconds (default 900).
+sub token {
+	my ($self, $user, $ttl) = @_;
+	my $now = time;
+	my $header = encode_base64url($json->encode({alg => 'HS256',
+		typ => 'JWT'}));
+	my $claims = encode_base64url($json->encode({
+		sub => $user->{id},
+		role => $user->{role},
+		facility_id => $user->{facility_id} // '',
+		type => 'access',
+		iat => $now,
+		exp => $now + ($ttl // 900),
+	}));
+	my $sig = encode_base64url(hmac_sha256("$header.$claims",
+		$self->{secret}));
+	return "$header.$claims.$sig";
+}
+
+# req($method, $path, %opt): one request.  Options: token (bearer), key
+# (X-Api-Key), json (a Perl value sent as JSON), body (raw bytes),
+# headers (a hash).  Returns (status, decoded JSON body or undef, the
+# HTTP::Tiny response).
+sub req {
+	my ($self, $method, $path, %opt) = @_;
+	my %h = %{$opt{headers} // {}};
+	$h{Authorization} = "Bearer $opt{token}" if defined $opt{token};
+	$h{'X-Api-Key'} = $opt{key} if defined $opt{key};
+	my %args = (headers => \%h);
+	if (exists $opt{json}) {
+		$args{content} = $json->encode($opt{json});
+		$h{'Content-Type'} //= 'application/json';
+	} elsif (defined $opt{body}) {
+		$args{content} = $opt{body};
+		$h{'Content-Type'} //= 'application/json';
+	}
+	my $res = $self->{http}->request($method, $self->{stack}->url($path),
+		\%args);
+	my $body;
+	if (length($res->{content} // '')
+	    && ($res->{headers}{'content-type'} // '') =~ m{^application/json}) {
+		$body = eval { $json->decode($res->{content}) };
+	}
+	return ($res->{status}, $body, $res);
+}
+
+# ISO 8601 UTC of the epoch second $t.
+sub iso {
+	my ($t) = @_;
+	my @g = gmtime($t);
+	return sprintf('%04d-%02d-%02dT%02d:%02d:%02dZ', $g[5] + 1900,
+		$g[4] + 1, @g[3, 2, 1, 0]);
+}
+
+# The sorted keys of a hash, joined by commas (for shape checks).
+sub keys_of { return join ',', sort keys %{$_[0] // {}} }
+
+1;
