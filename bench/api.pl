@@ -82,6 +82,7 @@ sub wrk {
 
 my @cases = (
 	['static file (lighttpd)', '/static.json'],
+	['GET /api/health (FastCGI, no auth, no database)', '/api/health'],
 	['GET /api/auth/me (JWT)', '/api/auth/me', "Authorization: Bearer $token"],
 	['GET /api/v1/devices (JWT, 20 rows)', '/api/v1/devices',
 		"Authorization: Bearer $token"],
