@@ -39,6 +39,16 @@ is($st, 405, 'POST is 405');
 is($r->{headers}{allow}, 'GET', 'Allow: GET');
 ok(defined $b && $b->{detail}, '405 has a detail');
 
+# Errors lighttpd answers itself have the API's shape too.
+for my $c (['/no/such/path', 404], ['/api/health?x=%00', 400]) {
+	my ($path, $want) = @$c;
+	($st, $b, $r) = call($path);
+	is($st, $want, "$path: $want from lighttpd");
+	ok(defined $b && $b->{detail}, "$path: a JSON detail");
+	like($r->{headers}{'content-type'} // '', qr{^application/json},
+	     "$path: JSON content type");
+}
+
 # The database goes away while lighttpd and the programs keep running.
 $s->stop_db;
 ($st, $b) = call('/api/health/ready');
