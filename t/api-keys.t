@@ -5,7 +5,7 @@ use strict;
 use warnings;
 use Digest::SHA qw(sha256_hex);
 use Test::More;
-use Xmhub::Platform qw(iso keys_of);
+use Xmhub::Platform qw(iso keys_of is_error);
 
 my $p = Xmhub::Platform->start;
 my $fac = $p->facility('Keys A');
@@ -20,17 +20,6 @@ my $ts = $p->token($super);
 my $CREATED = 'created_at,expires_at,facility_id,id,key,key_prefix,name,scopes';
 my $LISTED = 'created_at,created_by,expires_at,facility_id,id,is_active,'
     . 'key_prefix,last_used_at,name,scopes';
-
-# is_error($status, $body, $want, $name): the status and a {"detail"} body.
-sub is_error {
-	# (status, body, [response,] wanted status, name)
-	my ($st, $body, $want, $name) = (@_[0, 1], @_[-2, -1]);
-	is($st, $want, "$name: $want");
-	ok(ref $body eq 'HASH' && defined $body->{detail}
-	    && !ref $body->{detail} && length $body->{detail},
-	    "$name: {\"detail\": ...}")
-	    or diag explain $body;
-}
 
 sub create {
 	my ($token, $body) = @_;

@@ -4,7 +4,7 @@
 use strict;
 use warnings;
 use Test::More;
-use Xmhub::Platform qw(keys_of);
+use Xmhub::Platform qw(keys_of is_error);
 
 my $p = Xmhub::Platform->start;
 my $fac = $p->facility('Tags A');
@@ -18,16 +18,6 @@ my $ts = $p->token($super);
 
 my $TAG = 'color,created_at,facility_id,id,name';
 my $NOBODY = '00000000-0000-4000-8000-000000000000';
-
-sub is_error {
-	# (status, body, [response,] wanted status, name)
-	my ($st, $body, $want, $name) = (@_[0, 1], @_[-2, -1]);
-	is($st, $want, "$name: $want");
-	ok(ref $body eq 'HASH' && defined $body->{detail}
-	    && !ref $body->{detail} && length $body->{detail},
-	    "$name: {\"detail\": ...}")
-	    or diag explain $body;
-}
 
 sub post {
 	my ($token, $body) = @_;

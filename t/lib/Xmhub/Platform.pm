@@ -21,10 +21,11 @@ use Digest::SHA qw(hmac_sha256);
 use Exporter 'import';
 use HTTP::Tiny;
 use JSON::PP;
+use Test::More;
 use MIME::Base64 qw(encode_base64url);
 use Xmhub::Stack;
 
-our @EXPORT_OK = qw(iso keys_of);
+our @EXPORT_OK = qw(iso keys_of is_error);
 
 my $json = JSON::PP->new->utf8->canonical->allow_nonref;
 
@@ -139,5 +140,16 @@ sub iso {
 
 # The sorted keys of a hash, joined by commas (for shape checks).
 sub keys_of { return join ',', sort keys %{$_[0] // {}} }
+
+# is_error($status, $body, [$response,] $want, $name): the status and a
+# {"detail": "..."} body, as every error answer of the API has.
+sub is_error {
+	my ($st, $body, $want, $name) = (@_[0, 1], @_[-2, -1]);
+	is($st, $want, "$name: $want");
+	ok(ref $body eq 'HASH' && defined $body->{detail}
+	    && !ref $body->{detail} && length $body->{detail},
+	    "$name: {\"detail\": ...}")
+	    or diag explain $body;
+}
 
 1;
