@@ -128,15 +128,20 @@ apikeys_create(struct db *db, const char *facility_id, const char *name,
 
 /*
  * A usable key (active, not expired, of an active facility) that has the
- * scope ($2 NULL: any): marked used and returned.
+ * scope ($2 NULL: any), returned.  last_used_at is kept to the minute: it
+ * is written only when unset or older, so a device's steady traffic does
+ * not cost a write (and a WAL flush) per request.
  */
 static const char use_sql[] =
-	"UPDATE api_keys k SET last_used_at = now() FROM facilities f "
+	"WITH k AS (SELECT k.id, k.facility_id, k.name, k.last_used_at "
+	"FROM api_keys k JOIN facilities f ON f.id = k.facility_id "
 	"WHERE k.key_hash = $1 AND k.is_active "
-	"AND (k.expires_at IS NULL OR k.expires_at > now()) "
-	"AND f.id = k.facility_id AND f.is_active "
-	"AND ($2::text IS NULL OR $2::text = ANY (k.scopes)) "
-	"RETURNING k.id, k.facility_id, k.name";
+	"AND (k.expires_at IS NULL OR k.expires_at > now()) AND f.is_active "
+	"AND ($2::text IS NULL OR $2::text = ANY (k.scopes))), "
+	"u AS (UPDATE api_keys SET last_used_at = now() WHERE id IN "
+	"(SELECT id FROM k WHERE last_used_at IS NULL "
+	"OR last_used_at < now() - interval '60 seconds')) "
+	"SELECT id, facility_id, name FROM k";
 
 /* Whether a usable key exists, whatever its scopes (403 versus 401). */
 static const char usable_sql[] =

@@ -12,9 +12,14 @@
 /* Seconds to wait for a server that does not answer a connection. */
 #define CONNECT_TIMEOUT "5"
 
+/* Statements prepared on one connection; more are run unprepared. */
+#define DB_STMT_MAX 64
+
 struct db {
 	char *conninfo;
 	PGconn *conn;
+	char *stmt[DB_STMT_MAX]; /* SQL of prepared statement "xmN" */
+	int nstmt;
 	bool in_tx; /* between db_begin() and db_commit()/db_rollback() */
 	bool down;  /* the last connection attempt failed (logged once) */
 };
@@ -48,6 +53,15 @@ notice(void *arg, const char *msg)
 	log_msg("server", msg);
 }
 
+/* A new connection has none of the old one's prepared statements. */
+static void
+forget_statements(struct db *db)
+{
+	for (int i = 0; i < db->nstmt; i++)
+		free(db->stmt[i]);
+	db->nstmt = 0;
+}
+
 struct db *
 db_new(const char *conninfo)
 {
@@ -68,6 +82,7 @@ db_free(struct db *db)
 	if (db == NULL)
 		return;
 	PQfinish(db->conn);
+	forget_statements(db);
 	free(db->conninfo);
 	free(db);
 }
@@ -118,6 +133,7 @@ connected(struct db *db)
 	if (db->down)
 		fprintf(stderr, "db: connected again\n");
 	db->down = false;
+	forget_statements(db);
 	PQsetNoticeProcessor(db->conn, notice, NULL);
 	return true;
 }
@@ -165,6 +181,40 @@ log_result(const PGresult *res)
 		msg != NULL ? msg : PQresultErrorMessage(res));
 }
 
+/*
+ * Runs sql as a statement prepared once per connection: the server then
+ * parses and plans it once, not on every request.  Statements are the
+ * program's constant strings, so the cache stays small; past
+ * DB_STMT_MAX (or without memory) a statement runs unprepared.
+ */
+static PGresult *
+exec(struct db *db, const char *sql, int nparams, const char *const *params)
+{
+	char name[16];
+	PGresult *r;
+	int i;
+
+	for (i = 0; i < db->nstmt; i++)
+		if (db->stmt[i] == sql || strcmp(db->stmt[i], sql) == 0)
+			break;
+	if (i == db->nstmt) {
+		if (db->nstmt == DB_STMT_MAX)
+			return PQexecParams(db->conn, sql, nparams, NULL,
+					    params, NULL, NULL, 0);
+		snprintf(name, sizeof(name), "xm%d", i);
+		r = PQprepare(db->conn, name, sql, nparams, NULL);
+		if (db_status_of(r) != DB_OK)
+			return r;
+		PQclear(r);
+		if ((db->stmt[i] = strdup(sql)) == NULL)
+			return PQexecParams(db->conn, sql, nparams, NULL,
+					    params, NULL, NULL, 0);
+		db->nstmt++;
+	}
+	snprintf(name, sizeof(name), "xm%d", i);
+	return PQexecPrepared(db->conn, name, nparams, params, NULL, NULL, 0);
+}
+
 /* db_query() and db_query_ro(); retry: once after a lost connection. */
 static enum db_status
 query(struct db *db, PGresult **res, const char *sql, int nparams,
@@ -176,7 +226,7 @@ query(struct db *db, PGresult **res, const char *sql, int nparams,
 	*res = NULL;
 	if (!connected(db))
 		return DB_UNAVAILABLE;
-	r = PQexecParams(db->conn, sql, nparams, NULL, params, NULL, NULL, 0);
+	r = exec(db, sql, nparams, params);
 	if ((st = db_status_of(r)) == DB_OK) {
 		*res = r;
 		return DB_OK;
