@@ -269,11 +269,10 @@ apikeys_post(struct app_ctx *ctx)
 	enum db_status st;
 	unsigned mask;
 
-	if ((body = http_json_body(ctx->req, HTTP_JSON_LIMIT, ctx->resp)) ==
-	    NULL)
+	if ((body = valid_json_body(ctx->req, post_fields, NFIELDS, v,
+				    ctx->resp)) == NULL)
 		return;
-	if (!valid_body(body, post_fields, NFIELDS, v, ctx->resp) ||
-	    !body_scopes(ctx, &v[F_SCOPES], &mask) ||
+	if (!body_scopes(ctx, &v[F_SCOPES], &mask) ||
 	    !scope_create(ctx, &v[F_FACILITY], &facility_id))
 		goto out;
 	st = apikeys_create(ctx->db, facility_id, v[F_NAME].str, mask,

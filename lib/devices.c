@@ -60,11 +60,10 @@ devices_post(struct app_ctx *ctx)
 	json_object *body;
 	enum db_status st;
 
-	if ((body = http_json_body(ctx->req, HTTP_JSON_LIMIT, ctx->resp)) ==
-	    NULL)
+	if ((body = valid_json_body(ctx->req, post_fields, NPOST, v,
+				    ctx->resp)) == NULL)
 		return;
-	if (!valid_body(body, post_fields, NPOST, v, ctx->resp) ||
-	    !scope_create(ctx, &v[P_FACILITY], &params[0]))
+	if (!scope_create(ctx, &v[P_FACILITY], &params[0]))
 		goto out;
 	snprintf(uid, sizeof(uid), "%lld", v[P_UID].num);
 	params[1] = uid;
@@ -162,11 +161,10 @@ devices_patch(struct app_ctx *ctx)
 	json_object *body;
 	enum db_status st;
 
-	if ((body = http_json_body(ctx->req, HTTP_JSON_LIMIT, ctx->resp)) ==
-	    NULL)
+	if ((body = valid_json_body(ctx->req, patch_fields, NPATCH, v,
+				    ctx->resp)) == NULL)
 		return;
-	if (!valid_body(body, patch_fields, NPATCH, v, ctx->resp) ||
-	    !fetch(ctx, &res))
+	if (!fetch(ctx, &res))
 		goto out;
 	PQclear(res);
 	res = NULL;

@@ -98,11 +98,8 @@ facilities_post(struct app_ctx *ctx)
 	PGresult *res = NULL;
 	enum db_status st;
 
-	if ((body = http_json_body(ctx->req, HTTP_JSON_LIMIT, ctx->resp)) ==
-	    NULL)
+	if ((body = valid_json_body(ctx->req, f, 3, v, ctx->resp)) == NULL)
 		return;
-	if (!valid_body(body, f, 3, v, ctx->resp))
-		goto out;
 	st = insert(ctx->db, v[0].str, v[1].str,
 		    v[2].present && !v[2].is_null ? v[2].str : NULL, &res);
 	if (st == DB_CONFLICT)
@@ -113,7 +110,6 @@ facilities_post(struct app_ctx *ctx)
 	else
 		http_json(ctx->resp, 200, dbjson_row(res, 0));
 	PQclear(res);
-out:
 	json_object_put(body);
 }
 
@@ -142,11 +138,8 @@ facilities_patch(struct app_ctx *ctx)
 	const char *p[5];
 	enum db_status st;
 
-	if ((body = http_json_body(ctx->req, HTTP_JSON_LIMIT, ctx->resp)) ==
-	    NULL)
+	if ((body = valid_json_body(ctx->req, f, 3, v, ctx->resp)) == NULL)
 		return;
-	if (!valid_body(body, f, 3, v, ctx->resp))
-		goto out;
 	p[0] = ctx->params[0];
 	if (!v[0].present && !v[1].present && !v[2].present) {
 		/* Nothing to change: the facility as it is. */
@@ -159,7 +152,6 @@ facilities_patch(struct app_ctx *ctx)
 		st = db_query(ctx->db, &res, SQL_UPDATE, 5, p);
 	}
 	answer_one(ctx, st, res);
-out:
 	json_object_put(body);
 }
 

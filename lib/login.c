@@ -195,11 +195,8 @@ login_login(struct app_ctx *ctx)
 	const char *p[5];
 	bool match;
 
-	if ((body = http_json_body(ctx->req, HTTP_JSON_LIMIT, ctx->resp)) ==
-	    NULL)
+	if ((body = valid_json_body(ctx->req, f, 2, v, ctx->resp)) == NULL)
 		return;
-	if (!valid_body(body, f, 2, v, ctx->resp))
-		goto out;
 	p[0] = v[0].str;
 	if ((st = db_query_ro(ctx->db, &res, SQL_FIND, 1, p)) != DB_OK) {
 		app_db_error(ctx, st);
@@ -348,11 +345,8 @@ login_refresh(struct app_ctx *ctx)
 	enum db_status st;
 	char hash[AUTH_SHA256_HEX];
 
-	if ((body = http_json_body(ctx->req, HTTP_JSON_LIMIT, ctx->resp)) ==
-	    NULL)
+	if ((body = valid_json_body(ctx->req, f, 1, v, ctx->resp)) == NULL)
 		return;
-	if (!valid_body(body, f, 1, v, ctx->resp))
-		goto out;
 	if (auth_jwt_verify(ctx->jwt_secret, v[0].str, "refresh", &c) !=
 	    AUTH_JWT_OK) {
 		http_error(ctx->resp, 401, REFRESH_DENIED);

@@ -41,11 +41,10 @@ tags_post(struct app_ctx *ctx)
 	json_object *body;
 	enum db_status st;
 
-	if ((body = http_json_body(ctx->req, HTTP_JSON_LIMIT, ctx->resp)) ==
-	    NULL)
+	if ((body = valid_json_body(ctx->req, post_fields, NFIELDS, v,
+				    ctx->resp)) == NULL)
 		return;
-	if (!valid_body(body, post_fields, NFIELDS, v, ctx->resp) ||
-	    !scope_create(ctx, &v[F_FACILITY], &params[0]))
+	if (!scope_create(ctx, &v[F_FACILITY], &params[0]))
 		goto out;
 	params[1] = v[F_NAME].str;
 	params[2] = v[F_COLOR].present && !v[F_COLOR].is_null ? v[F_COLOR].str

@@ -154,11 +154,9 @@ users_post(struct app_ctx *ctx)
 	const char *fac;
 	enum db_status st;
 
-	if ((body = http_json_body(ctx->req, HTTP_JSON_LIMIT, ctx->resp)) ==
-	    NULL)
+	if ((body = valid_json_body(ctx->req, f, 5, v, ctx->resp)) == NULL)
 		return;
-	if (!valid_body(body, f, 5, v, ctx->resp) ||
-	    !new_user_facility(ctx, (enum auth_role)v[3].role, &v[4], &fac))
+	if (!new_user_facility(ctx, (enum auth_role)v[3].role, &v[4], &fac))
 		goto out;
 	st = insert(ctx->db, v[0].str, v[1].str, v[2].str,
 		    (enum auth_role)v[3].role, fac, &res);
@@ -303,11 +301,8 @@ users_patch(struct app_ctx *ctx)
 	const char *p[6], *fac;
 	bool tx = false;
 
-	if ((body = http_json_body(ctx->req, HTTP_JSON_LIMIT, ctx->resp)) ==
-	    NULL)
+	if ((body = valid_json_body(ctx->req, f, 5, v, ctx->resp)) == NULL)
 		return;
-	if (!valid_body(body, f, 5, v, ctx->resp))
-		goto out;
 	/* The slow part before the lock. */
 	if (v[3].present && !auth_password_hash(v[3].str, hash)) {
 		http_error(ctx->resp, 500, "internal error");

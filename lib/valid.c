@@ -305,6 +305,19 @@ valid_body(json_object *obj, const struct valid_field *fields, size_t n,
 	return true;
 }
 
+json_object *
+valid_json_body(struct http_req *req, const struct valid_field *fields,
+		size_t n, struct valid_value *out, struct http_resp *resp)
+{
+	json_object *body = http_json_body(req, HTTP_JSON_LIMIT, resp);
+
+	if (body != NULL && !valid_body(body, fields, n, out, resp)) {
+		json_object_put(body);
+		body = NULL;
+	}
+	return body;
+}
+
 bool
 valid_query(const struct http_req *req, const struct valid_field *fields,
 	    size_t n, struct valid_value *out, struct http_resp *resp)

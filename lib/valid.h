@@ -61,6 +61,16 @@ struct valid_value {
 bool valid_body(json_object *obj, const struct valid_field *fields, size_t n,
 		struct valid_value *out, struct http_resp *resp);
 
+/*
+ * Reads the request's body as a JSON object (at most HTTP_JSON_LIMIT
+ * bytes) and checks it with valid_body().  Returns the body, which the
+ * caller releases with json_object_put() after using out, or NULL with
+ * the 400 or 413 answered.
+ */
+json_object *valid_json_body(struct http_req *req,
+			     const struct valid_field *fields, size_t n,
+			     struct valid_value *out, struct http_resp *resp);
+
 /* The same for query parameters (text; VALID_INT, VALID_UUID, VALID_BOOL,
  * VALID_STRING and the enumerations make sense there). */
 bool valid_query(const struct http_req *req, const struct valid_field *fields,
