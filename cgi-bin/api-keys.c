@@ -20,5 +20,6 @@ static const struct route routes[] = {
 int
 main(void)
 {
-	return app_main("api-keys", routes, sizeof(routes) / sizeof(routes[0]));
+	return app_main("api-keys", routes, sizeof(routes) / sizeof(routes[0]),
+			NULL);
 }

@@ -15,7 +15,6 @@ static const struct route routes[] = {
 int
 main(void)
 {
-	if (!login_init("auth"))
-		return 1;
-	return app_main("auth", routes, sizeof(routes) / sizeof(routes[0]));
+	return app_main("auth", routes, sizeof(routes) / sizeof(routes[0]),
+			login_init);
 }

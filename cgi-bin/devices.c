@@ -19,5 +19,6 @@ static const struct route routes[] = {
 int
 main(void)
 {
-	return app_main("devices", routes, sizeof(routes) / sizeof(routes[0]));
+	return app_main("devices", routes, sizeof(routes) / sizeof(routes[0]),
+			NULL);
 }

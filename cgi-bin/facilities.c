@@ -20,5 +20,5 @@ int
 main(void)
 {
 	return app_main("facilities", routes,
-			sizeof(routes) / sizeof(routes[0]));
+			sizeof(routes) / sizeof(routes[0]), NULL);
 }

@@ -14,5 +14,6 @@ static const struct route routes[] = {
 int
 main(void)
 {
-	return app_main("health", routes, sizeof(routes) / sizeof(routes[0]));
+	return app_main("health", routes, sizeof(routes) / sizeof(routes[0]),
+			NULL);
 }

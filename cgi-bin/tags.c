@@ -17,5 +17,6 @@ static const struct route routes[] = {
 int
 main(void)
 {
-	return app_main("tags", routes, sizeof(routes) / sizeof(routes[0]));
+	return app_main("tags", routes, sizeof(routes) / sizeof(routes[0]),
+			NULL);
 }

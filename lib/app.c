@@ -84,12 +84,13 @@ dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
 }
 
 int
-app_main(const char *name, const struct route *table, size_t n)
+app_main(const char *name, const struct route *table, size_t n,
+	 bool (*init)(const char *name))
 {
 	FCGX_Request fcgi;
 	struct db *db;
 	char detail[256];
-	const char *secret = NULL, *url;
+	const char *secret = NULL, *url, *storage_dir;
 	bool need_jwt = false;
 
 	if (!conf_init(detail, sizeof(detail))) {
@@ -112,6 +113,9 @@ app_main(const char *name, const struct route *table, size_t n)
 		fprintf(stderr, "%s: XMHUB_DATABASE_URL is not set\n", name);
 		return 1;
 	}
+	if (init != NULL && !init(name))
+		return 1;
+	storage_dir = conf_str("XMHUB_STORAGE_DIR", NULL);
 	if ((db = db_new(url)) == NULL || FCGX_Init() != 0 ||
 	    FCGX_InitRequest(&fcgi, 0, 0) != 0) {
 		fprintf(stderr, "%s: cannot start\n", name);
@@ -130,7 +134,7 @@ app_main(const char *name, const struct route *table, size_t n)
 			ctx.resp = &resp;
 			ctx.db = db;
 			ctx.jwt_secret = secret;
-			ctx.storage_dir = conf_str("XMHUB_STORAGE_DIR", NULL);
+			ctx.storage_dir = storage_dir;
 			dispatch(&ctx, table, n);
 		}
 		http_send(&resp, &fcgi);

@@ -43,10 +43,14 @@ struct app_ctx {
 
 /*
  * Runs the accept loop of program name with the n routes of table.
- * Returns the exit status: 0 when the web server ends it, 1 when it
- * cannot start (bad settings: logged to stderr, which lighttpd keeps).
+ * init, when not NULL, runs once after the settings are loaded, before
+ * the first request (a module reading its own settings); false from it
+ * stops the program.  Returns the exit status: 0 when the web server
+ * ends it, 1 when it cannot start (bad settings: logged to stderr, which
+ * lighttpd keeps).
  */
-int app_main(const char *name, const struct route *table, size_t n);
+int app_main(const char *name, const struct route *table, size_t n,
+	     bool (*init)(const char *name));
 
 /* Answers a db_* failure: 503 when the database is unavailable, 500
  * otherwise (details only in the log). */

@@ -5,9 +5,9 @@
  * input: every statement is a constant string with $1..$n parameters
  * passed as text.  Each is prepared once per connection (the first 64
  * distinct ones; more run unprepared), so the server parses and plans it
- * once, not on every request.  A long-lived process keeps one struct db; when the
- * server goes away, queries answer DB_UNAVAILABLE (the API's 503) and
- * the next query after it comes back reconnects, without a restart.
+ * once, not on every request.  A long-lived process keeps one struct db; when
+ * the server goes away, queries answer DB_UNAVAILABLE (the API's 503) and the
+ * next query after it comes back reconnects, without a restart.
  */
 #ifndef XMHUB_DB_H
 #define XMHUB_DB_H

@@ -43,19 +43,12 @@ static const char insert_sql[] =
 	"VALUES ($1::uuid, $2::bigint, $3::text, $4::text, $5::text) "
 	"RETURNING " COLUMNS;
 
-/* The text of an optional string field: NULL when absent or null. */
-static const char *
-opt_str(const struct valid_value *v)
-{
-	return v->present && !v->is_null ? v->str : NULL;
-}
-
 void
 devices_post(struct app_ctx *ctx)
 {
 	struct valid_value v[NPOST];
 	const char *params[5];
-	char uid[24];
+	char uid[24], detail[80];
 	PGresult *res = NULL;
 	json_object *body;
 	enum db_status st;
@@ -68,24 +61,15 @@ devices_post(struct app_ctx *ctx)
 	snprintf(uid, sizeof(uid), "%lld", v[P_UID].num);
 	params[1] = uid;
 	params[2] = v[P_NAME].str;
-	params[3] = opt_str(&v[P_HW]);
-	params[4] = opt_str(&v[P_FW]);
-	switch ((st = db_query(ctx->db, &res, insert_sql, 5, params))) {
-	case DB_OK:
+	params[3] = valid_text(&v[P_HW]);
+	params[4] = valid_text(&v[P_FW]);
+	if ((st = db_query(ctx->db, &res, insert_sql, 5, params)) == DB_OK)
 		http_json(ctx->resp, 201, dbjson_row(res, 0));
-		break;
-	case DB_CONFLICT:
-		http_error(ctx->resp, 409,
-			   "device_uid %s is already registered in this "
-			   "facility",
-			   uid);
-		break;
-	case DB_FOREIGN_KEY:
-		http_error(ctx->resp, 400, "facility_id names no facility");
-		break;
-	default:
-		app_db_error(ctx, st);
-		break;
+	else {
+		snprintf(detail, sizeof(detail),
+			 "device_uid %s is already registered in this facility",
+			 uid);
+		scope_write_error(ctx, st, detail);
 	}
 out:
 	PQclear(res);
@@ -169,11 +153,11 @@ devices_patch(struct app_ctx *ctx)
 	PQclear(res);
 	res = NULL;
 	params[0] = ctx->params[0];
-	params[1] = opt_str(&v[U_NAME]);
+	params[1] = valid_text(&v[U_NAME]);
 	params[2] = v[U_HW].present ? "true" : "false";
-	params[3] = opt_str(&v[U_HW]);
+	params[3] = valid_text(&v[U_HW]);
 	params[4] = v[U_FW].present ? "true" : "false";
-	params[5] = opt_str(&v[U_FW]);
+	params[5] = valid_text(&v[U_FW]);
 	params[6] =
 		v[U_ACTIVE].present ? (v[U_ACTIVE].b ? "true" : "false") : NULL;
 	if ((st = db_query(ctx->db, &res, update_sql, 7, params)) != DB_OK)

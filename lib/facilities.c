@@ -100,8 +100,7 @@ facilities_post(struct app_ctx *ctx)
 
 	if ((body = valid_json_body(ctx->req, f, 3, v, ctx->resp)) == NULL)
 		return;
-	st = insert(ctx->db, v[0].str, v[1].str,
-		    v[2].present && !v[2].is_null ? v[2].str : NULL, &res);
+	st = insert(ctx->db, v[0].str, v[1].str, valid_text(&v[2]), &res);
 	if (st == DB_CONFLICT)
 		http_error(ctx->resp, 409, "a facility with slug %s exists",
 			   v[1].str);
@@ -147,7 +146,7 @@ facilities_patch(struct app_ctx *ctx)
 	} else {
 		p[1] = v[0].present ? v[0].str : NULL;
 		p[2] = v[1].present ? "true" : "false";
-		p[3] = v[1].present && !v[1].is_null ? v[1].str : NULL;
+		p[3] = valid_text(&v[1]);
 		p[4] = v[2].present ? (v[2].b ? "true" : "false") : NULL;
 		st = db_query(ctx->db, &res, SQL_UPDATE, 5, p);
 	}

@@ -80,13 +80,7 @@ login_init(const char *name)
 		{"XMHUB_ACCESS_TTL", AUTH_ACCESS_TTL, &access_ttl},
 		{"XMHUB_REFRESH_TTL", AUTH_REFRESH_TTL, &refresh_ttl},
 	};
-	char detail[256];
-	const char *secret;
 
-	if (!conf_init(detail, sizeof(detail))) {
-		fprintf(stderr, "%s: %s\n", name, detail);
-		return false;
-	}
 	for (size_t i = 0; i < sizeof(ttls) / sizeof(ttls[0]); i++)
 		if (!conf_int(ttls[i].name, ttls[i].def, 1, TTL_MAX,
 			      ttls[i].out)) {
@@ -96,14 +90,6 @@ login_init(const char *name)
 				name, ttls[i].name, TTL_MAX);
 			return false;
 		}
-	if ((secret = conf_str("XMHUB_JWT_SECRET", NULL)) != NULL &&
-	    strlen(secret) < AUTH_JWT_SECRET_MIN) {
-		fprintf(stderr,
-			"%s: XMHUB_JWT_SECRET must be at least %d "
-			"characters\n",
-			name, AUTH_JWT_SECRET_MIN);
-		return false;
-	}
 	return true;
 }
 

@@ -22,13 +22,11 @@
 #include "app.h"
 
 /*
- * Reads the settings of this module once, at start-up, before
- * app_main(): XMHUB_ACCESS_TTL and XMHUB_REFRESH_TTL (seconds; defaults
- * AUTH_ACCESS_TTL and AUTH_REFRESH_TTL; 1 to 10 years), and checks that
- * XMHUB_JWT_SECRET is at least AUTH_JWT_SECRET_MIN characters.  Loads
- * the env file first (conf_init(), which app_main() repeats harmlessly).
- * False after logging "name: reason" to stderr: the program must stop
- * rather than run with a setting it did not mean.
+ * Reads the settings of this module once, at start-up (app_main()'s
+ * init hook): XMHUB_ACCESS_TTL and XMHUB_REFRESH_TTL (seconds; defaults
+ * AUTH_ACCESS_TTL and AUTH_REFRESH_TTL; 1 to 10 years).  False after
+ * logging "name: reason" to stderr: the program must stop rather than
+ * run with a setting it did not mean.
  */
 bool login_init(const char *name);
 

@@ -107,3 +107,14 @@ scope_row(struct app_ctx *ctx, const char *sql, const char *what)
 	PQclear(res);
 	return allowed;
 }
+
+void
+scope_write_error(struct app_ctx *ctx, enum db_status st, const char *conflict)
+{
+	if (st == DB_CONFLICT)
+		http_error(ctx->resp, 409, "%s", conflict);
+	else if (st == DB_FOREIGN_KEY)
+		http_error(ctx->resp, 400, "facility_id names no facility");
+	else
+		app_db_error(ctx, st);
+}

@@ -50,4 +50,13 @@ void scope_list_rows(struct app_ctx *ctx, const char *sql);
  */
 bool scope_row(struct app_ctx *ctx, const char *sql, const char *what);
 
+/*
+ * Answers a failed write of a facility-scoped row: 409 with the detail
+ * conflict on a unique violation, 400 when facility_id names no
+ * facility (the one foreign key a request body names), otherwise as
+ * app_db_error().
+ */
+void scope_write_error(struct app_ctx *ctx, enum db_status st,
+		       const char *conflict);
+
 #endif

@@ -47,23 +47,12 @@ tags_post(struct app_ctx *ctx)
 	if (!scope_create(ctx, &v[F_FACILITY], &params[0]))
 		goto out;
 	params[1] = v[F_NAME].str;
-	params[2] = v[F_COLOR].present && !v[F_COLOR].is_null ? v[F_COLOR].str
-							      : NULL;
-	switch ((st = db_query(ctx->db, &res, insert_sql, 3, params))) {
-	case DB_OK:
+	params[2] = valid_text(&v[F_COLOR]);
+	if ((st = db_query(ctx->db, &res, insert_sql, 3, params)) == DB_OK)
 		http_json(ctx->resp, 200, dbjson_row(res, 0));
-		break;
-	case DB_CONFLICT:
-		http_error(ctx->resp, 409,
-			   "a tag of that name exists in this facility");
-		break;
-	case DB_FOREIGN_KEY:
-		http_error(ctx->resp, 400, "facility_id names no facility");
-		break;
-	default:
-		app_db_error(ctx, st);
-		break;
-	}
+	else
+		scope_write_error(ctx, st,
+				  "a tag of that name exists in this facility");
 out:
 	PQclear(res);
 	json_object_put(body);

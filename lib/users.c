@@ -164,17 +164,11 @@ users_post(struct app_ctx *ctx)
 	case DB_OK:
 		http_json(ctx->resp, 200, dbjson_row(res, 0));
 		break;
-	case DB_CONFLICT:
-		http_error(ctx->resp, 409, "a user with this email exists");
-		break;
-	case DB_FOREIGN_KEY:
-		http_error(ctx->resp, 400, "facility_id names no facility");
-		break;
 	case DB_INVALID:
 		http_error(ctx->resp, 400, "the user was refused as invalid");
 		break;
 	default:
-		app_db_error(ctx, st);
+		scope_write_error(ctx, st, "a user with this email exists");
 		break;
 	}
 	PQclear(res);

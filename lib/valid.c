@@ -305,6 +305,12 @@ valid_body(json_object *obj, const struct valid_field *fields, size_t n,
 	return true;
 }
 
+const char *
+valid_text(const struct valid_value *v)
+{
+	return v->present && !v->is_null ? v->str : NULL;
+}
+
 json_object *
 valid_json_body(struct http_req *req, const struct valid_field *fields,
 		size_t n, struct valid_value *out, struct http_resp *resp)

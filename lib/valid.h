@@ -61,6 +61,10 @@ struct valid_value {
 bool valid_body(json_object *obj, const struct valid_field *fields, size_t n,
 		struct valid_value *out, struct http_resp *resp);
 
+/* The text of an optional field: its string, or NULL when absent or
+ * null (the SQL parameter of an optional column). */
+const char *valid_text(const struct valid_value *v);
+
 /*
  * Reads the request's body as a JSON object (at most HTTP_JSON_LIMIT
  * bytes) and checks it with valid_body().  Returns the body, which the
