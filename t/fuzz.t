@@ -12,7 +12,8 @@ use Test::More;
 use File::Temp qw(tempdir);
 use File::Copy qw(copy);
 
-my @targets = qw(xmbp xmch);
+# XMHUB_FUZZ_TARGETS names them (make passes its FUZZ_TARGETS).
+my @targets = split ' ', ($ENV{XMHUB_FUZZ_TARGETS} // 'xmbp xmch');
 my $dir = $ENV{XMHUB_FUZZ_DIR};
 my $src = $ENV{XMHUB_SRCDIR};
 my $seconds = $ENV{XMHUB_FUZZ_SECONDS} || 30;

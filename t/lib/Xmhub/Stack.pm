@@ -8,7 +8,13 @@ package Xmhub::Stack;
 # interrupted.
 #
 #   my $s = Xmhub::Stack->start;       # dies saying why it could not
+#   my $s = Xmhub::Stack->start(env => { XMHUB_SESSION_TIMEOUT => 2 });
+#                                      # settings written to its env file
 #   $s->url('/api/health')             # http://127.0.0.1:PORT/api/health
+#   $s->face_url('/health')            # the face service's port
+#   $s->ws_port                        # websocketd's port (behind lighttpd)
+#   $s->restart(env => {...})          # lighttpd and daemons again, with
+#                                      # these settings changed
 #   $s->psql($sql)                     # ($status, $stdout, $stderr)
 #   $s->stop_db; $s->start_db;         # PostgreSQL only
 #
@@ -49,23 +55,65 @@ sub stack {
 }
 
 sub start {
-	my ($class) = @_;
+	my ($class, %opt) = @_;
 	my $build = $ENV{XMHUB_BUILDDIR}
 	    or die "XMHUB_BUILDDIR is not set (run via make check)\n";
 	$ENV{XMHUB_SRCDIR} or die "XMHUB_SRCDIR is not set\n";
 	my $self = bless {
 		var => tempdir('xmhub-t-XXXXXX', TMPDIR => 1),
 		port => free_port(),
+		face_port => free_port(),
+		ws_port => free_port(),
+		build => $build,
 		pid => $$,
 	}, $class;
 	$live{$self->{var}} = $self;
 	$SIG{$_} //= sub { exit 1 } for qw(INT TERM HUP);
-	$self->stack('up', $self->{var}, $build, $self->{port});
+	$self->set_env($opt{env}) if $opt{env};
+	$self->up;
 	return $self;
+}
+
+sub up {
+	my ($self) = @_;
+	$self->stack('up', @$self{qw(var build port face_port ws_port)});
+}
+
+# set_env({NAME => VALUE}): writes the settings into the env file (the
+# stack keeps lines it does not write itself); undef removes one.
+sub set_env {
+	my ($self, $env) = @_;
+	my @keep;
+	if (open my $in, '<', $self->env_file) {
+		@keep = grep { !/^(\w+)=/ || !exists $env->{$1} } <$in>;
+	}
+	open my $out, '>', $self->env_file or die $self->env_file . ": $!\n";
+	print $out @keep;
+	for my $k (sort keys %$env) {
+		print $out "$k=$env->{$k}\n" if defined $env->{$k};
+	}
+	close $out or die $self->env_file . ": $!\n";
+	chmod 0600, $self->env_file;
+	if ($> == 0) {
+		my ($uid, $gid) = (getpwnam('xmhub'))[2, 3];
+		chown $uid, $gid, $self->env_file if defined $uid;
+	}
+}
+
+# restart(env => {...}): stops lighttpd and the daemons (PostgreSQL keeps
+# running), changes the settings, starts them again.
+sub restart {
+	my ($self, %opt) = @_;
+	$self->stack('down', $self->{var}, 'keep-db');
+	$self->set_env($opt{env}) if $opt{env};
+	$self->up;
 }
 
 sub var { return $_[0]{var} }
 sub port { return $_[0]{port} }
+sub face_port { return $_[0]{face_port} }
+sub ws_port { return $_[0]{ws_port} }
+sub face_url { return "http://127.0.0.1:$_[0]{face_port}" . ($_[1] // '/') }
 sub env_file { return "$_[0]{var}/xmhub.env" }
 
 # url($path): the address of $path on this stack's lighttpd.
