@@ -3,12 +3,14 @@
  */
 #include "config.h"
 
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include "health.h"
+#include "storage.h"
+
+/* The process's store, opened once by health_init; NULL when its settings
+ * are bad (readiness then says so rather than the program not starting). */
+static struct store *store;
 
 void
 health_live(struct app_ctx *ctx)
@@ -19,27 +21,36 @@ health_live(struct app_ctx *ctx)
 	http_json(ctx->resp, 200, o);
 }
 
-/* True when a file can be created in dir: the store takes writes. */
-static bool
-storage_ok(const char *dir)
+bool
+health_init(const char *name)
 {
-	char path[PATH_MAX];
-	int fd;
+	char detail[256];
 
-	if (dir == NULL || snprintf(path, sizeof(path), "%s/.ready-XXXXXX",
-				    dir) >= (int)sizeof(path))
+	if ((store = store_open_env(detail, sizeof(detail))) == NULL)
+		fprintf(stderr, "%s: object store: %s\n", name, detail);
+	return true;
+}
+
+/* True when the store takes a write and gives it back (lib/storage's
+ * store_check); why not goes to the log, never into the answer. */
+static bool
+storage_ok(void)
+{
+	char detail[256];
+
+	if (store == NULL)
 		return false;
-	if ((fd = mkstemp(path)) < 0)
+	if (store_check(store, detail, sizeof(detail)) != STORE_OK) {
+		fprintf(stderr, "health: %s\n", detail);
 		return false;
-	close(fd);
-	unlink(path);
+	}
 	return true;
 }
 
 void
 health_ready(struct app_ctx *ctx)
 {
-	bool db = db_ping(ctx->db), st = storage_ok(ctx->storage_dir);
+	bool db = db_ping(ctx->db), st = storage_ok();
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(
