@@ -1,0 +1,104 @@
+/*
+ * xmhub-ingest-reaper - moves ingest sessions that went silent to error.
+ *
+ *   xmhub-ingest-reaper --once   one pass (cron), exit 0, 1 on failure
+ *   xmhub-ingest-reaper --loop   a pass every timeout/4 seconds (at most
+ *                                60, at least 1) until SIGTERM or SIGINT
+ *
+ * Settings: XMHUB_DATABASE_URL, XMHUB_SESSION_TIMEOUT (seconds without
+ * data, default 300), from the environment or the env file (lib/conf).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "conf.h"
+#include "db.h"
+#include "ingest.h"
+
+static volatile sig_atomic_t stop;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* One pass; false when the database failed. */
+static bool
+pass(struct db *db, long long timeout)
+{
+	unsigned long moved;
+	enum db_status st = ingest_reap(db, timeout, &moved);
+
+	if (st != DB_OK) {
+		fprintf(stderr, "xmhub-ingest-reaper: the database failed "
+				"(see above); will retry\n");
+		return false;
+	}
+	if (moved > 0)
+		printf("xmhub-ingest-reaper: %lu session(s) silent for %llds "
+		       "moved to error\n",
+		       moved, timeout);
+	fflush(stdout);
+	return true;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct sigaction sa;
+	struct timespec ts;
+	char detail[256];
+	const char *url;
+	long long timeout;
+	struct db *db;
+	bool loop, ok;
+
+	if (argc != 2 || (strcmp(argv[1], "--once") != 0 &&
+			  strcmp(argv[1], "--loop") != 0)) {
+		fprintf(stderr, "usage: xmhub-ingest-reaper --once|--loop\n");
+		return 2;
+	}
+	loop = strcmp(argv[1], "--loop") == 0;
+	if (!conf_init(detail, sizeof(detail))) {
+		fprintf(stderr, "xmhub-ingest-reaper: %s\n", detail);
+		return 1;
+	}
+	if (!conf_int("XMHUB_SESSION_TIMEOUT", 300, 1, 30LL * 86400,
+		      &timeout)) {
+		fprintf(stderr, "xmhub-ingest-reaper: XMHUB_SESSION_TIMEOUT "
+				"must be seconds from 1 to 2592000\n");
+		return 1;
+	}
+	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+		fprintf(stderr,
+			"xmhub-ingest-reaper: XMHUB_DATABASE_URL is not set\n");
+		return 1;
+	}
+	if ((db = db_new(url)) == NULL) {
+		fprintf(stderr, "xmhub-ingest-reaper: out of memory\n");
+		return 1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	ok = pass(db, timeout);
+	ts.tv_sec = timeout / 4 > 60 ? 60 : timeout / 4 < 1 ? 1 : timeout / 4;
+	ts.tv_nsec = 0;
+	while (loop && !stop) {
+		/* A signal cuts the sleep short (no SA_RESTART). */
+		if (nanosleep(&ts, NULL) != 0 && errno != EINTR)
+			break;
+		if (!stop)
+			ok = pass(db, timeout);
+	}
+	db_free(db);
+	return ok || loop ? 0 : 1;
+}

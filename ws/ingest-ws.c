@@ -1,0 +1,80 @@
+/*
+ * xmhub-ingest-ws - one WebSocket ingest connection, run by websocketd
+ * in --binary mode behind lighttpd (doc/websocket.md): XMBP batches on
+ * stdin, one 4-byte acknowledgement per committed batch on stdout.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "db.h"
+#include "ingest.h"
+#include "wsgate.h"
+#include "wsingest.h"
+
+extern char **environ;
+
+struct target {
+	struct db *db;
+	char facility_id[AUTH_UUID_LEN + 1];
+	char session_id[AUTH_UUID_LEN + 1];
+};
+
+static int
+commit(void *arg, const uint8_t *batch, size_t len, uint32_t *accepted,
+       char *detail, size_t dlen)
+{
+	struct target *t = arg;
+	struct ingest_ack ack = {0};
+	int status = ingest_data(t->db, t->facility_id, t->session_id, batch,
+				 len, &ack, detail, dlen);
+
+	*accepted = ack.accepted_samples;
+	return status;
+}
+
+int
+main(void)
+{
+	struct target t = {0};
+	struct wsingest_io io = {.in = 0, .out = 1, .commit = commit};
+	struct buf answer;
+	char detail[256];
+	const char *url;
+	long long idle;
+	int rc = 1;
+
+	buf_init(&answer, 0);
+	if (!conf_init(detail, sizeof(detail))) {
+		fprintf(stderr, "xmhub-ingest-ws: %s\n", detail);
+		goto out;
+	}
+	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL ||
+	    !conf_int("XMHUB_WS_IDLE_TIMEOUT", 60, 1, 86400, &idle)) {
+		fprintf(stderr, "xmhub-ingest-ws: XMHUB_DATABASE_URL must be "
+				"set, XMHUB_WS_IDLE_TIMEOUT 1 to 86400 (s)\n");
+		goto out;
+	}
+	if ((t.db = db_new(url)) == NULL) {
+		fprintf(stderr, "xmhub-ingest-ws: out of memory\n");
+		goto out;
+	}
+	/* Checked before the upgrade already; again here, because this
+	 * program must not rely on its web server (and needs the key's
+	 * facility).  The pipe is empty: one write is one message. */
+	if (!wsgate_check_env(t.db, environ, t.facility_id, t.session_id,
+			      &answer)) {
+		if (write(1, answer.p, answer.len) < 0)
+			perror("xmhub-ingest-ws: write");
+		goto out;
+	}
+	io.idle_ms = (int)idle * 1000;
+	io.arg = &t;
+	rc = wsingest_serve(&io);
+out:
+	buf_free(&answer);
+	db_free(t.db);
+	return rc;
+}
