@@ -8,6 +8,7 @@
 
 #include "dbjson.h"
 #include "facilities.h"
+#include "storage.h"
 #include "valid.h"
 
 /* The API's Facility, from a row of facilities. */
@@ -30,7 +31,12 @@ static const char SQL_UPDATE[] =
 	"is_active = coalesce($5::boolean, is_active) "
 	"WHERE id = $1 RETURNING " COLS;
 
-static const char SQL_DELETE[] = "DELETE FROM facilities WHERE id = $1";
+/* The id as stored (lower case), for the prefix of its objects. */
+static const char SQL_DELETE[] =
+	"DELETE FROM facilities WHERE id = $1 RETURNING id";
+
+/* The object store, opened by the first DELETE (nothing else needs it). */
+static struct store *store;
 
 /* Inserts a facility; on DB_OK *res holds its row (COLS). */
 static enum db_status
@@ -159,15 +165,33 @@ facilities_delete(struct app_ctx *ctx)
 {
 	PGresult *res;
 	const char *p[1] = {ctx->params[0]};
-	enum db_status st = db_query(ctx->db, &res, SQL_DELETE, 1, p);
+	char detail[256], prefix[AUTH_UUID_LEN + 2];
+	enum db_status st;
 
-	if (st != DB_OK) {
+	/* A store that can not be opened stops the delete before it starts. */
+	if (store == NULL &&
+	    (store = store_open_env(detail, sizeof(detail))) == NULL) {
+		fprintf(stderr, "facilities: %s\n", detail);
+		http_error(ctx->resp, 500,
+			   "the object store is not configured");
+		return;
+	}
+	if ((st = db_query(ctx->db, &res, SQL_DELETE, 1, p)) != DB_OK) {
 		app_db_error(ctx, st);
 		return;
 	}
-	if (strcmp(PQcmdTuples(res), "0") == 0)
+	if (PQntuples(res) == 0)
 		http_error(ctx->resp, 404, "facility not found");
-	else
+	else {
+		/* Every object of a facility is under its id (uploads,
+		 * transcodes, sample chunks).  After the rows are gone,
+		 * objects left by a failure are orphans: logged. */
+		snprintf(prefix, sizeof(prefix), "%s/", PQgetvalue(res, 0, 0));
+		if (store_delete_prefix(store, prefix, detail,
+					sizeof(detail)) != STORE_OK)
+			fprintf(stderr, "facilities: deleting %s: %s\n", prefix,
+				detail);
 		http_no_content(ctx->resp);
+	}
 	PQclear(res);
 }

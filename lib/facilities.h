@@ -8,7 +8,8 @@
  *   POST   /api/v1/facilities       200 Facility; 409 slug exists
  *   GET    /api/v1/facilities/{id}  200 Facility; 404
  *   PATCH  /api/v1/facilities/{id}  200 Facility; 404
- *   DELETE /api/v1/facilities/{id}  204, with all its rows; 404
+ *   DELETE /api/v1/facilities/{id}  204, with all its rows and stored
+ *                                    objects ("{id}/..."); 404
  *
  * A Facility is {id, name, slug, description, is_active, created_at,
  * updated_at}; description is null when none was given.

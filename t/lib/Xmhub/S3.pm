@@ -104,7 +104,7 @@ sub env {
 
 sub endpoint { return "http://127.0.0.1:$_[0]{port}" }
 sub bucket { return $_[0]{bucket} }
-sub url { return "$_[0]->endpoint/$_[0]{bucket}/$_[1]" }
+sub url { return $_[0]->endpoint . "/$_[0]{bucket}/$_[1]" }
 
 # Stops the server (its data stays for start_again).
 sub stop {
