@@ -795,3 +795,55 @@ out:
 	json_object_put(root);
 	return ok;
 }
+
+/* Appends the n bytes at p as a quoted CSV field. */
+static void
+csv_quoted(struct buf *out, const uint8_t *p, size_t n)
+{
+	size_t run = 0;
+
+	buf_putc(out, '"');
+	for (size_t i = 0; i < n; i++)
+		if (p[i] == '"') {
+			buf_append(out, p + run, i + 1 - run);
+			run = i;
+		}
+	buf_append(out, p + run, n - run);
+	buf_putc(out, '"');
+}
+
+void
+jsonform_csv_value(struct buf *out, const struct sample_value *v)
+{
+	struct buf tmp;
+	size_t start = out->len;
+
+	switch (v->type) {
+	case SAMPLE_STRING:
+	case SAMPLE_JSON:
+		csv_quoted(out, v->u.raw.p, v->u.raw.len);
+		return;
+	case SAMPLE_F64_ARRAY:
+	case SAMPLE_F32_ARRAY:
+	case SAMPLE_I32_ARRAY:
+		buf_init(&tmp, 0);
+		jsonform_value(&tmp, v);
+		if (tmp.failed)
+			out->failed = true;
+		else
+			csv_quoted(out, tmp.p, tmp.len);
+		buf_free(&tmp);
+		return;
+	default:
+		/* Numbers, booleans, base64: no comma, quote or newline;
+		 * only the JSON string quotes (NaN, bytes) go. */
+		jsonform_value(out, v);
+		if (!out->failed && out->len >= start + 2 &&
+		    out->p[start] == '"') {
+			memmove(out->p + start, out->p + start + 1,
+				out->len - start - 2);
+			out->len -= 2;
+		}
+		return;
+	}
+}

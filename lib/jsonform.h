@@ -56,4 +56,13 @@ bool jsonform_encode_batch(const char *text, size_t len, struct buf *out,
 bool jsonform_pack_chunk(const char *text, size_t len, struct buf *out,
 			 struct jsonform_error *err);
 
+/*
+ * Appends one value as a CSV field (RFC 4180): numbers and booleans as
+ * in the JSON form, NaN and the infinities bare (NaN, Infinity,
+ * -Infinity, NaN:0x...), bytes as padded base64; string and json values
+ * as their text and arrays as their JSON form, both always in double
+ * quotes with inner quotes doubled.
+ */
+void jsonform_csv_value(struct buf *out, const struct sample_value *v);
+
 #endif

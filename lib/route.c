@@ -28,7 +28,8 @@ route_is_uuid(const char *s, size_t len)
 
 /*
  * Matches path against pattern: ROUTE_FOUND, ROUTE_NO_PATH, or
- * ROUTE_BAD_PARAM when only a {id} segment fails to be a UUID.
+ * ROUTE_BAD_PARAM when only a {id} segment fails to be a UUID.  A {n}
+ * segment takes any segment of up to ROUTE_UUID_LEN bytes.
  */
 static enum route_match
 match(const char *pattern, const char *path,
@@ -51,6 +52,13 @@ match(const char *pattern, const char *path,
 			else
 				snprintf(params[np++], ROUTE_UUID_LEN + 1,
 					 "%.*s", (int)(sl - 1), path + 1);
+		} else if (pl == 4 && memcmp(pattern, "/{n}", 4) == 0) {
+			/* Any segment; the handler checks it (a number). */
+			if (np == ROUTE_MAX_PARAMS || sl == 1 ||
+			    sl - 1 > ROUTE_UUID_LEN)
+				return ROUTE_NO_PATH;
+			snprintf(params[np++], ROUTE_UUID_LEN + 1, "%.*s",
+				 (int)(sl - 1), path + 1);
 		} else if (pl != sl || memcmp(pattern, path, pl) != 0)
 			return ROUTE_NO_PATH;
 		pattern += pl;

@@ -3,9 +3,11 @@
  *
  * Each cgi-bin program has a table of routes, as kcgi's disps[]: method,
  * path pattern, who may call it, and the lib/ handler.  Patterns are
- * literal segments and "{id}" segments, which match a UUID only; the
- * program never sees a path it does not list (lighttpd's prefix match
- * also passes "/api/v1/tagsXYZ", which ends here as 404).
+ * literal segments, "{id}" segments, which match a UUID only, and "{n}"
+ * segments, which take any segment of up to 36 bytes for the handler to
+ * check (a number such as a stream index); the program never sees a path
+ * it does not list (lighttpd's prefix match also passes
+ * "/api/v1/tagsXYZ", which ends here as 404).
  */
 #ifndef XMHUB_ROUTE_H
 #define XMHUB_ROUTE_H

@@ -118,3 +118,26 @@ scope_write_error(struct app_ctx *ctx, enum db_status st, const char *conflict)
 	else
 		app_db_error(ctx, st);
 }
+
+bool
+scope_fetch(struct app_ctx *ctx, const char *sql, int col, const char *what,
+	    PGresult **res)
+{
+	const char *params[1] = {ctx->params[0]};
+	enum db_status st;
+
+	*res = NULL;
+	if ((st = db_query_ro(ctx->db, res, sql, 1, params)) != DB_OK) {
+		app_db_error(ctx, st);
+		return false;
+	}
+	if (PQntuples(*res) == 0)
+		http_error(ctx->resp, 404, "%s not found", what);
+	else if (scope_check(ctx, PQgetisnull(*res, 0, col)
+					  ? NULL
+					  : PQgetvalue(*res, 0, col)))
+		return true;
+	PQclear(*res);
+	*res = NULL;
+	return false;
+}

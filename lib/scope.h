@@ -59,4 +59,13 @@ bool scope_row(struct app_ctx *ctx, const char *sql, const char *what);
 void scope_write_error(struct app_ctx *ctx, enum db_status st,
 		       const char *conflict);
 
+/*
+ * Fetches the row whose id is the route's {id} into *res (the caller
+ * PQclear()s it): sql takes the id as $1 and returns the row's
+ * facility_id as column col.  False, *res NULL, with 404 "<what> not
+ * found", 403 as scope_check() or a database error answered.
+ */
+bool scope_fetch(struct app_ctx *ctx, const char *sql, int col,
+		 const char *what, PGresult **res);
+
 #endif

@@ -367,3 +367,52 @@ valid_query(const struct http_req *req, const struct valid_field *fields,
 	}
 	return true;
 }
+
+bool
+valid_query_u64(const struct http_req *req, const char *name, uint64_t *out,
+		bool *present, struct http_resp *resp)
+{
+	const char *s = http_query(req, name);
+	uint64_t v = 0;
+
+	*present = s != NULL;
+	if (s == NULL)
+		return true;
+	if (*s == '\0' || strspn(s, "0123456789") != strlen(s))
+		goto bad;
+	for (; *s != '\0'; s++) {
+		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			goto bad;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return true;
+bad:
+	http_error(resp, 400,
+		   "%s must be an integer from 0 to 18446744073709551615",
+		   name);
+	return false;
+}
+
+bool
+valid_query_enum(const struct http_req *req, const char *name,
+		 const char *const *names, int *out, struct http_resp *resp)
+{
+	const char *s = http_query(req, name);
+	char list[256];
+	size_t used = 0;
+
+	if (s == NULL)
+		return true;
+	for (int i = 0; names[i] != NULL; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*out = i;
+			return true;
+		}
+	list[0] = '\0';
+	for (int i = 0; names[i] != NULL && used < sizeof(list); i++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used,
+					 "%s%s", i > 0 ? ", " : "", names[i]);
+	http_error(resp, 400, "%s must be one of %s", name, list);
+	return false;
+}

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <json-c/json.h>
 
@@ -79,5 +80,21 @@ json_object *valid_json_body(struct http_req *req,
  * VALID_STRING and the enumerations make sense there). */
 bool valid_query(const struct http_req *req, const struct valid_field *fields,
 		 size_t n, struct valid_value *out, struct http_resp *resp);
+
+/*
+ * Query parameter name as an unsigned 64-bit integer (decimal digits
+ * only, no sign or blanks) into *out, *present true; when absent *out
+ * is left alone and *present false.  False with a 400 naming it.
+ */
+bool valid_query_u64(const struct http_req *req, const char *name,
+		     uint64_t *out, bool *present, struct http_resp *resp);
+
+/*
+ * Query parameter name, one of the NULL-terminated names, as its index
+ * into *out (left alone when absent).  False with a 400 listing them.
+ */
+bool valid_query_enum(const struct http_req *req, const char *name,
+		      const char *const *names, int *out,
+		      struct http_resp *resp);
 
 #endif

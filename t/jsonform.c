@@ -992,10 +992,68 @@ test_chunks(void)
 		     "InvalidInput", "i8 128");
 }
 
+/* jsonform_csv_value(v) is want. */
+static void
+csv_is(const struct sample_value *v, const char *want, const char *name)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	buf_putc(&b, 'x'); /* a field never starts the buffer */
+	jsonform_csv_value(&b, v);
+	ok(!b.failed && b.len == strlen(want) + 1 &&
+		   memcmp(b.p + 1, want, b.len - 1) == 0,
+	   "csv: %s", name);
+	buf_free(&b);
+}
+
+static void
+test_csv(void)
+{
+	static const uint8_t i32s[] = {0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe};
+	static const uint8_t text[] = "a \"q\", b\n";
+	static const uint8_t raw[] = {0, 1, 2, 0xff};
+	struct sample_value v;
+	uint32_t bits = 0x7fc00001;
+
+	v.type = SAMPLE_F32;
+	v.u.f32 = 0.1f;
+	csv_is(&v, "0.1", "f32");
+	v.u.f32 = NAN;
+	csv_is(&v, "NaN", "f32 NaN bare");
+	memcpy(&v.u.f32, &bits, 4);
+	csv_is(&v, "NaN:0x7fc00001", "f32 NaN with other bits, bare");
+	v.type = SAMPLE_F64;
+	v.u.f64 = -INFINITY;
+	csv_is(&v, "-Infinity", "f64 -Infinity bare");
+	v.type = SAMPLE_I64;
+	v.u.i64 = INT64_MIN;
+	csv_is(&v, "-9223372036854775808", "i64");
+	v.type = SAMPLE_BOOL;
+	v.u.b = true;
+	csv_is(&v, "true", "bool");
+	v.type = SAMPLE_BYTES;
+	v.u.raw.p = raw;
+	v.u.raw.len = sizeof(raw);
+	csv_is(&v, "AAEC/w==", "bytes: base64, unquoted");
+	v.type = SAMPLE_STRING;
+	v.u.raw.p = text;
+	v.u.raw.len = sizeof(text) - 1;
+	csv_is(&v, "\"a \"\"q\"\", b\n\"", "string: quoted, quotes doubled");
+	v.type = SAMPLE_JSON;
+	v.u.raw.len = 0;
+	csv_is(&v, "\"\"", "json: empty, quoted");
+	v.type = SAMPLE_I32_ARRAY;
+	v.u.raw.p = i32s;
+	v.u.raw.len = 2;
+	csv_is(&v, "\"[1,-2]\"", "i32_array: quoted JSON");
+}
+
 int
 main(void)
 {
 	rnd_seed(0x6A736F6E666F726DULL);
+	test_csv();
 	test_numbers();
 	test_text();
 	test_arrays();

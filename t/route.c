@@ -18,6 +18,7 @@ static const struct route table[] = {
 	{"GET", "/api/v1/devices/{id}", ROUTE_JWT, 0, NULL, fn},
 	{"PATCH", "/api/v1/devices/{id}", ROUTE_JWT, 1, NULL, fn},
 	{"POST", "/api/v1/uploads/{id}/retranscode", ROUTE_JWT, 0, NULL, fn},
+	{"GET", "/api/v1/s/{id}/streams/{n}/samples", ROUTE_JWT, 0, NULL, fn},
 };
 #define N (sizeof(table) / sizeof(table[0]))
 
@@ -79,5 +80,23 @@ main(void)
 	   "wrong separator");
 	ok(!route_is_uuid("0b7c3f0e-8f1a-4c2b-9d3e-5f6a7b8c9d0g", 36),
 	   "non-hex digit");
+	snprintf(path, sizeof(path), "/api/v1/s/%s/streams/65535/samples",
+		 uuid);
+	ok(find("GET", path, &r, params, allow) == ROUTE_FOUND &&
+		   r == &table[5] && strcmp(params[0], uuid) == 0 &&
+		   strcmp(params[1], "65535") == 0,
+	   "{n} captured after an {id}");
+	snprintf(path, sizeof(path), "/api/v1/s/%s/streams/x%%20y/samples",
+		 uuid);
+	ok(find("GET", path, &r, params, allow) == ROUTE_FOUND &&
+		   strcmp(params[1], "x%20y") == 0,
+	   "{n} takes any segment: the handler checks it");
+	snprintf(path, sizeof(path), "/api/v1/s/%s/streams//samples", uuid);
+	ok(find("GET", path, &r, params, allow) == ROUTE_NO_PATH,
+	   "{n} is not empty");
+	snprintf(path, sizeof(path), "/api/v1/s/%s/streams/%s0/samples", uuid,
+		 uuid);
+	ok(find("GET", path, &r, params, allow) == ROUTE_NO_PATH,
+	   "{n} holds at most 36 bytes");
 	return tap_done();
 }

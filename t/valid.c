@@ -151,6 +151,61 @@ main(void)
 		   "page 2, per_page 9, no device_id");
 		http_resp_free(&resp);
 	}
+	{
+		static const char *const formats[] = {"json", "csv", NULL};
+		static const struct {
+			const char *text;
+			bool good;
+			uint64_t want;
+		} u64s[] = {
+			{"0", true, 0},
+			{"18446744073709551615", true, UINT64_MAX},
+			{"18446744073709551616", false, 0},
+			{"-1", false, 0},
+			{"+1", false, 0},
+			{" 1", false, 0},
+			{"1x", false, 0},
+			{"", false, 0},
+		};
+		struct http_req req;
+		struct http_resp resp;
+		char name[] = "from_us", value[32], fname[] = "format",
+		     fvalue[8] = "csv";
+		uint64_t u;
+		bool present;
+		int which = -1;
+
+		memset(&req, 0, sizeof(req));
+		req.query[0].name = name;
+		req.query[0].value = value;
+		req.query[1].name = fname;
+		req.query[1].value = fvalue;
+		req.nquery = 2;
+		for (size_t i = 0; i < sizeof(u64s) / sizeof(u64s[0]); i++) {
+			snprintf(value, sizeof(value), "%s", u64s[i].text);
+			u = 7;
+			http_resp_init(&resp);
+			ok(valid_query_u64(&req, "from_us", &u, &present,
+					   &resp) == u64s[i].good &&
+				   (u64s[i].good ? u == u64s[i].want && present
+						 : resp.status == 400),
+			   "valid_query_u64 \"%s\"", u64s[i].text);
+			http_resp_free(&resp);
+		}
+		http_resp_init(&resp);
+		ok(valid_query_u64(&req, "to_us", &u, &present, &resp) &&
+			   !present && u == 7,
+		   "valid_query_u64: absent leaves the value");
+		ok(valid_query_enum(&req, "format", formats, &which, &resp) &&
+			   which == 1,
+		   "valid_query_enum: the index");
+		snprintf(fvalue, sizeof(fvalue), "xml");
+		ok(!valid_query_enum(&req, "format", formats, &which, &resp) &&
+			   resp.status == 400 &&
+			   strstr((const char *)resp.body.p, "json, csv"),
+		   "valid_query_enum: 400 naming the choices");
+		http_resp_free(&resp);
+	}
 	json_object_put(last);
 	return tap_done();
 }
