@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +187,7 @@ http_resp_init(struct http_resp *resp)
 {
 	resp->status = 0;
 	resp->content_type = NULL;
+	resp->streamed = false;
 	buf_init(&resp->headers, 0);
 	buf_init(&resp->body, 0);
 }
@@ -332,6 +334,8 @@ http_send(struct http_resp *resp, FCGX_Request *fcgi)
 {
 	int status;
 
+	if (resp->streamed)
+		return;
 	if (resp->status == 0 || resp->body.failed || resp->headers.failed) {
 		resp->headers.len = 0;
 		resp->headers.failed = resp->body.failed = false;
@@ -356,4 +360,45 @@ http_send(struct http_resp *resp, FCGX_Request *fcgi)
 	if (status != 204 && resp->body.len > 0)
 		FCGX_PutStr((const char *)resp->body.p, (int)resp->body.len,
 			    fcgi->out);
+}
+
+void
+http_stream_begin(struct http_resp *resp, FCGX_Request *fcgi, int status,
+		  const char *content_type, unsigned long length)
+{
+	resp->status = status;
+	resp->streamed = true;
+	FCGX_FPrintF(fcgi->out, "Status: %d %s\r\n", status,
+		     http_reason(status));
+	if (resp->headers.len > 0)
+		FCGX_PutStr((const char *)resp->headers.p,
+			    (int)resp->headers.len, fcgi->out);
+	FCGX_FPrintF(fcgi->out,
+		     "Content-Type: %s\r\nContent-Length: %lu\r\n\r\n",
+		     content_type, length);
+}
+
+bool
+http_stream_write(FCGX_Request *fcgi, const void *p, size_t n)
+{
+	/* FCGX_PutStr takes an int: hand big pieces over in parts. */
+	while (n > 0) {
+		int part = n > 1048576 ? 1048576 : (int)n;
+
+		if (FCGX_PutStr(p, part, fcgi->out) != part)
+			return false;
+		p = (const char *)p + part;
+		n -= (size_t)part;
+	}
+	return true;
+}
+
+long
+http_body_piece(struct http_req *req, void *p, size_t n)
+{
+	int got = FCGX_GetStr(p, n > INT_MAX ? INT_MAX : (int)n, req->fcgi->in);
+
+	if (got < 0 || FCGX_GetError(req->fcgi->in) != 0)
+		return -1;
+	return got;
 }

@@ -44,6 +44,7 @@ struct http_resp {
 	const char *content_type; /* of the body; NULL means JSON */
 	struct buf headers;
 	struct buf body;
+	bool streamed; /* http_stream_begin() sent it: http_send() does not */
 };
 
 /*
@@ -100,5 +101,28 @@ void http_send(struct http_resp *resp, FCGX_Request *fcgi);
 
 /* The reason phrase of a status ("Not Found"). */
 const char *http_reason(int status);
+
+/*
+ * Starts a streamed answer whose body is length bytes: sends the status,
+ * resp's headers, Content-Type and Content-Length now.  The body follows
+ * with http_stream_write(); http_send() then sends nothing more.  For
+ * bodies too large to build in memory (streams from the object store).
+ */
+void http_stream_begin(struct http_resp *resp, FCGX_Request *fcgi, int status,
+		       const char *content_type, unsigned long length);
+
+/* Sends n bytes of a streamed body; false when the client is gone. */
+bool http_stream_write(FCGX_Request *fcgi, const void *p, size_t n);
+
+/*
+ * Reads the next piece of the request body into p: waits until n bytes
+ * (at most INT_MAX) or the end of the body arrived, so a body can go to
+ * its destination piece by piece instead of being held whole (uploads;
+ * lighttpd must stream it, server.stream-request-body).  Returns the
+ * bytes read, fewer than n only at the end of the body (0 there), or -1
+ * when the body cannot be read (the client went away mid-body).  The
+ * caller enforces its own size limit; Content-Length is not checked.
+ */
+long http_body_piece(struct http_req *req, void *p, size_t n);
 
 #endif

@@ -17,6 +17,7 @@ package Xmhub::Stack;
 #                                      # these settings changed
 #   $s->psql($sql)                     # ($status, $stdout, $stderr)
 #   $s->stop_db; $s->start_db;         # PostgreSQL only
+#   $s->stop_daemon('transcode')       # one daemon of the stack
 #
 # The stack always has a PostgreSQL of its own: an XMHUB_DATABASE_URL of
 # the caller is ignored, so that tests never touch a real database.
@@ -127,8 +128,8 @@ sub setting {
 	my ($self, $name) = @_;
 	open my $f, '<', $self->env_file or die $self->env_file . ": $!\n";
 	my $v;
-	while (<$f>) {
-		$v = $1 if /^\Q$name\E=(.*)$/;
+	while (my $line = <$f>) {
+		$v = $1 if $line =~ /^\Q$name\E=(.*)$/;
 	}
 	return $v;
 }
@@ -163,6 +164,26 @@ sub create_database {
 
 sub stop_db { $_[0]->stack('db-stop', $_[0]{var}) }
 sub start_db { $_[0]->stack('db-start', $_[0]{var}) }
+
+# stop_daemon($name): stops one daemon of the stack's table (its process
+# group, as `stack down` does), e.g. the transcode runner when a test
+# wants uploads to stay as they are; restart starts it again.  True when
+# it is not running afterwards.
+sub stop_daemon {
+	my ($self, $name) = @_;
+	open my $f, '<', "$self->{var}/run/$name.pid" or return 1;
+	my $pid = <$f> // '';
+	chomp $pid;
+	return 1 unless $pid =~ /^\d+$/ && kill 0, $pid;
+	kill 'TERM', -$pid;
+	for (1 .. 100) {
+		return 1 unless kill 0, $pid;
+		select(undef, undef, undef, 0.1);
+	}
+	kill 'KILL', -$pid;
+	select(undef, undef, undef, 0.2);
+	return !kill 0, $pid;
+}
 
 # Stops everything and removes the var directory (kept if stopping
 # failed, to look at its logs).

@@ -1,0 +1,19 @@
+/*
+ * streams - FastCGI program for /api/v1/streams.
+ */
+#include "config.h"
+
+#include "app.h"
+#include "streams.h"
+
+static const struct route routes[] = {
+	{"GET", "/api/v1/streams/{id}", ROUTE_JWT, ROLE_USER, NULL,
+	 streams_get},
+};
+
+int
+main(void)
+{
+	return app_main("streams", routes, sizeof(routes) / sizeof(routes[0]),
+			streams_init);
+}

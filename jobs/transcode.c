@@ -1,0 +1,464 @@
+/*
+ * xmhub-transcode - the transcode job runner.
+ *
+ *   xmhub-transcode --drain [--worker-id ID]   run jobs until none is left
+ *   xmhub-transcode --loop [--worker-id ID]    drain, sleep, again; SIGTERM
+ *                                              stops it cleanly
+ *
+ * Each job: the original is fetched from the store to a temporary file,
+ * probed (lib/probe), transcoded by ffmpeg (posix_spawn, an argument
+ * vector) while the job's heartbeat is renewed every few seconds, and
+ * the output put in the store before the job is completed.  A heartbeat
+ * that finds the job no longer ours (cancelled, deleted, taken over)
+ * kills ffmpeg.  See doc/transcoding.md.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "conf.h"
+#include "db.h"
+#include "jobs.h"
+#include "probe.h"
+#include "storage.h"
+
+#define LOOP_SLEEP_S 3	    /* --loop: pause between drains */
+#define FFMPEG_ERR_MAX 8192 /* bytes of ffmpeg's stderr kept */
+#define ERROR_LINES 3	    /* lines of it in error_message */
+#define KILL_GRACE_MS 2000  /* SIGTERM to SIGKILL */
+#define TMP_MAX_LEN 1024    /* bytes of $TMPDIR */
+
+static volatile sig_atomic_t stopping;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+struct runner {
+	struct db *db;
+	struct store *st;
+	const char *tmp;
+	char worker[JOBS_WORKER_MAX + 1];
+	int heartbeat_ms;
+};
+
+/* What became of one job. */
+enum run_end {
+	RUN_OK,	  /* handled (completed, failed, or lost to someone else) */
+	RUN_STOP, /* the runner is stopping: the job was given back */
+	RUN_DB	  /* the database failed */
+};
+
+/* msg with every occurrence of the temporary directory dir + "/" taken
+ * out (error messages must not show the server's paths), its first
+ * ERROR_LINES lines joined by "; ". */
+static void
+clean_message(const char *msg, const char *dir, char *out, size_t len)
+{
+	size_t dl = strlen(dir), o = 0;
+	int lines = 0;
+
+	for (const char *p = msg; *p != '\0' && o + 1 < len;) {
+		if (strncmp(p, dir, dl) == 0 && p[dl] == '/') {
+			p += dl + 1;
+			continue;
+		}
+		if (*p == '\n' || *p == '\r') {
+			while (*p == '\n' || *p == '\r')
+				p++;
+			if (*p == '\0' || ++lines == ERROR_LINES)
+				break;
+			if (o + 3 >= len)
+				break;
+			out[o++] = ';';
+			out[o++] = ' ';
+			continue;
+		}
+		out[o++] = *p++;
+	}
+	out[o] = '\0';
+}
+
+/* Fails the run with a message; RUN_DB when that could not be recorded. */
+static enum run_end
+fail(struct runner *r, const struct jobs_claim *job, const char *msg)
+{
+	enum jobs_outcome o;
+
+	fprintf(stderr, "xmhub-transcode: job %s attempt %d failed: %s\n",
+		job->id, job->attempts, msg);
+	return jobs_fail(r->db, job, msg, &o) == DB_OK ? RUN_OK : RUN_DB;
+}
+
+/* Puts the file at path into the store as key. */
+static bool
+put_file(struct store *st, const char *path, const char *key, const char *type,
+	 uint64_t *size, char *detail, size_t dlen)
+{
+	char chunk[65536];
+	struct store_put *w;
+	ssize_t n;
+	int fd;
+
+	*size = 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		snprintf(detail, dlen, "the output can not be read: %s",
+			 strerror(errno));
+		return false;
+	}
+	if ((w = store_put_begin(st, key, type, detail, dlen)) == NULL) {
+		close(fd);
+		return false;
+	}
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0 ||
+	       (n < 0 && errno == EINTR)) {
+		if (n > 0 && store_put_write(w, chunk, (size_t)n) != STORE_OK)
+			break;
+		*size += n > 0 ? (uint64_t)n : 0;
+	}
+	close(fd);
+	if (n != 0) {
+		snprintf(detail, dlen, "the output could not be stored");
+		store_put_abort(w);
+		return false;
+	}
+	return store_put_commit(w, detail, dlen) == STORE_OK;
+}
+
+/*
+ * Runs ffmpeg on in into out for job, renewing the heartbeat.  *end is
+ * RUN_OK with *lost set when the job stopped being ours, RUN_STOP when
+ * the runner is stopping, RUN_DB on database failure; ffmpeg's
+ * unsuccessful end is RUN_OK with false returned and msg filled.
+ */
+static bool
+transcode(struct runner *r, const struct jobs_claim *job, const char *in,
+	  const char *out, const char *dir, bool *lost, enum run_end *end,
+	  char *msg, size_t mlen)
+{
+	const struct jobs_target *t = &job->target;
+	bool mp4 = strcmp(t->container, "mp4") == 0;
+	char rate[24], detail[256];
+	char *argv[32];
+	int n = 0;
+	struct child ch;
+	bool ok = false;
+
+	*lost = false;
+	*end = RUN_OK;
+	snprintf(msg, mlen, "ffmpeg was stopped");
+	argv[n++] = "ffmpeg";
+	argv[n++] = "-nostdin";
+	argv[n++] = "-hide_banner";
+	argv[n++] = "-loglevel";
+	argv[n++] = "error";
+	argv[n++] = "-y";
+	argv[n++] = "-i";
+	argv[n++] = (char *)in;
+	argv[n++] = "-map";
+	argv[n++] = "0:a:0";
+	argv[n++] = "-vn";
+	argv[n++] = "-c:a";
+	argv[n++] = mp4 ? "aac" : "libopus";
+	argv[n++] = "-b:a";
+	argv[n++] = (char *)t->bitrate;
+	if (t->sample_rate > 0) {
+		snprintf(rate, sizeof(rate), "%ld", t->sample_rate);
+		argv[n++] = "-ar";
+		argv[n++] = rate;
+	}
+	argv[n++] = "-f";
+	argv[n++] = mp4 ? "mp4" : "webm";
+	if (mp4) {
+		argv[n++] = "-movflags";
+		argv[n++] = "+faststart";
+	}
+	argv[n++] = (char *)out;
+	argv[n] = NULL;
+	if (!child_start(&ch, argv, 0, FFMPEG_ERR_MAX, detail,
+			 sizeof(detail))) {
+		snprintf(msg, mlen, "%s", detail);
+		return false;
+	}
+	while (!child_wait(&ch, r->heartbeat_ms)) {
+		enum jobs_outcome o;
+
+		if (stopping) {
+			*end = RUN_STOP;
+			break;
+		}
+		if (jobs_heartbeat(r->db, job, &o) != DB_OK) {
+			*end = RUN_DB;
+			break;
+		}
+		if (o == JOBS_LOST) {
+			*lost = true;
+			break;
+		}
+	}
+	if (ch.pid > 0) {
+		child_kill(&ch, KILL_GRACE_MS);
+		goto out;
+	}
+	if (WIFEXITED(ch.status) && WEXITSTATUS(ch.status) == 0) {
+		ok = true;
+		goto out;
+	}
+	buf_putc(&ch.err, '\0');
+	if (!ch.err.failed && ch.err.len > 1) {
+		char clean[JOBS_ERROR_MAX];
+
+		clean_message((const char *)ch.err.p, dir, clean,
+			      sizeof(clean));
+		snprintf(msg, mlen, "ffmpeg: %s", clean);
+	} else
+		snprintf(msg, mlen, "ffmpeg failed (wait status %d)",
+			 ch.status);
+out:
+	child_free(&ch);
+	return ok;
+}
+
+/* The tolerance of the decoded length against the header's. */
+static bool
+truncated(int64_t header_ms, int64_t decoded_ms)
+{
+	int64_t slack = header_ms / 50 > 250 ? header_ms / 50 : 250;
+
+	return decoded_ms + slack < header_ms;
+}
+
+/* Everything after the claim, with the temporary directory dir. */
+static enum run_end
+run_in(struct runner *r, const struct jobs_claim *job, const char *dir)
+{
+	bool mp4 = strcmp(job->target.container, "mp4") == 0;
+	char in[PATH_MAX], out[PATH_MAX], key[600], okey[600];
+	char detail[512], msg[JOBS_ERROR_MAX + 64], clean[JOBS_ERROR_MAX];
+	struct probe_info pin, pout;
+	enum jobs_outcome o;
+	enum run_end end;
+	uint64_t size;
+	bool lost;
+
+	snprintf(in, sizeof(in), "%s/input", dir);
+	snprintf(out, sizeof(out), "%s/output.%s", dir, mp4 ? "m4a" : "webm");
+	snprintf(key, sizeof(key), "%s/uploads/%s/original", job->facility_id,
+		 job->upload_id);
+	snprintf(okey, sizeof(okey), "%s/uploads/%s/%s.%s", job->facility_id,
+		 job->upload_id, job->id, mp4 ? "m4a" : "webm");
+	switch (store_get_file(r->st, key, in, detail, sizeof(detail))) {
+	case STORE_OK:
+		break;
+	case STORE_NOT_FOUND:
+		return fail(r, job,
+			    "the original file is missing from the store");
+	default:
+		fprintf(stderr, "xmhub-transcode: %s: %s\n", key, detail);
+		return fail(r, job,
+			    "the original could not be read from the store");
+	}
+	if (!probe_file(in, &pin, detail, sizeof(detail))) {
+		clean_message(detail, dir, clean, sizeof(clean));
+		snprintf(msg, sizeof(msg), "not a readable audio file: %s",
+			 clean);
+		return fail(r, job, msg);
+	}
+	if (!transcode(r, job, in, out, dir, &lost, &end, msg, sizeof(msg))) {
+		if (end != RUN_OK || lost) {
+			if (end == RUN_STOP &&
+			    jobs_release(r->db, job, &o) != DB_OK)
+				return RUN_DB;
+			return end;
+		}
+		return fail(r, job, msg);
+	}
+	if (!probe_ffprobe(out, &pout, detail, sizeof(detail))) {
+		clean_message(detail, dir, clean, sizeof(clean));
+		snprintf(msg, sizeof(msg), "the output can not be read: %s",
+			 clean);
+		return fail(r, job, msg);
+	}
+	/* ffmpeg decodes what there is of a cut file without complaint. */
+	if (truncated(pin.duration_ms, pout.duration_ms)) {
+		snprintf(msg, sizeof(msg),
+			 "the file is truncated or damaged: its header says "
+			 "%lld ms, %lld ms of audio could be decoded",
+			 (long long)pin.duration_ms,
+			 (long long)pout.duration_ms);
+		return fail(r, job, msg);
+	}
+	if (!put_file(r->st, out, okey, mp4 ? "audio/mp4" : "audio/webm", &size,
+		      detail, sizeof(detail))) {
+		fprintf(stderr, "xmhub-transcode: %s: %s\n", okey, detail);
+		return fail(r, job, "the output could not be stored");
+	}
+	if (jobs_complete(r->db, job, &pin, size, (uint64_t)pout.duration_ms,
+			  &o) != DB_OK)
+		return RUN_DB;
+	/* Not ours any more (cancelled, deleted): the output is nobody's. */
+	if (o == JOBS_LOST)
+		store_delete(r->st, okey, detail, sizeof(detail));
+	return RUN_OK;
+}
+
+/* Removes the files the run left in dir, then dir. */
+static void
+remove_dir(const char *dir)
+{
+	static const char *const names[] = {"input", "output.webm",
+					    "output.m4a"};
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+static enum run_end
+run(struct runner *r, const struct jobs_claim *job)
+{
+	char dir[TMP_MAX_LEN + 32];
+	enum run_end end;
+
+	snprintf(dir, sizeof(dir), "%s/xmhub-transcode-XXXXXX", r->tmp);
+	if (mkdtemp(dir) == NULL) {
+		fprintf(stderr, "xmhub-transcode: %s: %s\n", dir,
+			strerror(errno));
+		return fail(r, job, "no temporary space for the transcode");
+	}
+	end = run_in(r, job, dir);
+	remove_dir(dir);
+	return end;
+}
+
+/* Claims and runs jobs until none is left: 0, or 1 on failure. */
+static int
+drain(struct runner *r)
+{
+	while (!stopping) {
+		struct jobs_claim job;
+		bool got;
+
+		if (jobs_claim(r->db, r->worker, &job, &got) != DB_OK)
+			return 1;
+		if (!got)
+			return 0;
+		switch (run(r, &job)) {
+		case RUN_OK:
+			break;
+		case RUN_STOP:
+			return 0;
+		default:
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int
+usage(void)
+{
+	fprintf(stderr,
+		"usage: xmhub-transcode --drain|--loop [--worker-id ID]\n");
+	return 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct runner r = {0};
+	struct sigaction sa;
+	char detail[256], host[64];
+	const char *url;
+	int mode = 0, rc = 1;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--drain") == 0 && mode == 0)
+			mode = 'd';
+		else if (strcmp(argv[i], "--loop") == 0 && mode == 0)
+			mode = 'l';
+		else if (strcmp(argv[i], "--worker-id") == 0 && i + 1 < argc &&
+			 argv[i + 1][0] != '\0' &&
+			 strlen(argv[i + 1]) <= JOBS_WORKER_MAX)
+			snprintf(r.worker, sizeof(r.worker), "%s", argv[++i]);
+		else
+			return usage();
+	}
+	if (mode == 0)
+		return usage();
+	if (r.worker[0] == '\0') {
+		if (gethostname(host, sizeof(host)) != 0)
+			snprintf(host, sizeof(host), "localhost");
+		host[sizeof(host) - 1] = '\0';
+		snprintf(r.worker, sizeof(r.worker), "%s:%ld", host,
+			 (long)getpid());
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (!conf_init(detail, sizeof(detail)) ||
+	    !jobs_init(detail, sizeof(detail))) {
+		fprintf(stderr, "xmhub-transcode: %s\n", detail);
+		return 1;
+	}
+	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+		fprintf(stderr,
+			"xmhub-transcode: XMHUB_DATABASE_URL is not set\n");
+		return 1;
+	}
+	if (!probe_init()) {
+		fprintf(stderr, "xmhub-transcode: libsox does not start\n");
+		return 1;
+	}
+	if ((r.st = store_open_env(detail, sizeof(detail))) == NULL) {
+		fprintf(stderr, "xmhub-transcode: %s\n", detail);
+		goto out;
+	}
+	if ((r.db = db_new(url)) == NULL)
+		goto out;
+	r.tmp = conf_str("TMPDIR", "/tmp");
+	if (strlen(r.tmp) > TMP_MAX_LEN) {
+		fprintf(stderr, "xmhub-transcode: TMPDIR is too long\n");
+		goto out;
+	}
+	/* Beat well inside the lease, at most every 2 s. */
+	r.heartbeat_ms = jobs_lease() * 1000 / 3 < 2000
+				 ? (int)(jobs_lease() * 1000 / 3)
+				 : 2000;
+	if (mode == 'd') {
+		rc = drain(&r);
+		goto out;
+	}
+	while (!stopping) {
+		/* A database that went away is waited for, not fatal. */
+		if (drain(&r) != 0)
+			fprintf(stderr, "xmhub-transcode: the database is "
+					"unavailable; trying again\n");
+		for (int i = 0; i < LOOP_SLEEP_S * 10 && !stopping; i++)
+			nanosleep(&(struct timespec){0, 100000000}, NULL);
+	}
+	rc = 0;
+out:
+	db_free(r.db);
+	store_close(r.st);
+	return rc;
+}

@@ -1,0 +1,44 @@
+/*
+ * probe.h - what an audio file holds: duration, rate, channels, depth,
+ * codec.
+ *
+ * libsox reads the header of the formats it knows (WAV, FLAC, MP3, ...);
+ * what it can not open, or opens without a length, is asked of ffprobe
+ * (run with posix_spawn, its output parsed and bounded).  Only the
+ * runner uses this: it links libsox.
+ */
+#ifndef XMHUB_PROBE_H
+#define XMHUB_PROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROBE_CODEC_MAX 32
+
+/* A field is unknown when 0 (codec: ""). */
+struct probe_info {
+	int64_t duration_ms;
+	long sample_rate_hz;
+	int channels;
+	int bit_depth;		     /* 0 for lossy codecs */
+	char codec[PROBE_CODEC_MAX]; /* ffprobe-style: pcm_s16le, flac, mp3 */
+};
+
+/* Call once before probe_file(): initialises libsox and keeps it quiet. */
+bool probe_init(void);
+
+/*
+ * Fills *info from the file at path.  False with a reason in detail
+ * when neither libsox nor ffprobe can read it or no duration is known;
+ * detail never holds path (it goes into error_message).
+ */
+bool probe_file(const char *path, struct probe_info *info, char *detail,
+		size_t dlen);
+
+/* Asks ffprobe only (for outputs: WebM and MP4, which libsox does not
+ * read); as probe_file(). */
+bool probe_ffprobe(const char *path, struct probe_info *info, char *detail,
+		   size_t dlen);
+
+#endif
