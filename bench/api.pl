@@ -14,11 +14,11 @@ use Time::HiRes qw(time);
 use lib "$ENV{XMHUB_SRCDIR}/t/lib";
 use Xmhub::Stack;
 use Xmhub::Test qw(run bin);
+use Xmhub::Wrk qw(wrk wrk_program);
 
 my $seconds = $ENV{BENCH_SECONDS} || 10;
 my $conns = $ENV{BENCH_CONNECTIONS} || 16;
-my ($wrk) = grep { -x } map { "$_/wrk" } split(/:/, $ENV{PATH});
-$wrk or die "wrk not found: apt-get install wrk\n";
+wrk_program();
 
 my $s = Xmhub::Stack->start;
 $ENV{XMHUB_ENV_FILE} = $s->env_file;
@@ -65,21 +65,6 @@ close $f;
 chmod 0644, "$www/static.json";
 chmod 0755, $www;
 
-# wrk(path, headers...): (requests/s, p99 in ms)
-sub wrk {
-	my ($path, @h) = @_;
-	my @argv = ($wrk, '-t2', "-c$conns", "-d${seconds}s", '--latency',
-		map({ ('-H', $_) } @h), $s->url($path));
-	my ($st, $out, $err) = run(\@argv);
-	die "wrk: $err" if $st != 0;
-	my ($rps) = $out =~ /Requests\/sec:\s+([\d.]+)/;
-	my ($p99, $unit) = $out =~ /^\s+99%\s+([\d.]+)(us|ms|s)\s*$/m;
-	my ($non2xx) = $out =~ /Non-2xx or 3xx responses: (\d+)/;
-	die "wrk $path: $non2xx failed answers\n$out" if $non2xx;
-	$p99 *= {us => 0.001, ms => 1, s => 1000}->{$unit};
-	return ($rps, $p99);
-}
-
 my @cases = (
 	['static file (lighttpd)', '/static.json'],
 	['GET /api/health (FastCGI, no auth, no database)', '/api/health'],
@@ -91,7 +76,9 @@ my @cases = (
 my @rows;
 for my $c (@cases) {
 	my ($name, $path, @h) = @$c;
-	push @rows, [$name, wrk($path, @h)];
+	push @rows, [$name, wrk($s->url($path), conns => $conns,
+		seconds => $seconds, name => $path,
+		args => [map { ('-H', $_) } @h])];
 }
 
 # Resident memory of each FastCGI program after the load.

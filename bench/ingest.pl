@@ -26,12 +26,12 @@ use lib "$ENV{XMHUB_SRCDIR}/t/lib";
 use Xmhub::Stack;
 use Xmhub::Test qw(run bin);
 use Xmhub::WS;
+use Xmhub::Wrk qw(wrk_program);
 
 my $seconds = $ENV{BENCH_SECONDS} || 10;
 my $conns = $ENV{BENCH_CONNECTIONS} || 16;
 my $window = $ENV{WS_WINDOW} || 8;
-my ($wrk) = grep { -x } map { "$_/wrk" } split(/:/, $ENV{PATH});
-$wrk or die "wrk not found: apt-get install wrk\n";
+wrk_program();
 my $build = $ENV{XMHUB_BUILDDIR};
 
 my $s = Xmhub::Stack->start(env => {XMHUB_COMPACT_INTERVAL => 86400,
@@ -111,15 +111,9 @@ close $lf;
 
 sub wrk {
 	my ($path, $script) = @_;
-	my ($st, $out, $err) = run([$wrk, '-t2', "-c$conns", "-d${seconds}s",
-		'--latency', '-s', $script // $lua, $s->url($path)]);
-	die "wrk: $err" if $st != 0;
-	my ($rps) = $out =~ /Requests\/sec:\s+([\d.]+)/;
-	my ($p99, $unit) = $out =~ /^\s+99%\s+([\d.]+)(us|ms|s)\s*$/m;
-	my ($non2xx) = $out =~ /Non-2xx or 3xx responses: (\d+)/;
-	die "wrk $path: $non2xx failed answers\n$out" if $non2xx;
-	$p99 *= {us => 0.001, ms => 1, s => 1000}->{$unit};
-	return ($rps, $p99);
+	return Xmhub::Wrk::wrk($s->url($path), conns => $conns,
+		seconds => $seconds, name => $path,
+		args => ['-s', $script // $lua]);
 }
 
 my @sink = wrk('/bench/sink');

@@ -47,10 +47,7 @@ daemon_stop();
 
 my $fac = $p->facility('Bench');
 my $admin = $p->user('facility_admin', $fac);
-my (undef, $k) = $p->req(POST => '/api/v1/api-keys',
-	token => $p->token($admin),
-	json => {name => 'bench', scopes => ['upload']});
-my $key = $k->{key} or die "no API key\n";
+my $key = $p->api_key($p->token($admin), 'upload');
 
 # curl's seconds for one POST; dies unless it answers $want.
 sub post {

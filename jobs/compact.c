@@ -17,28 +17,16 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
-#include <string.h>
-#include <time.h>
 
 #include "compact.h"
 #include "conf.h"
 #include "db.h"
+#include "runner.h"
 #include "storage.h"
 
 #define NAME "xmhub-ingest-compact"
-
-static volatile sig_atomic_t stop;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
 
 /* One pass: the sweep, then every waiting stream; false on a failure. */
 static bool
@@ -59,7 +47,7 @@ pass(struct db *db, struct db *side, struct store *st,
 	 * this one, so that it does not hold up the others. */
 	buf_init(&skip, 0);
 	buf_append(&skip, "{}", 3); /* NUL included */
-	while (!stop && !skip.failed &&
+	while (!runner_stopping() && !skip.failed &&
 	       (cs = compact_one(db, side, st, o, (const char *)skip.p, &r)) !=
 		       COMPACT_NONE) {
 		if (cs == COMPACT_FAILED) {
@@ -88,8 +76,6 @@ int
 main(int argc, char **argv)
 {
 	struct compact_opts o;
-	struct sigaction sa;
-	struct timespec ts;
 	struct store *st = NULL;
 	struct db *db = NULL, *side = NULL;
 	char detail[256];
@@ -97,12 +83,8 @@ main(int argc, char **argv)
 	long long interval;
 	bool loop, ok = false;
 
-	if (argc != 2 || (strcmp(argv[1], "--once") != 0 &&
-			  strcmp(argv[1], "--loop") != 0)) {
-		fprintf(stderr, "usage: " NAME " --once|--loop\n");
+	if (!runner_args(argc, argv, NAME, &loop))
 		return 2;
-	}
-	loop = strcmp(argv[1], "--loop") == 0;
 	if (!conf_init(detail, sizeof(detail)) ||
 	    !compact_opts_env(&o, detail, sizeof(detail))) {
 		fprintf(stderr, NAME ": %s\n", detail);
@@ -125,20 +107,10 @@ main(int argc, char **argv)
 		fprintf(stderr, NAME ": out of memory\n");
 		goto out;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	runner_signals();
 	ok = pass(db, side, st, &o);
-	ts.tv_sec = interval;
-	ts.tv_nsec = 0;
-	while (loop && !stop) {
-		/* A signal cuts the sleep short (no SA_RESTART). */
-		if (nanosleep(&ts, NULL) != 0 && errno != EINTR)
-			break;
-		if (!stop)
-			ok = pass(db, side, st, &o);
-	}
+	while (loop && runner_sleep(interval))
+		ok = pass(db, side, st, &o);
 out:
 	db_free(side);
 	db_free(db);

@@ -10,24 +10,12 @@
  */
 #include "config.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
-#include <string.h>
-#include <time.h>
 
 #include "conf.h"
 #include "db.h"
 #include "ingest.h"
-
-static volatile sig_atomic_t stop;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
+#include "runner.h"
 
 /* One pass; false when the database failed. */
 static bool
@@ -52,20 +40,14 @@ pass(struct db *db, long long timeout)
 int
 main(int argc, char **argv)
 {
-	struct sigaction sa;
-	struct timespec ts;
 	char detail[256];
 	const char *url;
-	long long timeout;
+	long long timeout, interval;
 	struct db *db;
 	bool loop, ok;
 
-	if (argc != 2 || (strcmp(argv[1], "--once") != 0 &&
-			  strcmp(argv[1], "--loop") != 0)) {
-		fprintf(stderr, "usage: xmhub-ingest-reaper --once|--loop\n");
+	if (!runner_args(argc, argv, "xmhub-ingest-reaper", &loop))
 		return 2;
-	}
-	loop = strcmp(argv[1], "--loop") == 0;
 	if (!conf_init(detail, sizeof(detail))) {
 		fprintf(stderr, "xmhub-ingest-reaper: %s\n", detail);
 		return 1;
@@ -85,20 +67,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "xmhub-ingest-reaper: out of memory\n");
 		return 1;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	runner_signals();
 	ok = pass(db, timeout);
-	ts.tv_sec = timeout / 4 > 60 ? 60 : timeout / 4 < 1 ? 1 : timeout / 4;
-	ts.tv_nsec = 0;
-	while (loop && !stop) {
-		/* A signal cuts the sleep short (no SA_RESTART). */
-		if (nanosleep(&ts, NULL) != 0 && errno != EINTR)
-			break;
-		if (!stop)
-			ok = pass(db, timeout);
-	}
+	interval = timeout / 4 > 60 ? 60 : timeout / 4 < 1 ? 1 : timeout / 4;
+	while (loop && runner_sleep(interval))
+		ok = pass(db, timeout);
 	db_free(db);
 	return ok || loop ? 0 : 1;
 }

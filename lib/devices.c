@@ -79,37 +79,12 @@ out:
 static const char get_sql[] =
 	"SELECT " COLUMNS " FROM devices WHERE id = $1::uuid";
 
-/*
- * Fetches device {id} and checks the caller may see it: the row in *res
- * (facility_id is column 1), or false with 404 or 403 (or a database
- * error) in the answer.
- */
-static bool
-fetch(struct app_ctx *ctx, PGresult **res)
-{
-	const char *params[1] = {ctx->params[0]};
-	enum db_status st;
-
-	*res = NULL;
-	if ((st = db_query_ro(ctx->db, res, get_sql, 1, params)) != DB_OK) {
-		app_db_error(ctx, st);
-		return false;
-	}
-	if (PQntuples(*res) == 0) {
-		http_error(ctx->resp, 404, "device not found");
-	} else if (scope_check(ctx, PQgetvalue(*res, 0, 1)))
-		return true;
-	PQclear(*res);
-	*res = NULL;
-	return false;
-}
-
 void
 devices_get(struct app_ctx *ctx)
 {
 	PGresult *res;
 
-	if (!fetch(ctx, &res))
+	if (!scope_fetch(ctx, get_sql, 1, "device", &res))
 		return;
 	http_json(ctx->resp, 200, dbjson_row(res, 0));
 	PQclear(res);
@@ -148,7 +123,7 @@ devices_patch(struct app_ctx *ctx)
 	if ((body = valid_json_body(ctx->req, patch_fields, NPATCH, v,
 				    ctx->resp)) == NULL)
 		return;
-	if (!fetch(ctx, &res))
+	if (!scope_fetch(ctx, get_sql, 1, "device", &res))
 		goto out;
 	PQclear(res);
 	res = NULL;

@@ -91,21 +91,12 @@ scope_list_rows(struct app_ctx *ctx, const char *sql)
 bool
 scope_row(struct app_ctx *ctx, const char *sql, const char *what)
 {
-	const char *params[1] = {ctx->params[0]};
-	PGresult *res = NULL;
-	enum db_status st;
-	bool allowed = false;
+	PGresult *res;
 
-	if ((st = db_query_ro(ctx->db, &res, sql, 1, params)) != DB_OK)
-		app_db_error(ctx, st);
-	else if (PQntuples(res) == 0)
-		http_error(ctx->resp, 404, "%s not found", what);
-	else
-		allowed = scope_check(ctx, PQgetisnull(res, 0, 0)
-						   ? NULL
-						   : PQgetvalue(res, 0, 0));
+	if (!scope_fetch(ctx, sql, 0, what, &res))
+		return false;
 	PQclear(res);
-	return allowed;
+	return true;
 }
 
 void

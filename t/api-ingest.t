@@ -9,6 +9,7 @@
 use strict;
 use warnings;
 use Test::More;
+use Xmhub::Ingest;
 use Xmhub::Platform qw(keys_of is_error);
 use Xmhub::Test qw(run);
 use Xmhub::XMBP qw(batch stored sent);
@@ -24,33 +25,16 @@ my $SESSION = 'device_id,facility_id,id,metadata,missed_batches,name,'
     . 'started_at,status,streams,total_bytes,total_samples';
 my $NOBODY = '00000000-0000-4000-8000-000000000000';
 
-# key($token, @scopes): a new API key of the token's facility.
-sub key {
-	my ($token, @scopes) = @_;
-	my ($st, $k) = $p->req(POST => '/api/v1/api-keys', token => $token,
-		json => {name => 'ingest test', scopes => \@scopes});
-	die "api key: $st\n" if $st != 200;
-	return $k->{key};
-}
-my $key = key($ta, 'ingest');
-my $key_b = key($tb, 'ingest');
-my $upload_key = key($ta, 'upload');
+my $key = $p->api_key($ta, 'ingest');
+my $key_b = $p->api_key($tb, 'ingest');
+my $upload_key = $p->api_key($ta, 'upload');
+my $in = Xmhub::Ingest->new($p, $key);
 
 # --- helpers ---
 sub create {
 	my ($body, %o) = @_;
 	return $p->req(POST => '/api/v1/ingest/sessions',
 		key => $o{key} // $key, json => $body);
-}
-
-# session($uid, [index, type], ...): a new session's object.
-sub session {
-	my ($uid, @streams) = @_;
-	my ($st, $s) = create({device_uid => $uid, streams => [map {
-		{stream_index => $_->[0], name => "s$_->[0]",
-		    value_type => $_->[1]} } @streams]});
-	die "session: $st\n" . explain($s) if $st != 201;
-	return $s;
 }
 
 sub send_batch {
@@ -203,7 +187,7 @@ my @values = (
 	    [3, -2147483648, 2147483647]]],
 );
 my @decl = map { [$_, $values[$_][0]] } 0 .. $#values;
-my $all = session(7, @decl);
+my $all = $in->session(7, @decl);
 my ($seq, $total, $bytes) = (0, 0, 0);
 for my $i (0 .. $#values) {
 	my ($type, $samples) = @{$values[$i]};
@@ -323,7 +307,7 @@ my ($cst, $body) = send_batch($all->{id}, batch($seq, 7));
 is_error($cst, $body, 409, 'data for a closed session');
 
 # --- auth and facilities ---
-my $open = session(11, [0, 'f32']);
+my $open = $in->session(11, [0, 'f32']);
 my $b1 = batch(0, 11, [0, 'f32', [[1, 1]]]);
 is_error(send_batch($open->{id}, $b1, key => $key_b), 404,
     "data for another facility's session");
@@ -355,7 +339,7 @@ my @vectors = (
 );
 for my $v (@vectors) {
 	my ($name, $seqs, $want) = @$v;
-	my $g = session(21, [0, 'i8']);
+	my $g = $in->session(21, [0, 'i8']);
 	my @got;
 	for my $q (@$seqs) {
 		my ($gst, $gack) = send_batch($g->{id},
@@ -369,7 +353,7 @@ for my $v (@vectors) {
 }
 
 # --- durability: PostgreSQL restart, kill -9 of the FastCGI programs ---
-my $dur = session(31, [0, 'i32']);
+my $dur = $in->session(31, [0, 'i32']);
 my ($acked, $dseq) = (0, 0);
 sub put {
 	my ($n) = @_;
@@ -424,9 +408,9 @@ is($p->sql("SELECT total_samples FROM ingest_sessions WHERE id = "
 
 # --- the reaper ---
 my $reaper = "$ENV{XMHUB_BUILDDIR}/jobs/xmhub-ingest-reaper";
-my $silent = session(41, [0, 'i8']);
-my $talking = session(42, [0, 'i8']);
-my $fresh = session(43, [0, 'i8']);
+my $silent = $in->session(41, [0, 'i8']);
+my $talking = $in->session(42, [0, 'i8']);
+my $fresh = $in->session(43, [0, 'i8']);
 $p->sql("UPDATE ingest_sessions SET started_at = now() - interval '1 hour' "
 	. "WHERE id IN ('$silent->{id}', '$talking->{id}')");
 is((send_batch($talking->{id}, batch(0, 42, [0, 'i8', [[1, 1]]])))[0], 200,
@@ -450,7 +434,7 @@ is_error(send_batch($silent->{id}, batch(0, 41)), 409,
 
 # The daemon of the stack, with a short timeout.
 $stack->restart(env => {XMHUB_SESSION_TIMEOUT => 1});
-my $quiet = session(44, [0, 'i8']);
+my $quiet = $in->session(44, [0, 'i8']);
 my $status = 'active';
 for (1 .. 120) {	# a pass every second; give it a generous while
 	$status = $p->sql("SELECT status FROM ingest_sessions WHERE id = "

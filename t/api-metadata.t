@@ -20,16 +20,9 @@ my $tb = $p->token($p->user('user', $other));
 my $ts = $p->token($p->user('super_admin', undef));
 my $NOBODY = '00000000-0000-4000-8000-000000000000';
 
-sub key {
-	my ($token) = @_;
-	my ($st, $k) = $p->req(POST => '/api/v1/api-keys', token => $token,
-		json => {name => 'metadata test', scopes => ['ingest']});
-	die "api key: $st\n" if $st != 200 && $st != 201;
-	return $k->{key};
-}
-my $in = Xmhub::Ingest->new($p, key($ta));
-my $in_b = Xmhub::Ingest->new($p, key($p->token($p->user('facility_admin',
-	$other))));
+my $in = Xmhub::Ingest->new($p, $p->api_key($ta, 'ingest'));
+my $in_b = Xmhub::Ingest->new($p, $p->api_key($p->token($p->user(
+	'facility_admin', $other)), 'ingest'));
 
 # --- every value type, sent in two batches whose times interleave ---
 my @types = qw(f64 f32 i64 i32 bool string bytes f64_array f32_array

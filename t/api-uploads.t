@@ -43,14 +43,6 @@ my $NOBODY = '00000000-0000-4000-8000-000000000000';
 my $B = 'BoUnDaRy';
 my $FORM = "multipart/form-data; boundary=$B";
 
-sub new_key {
-	my ($token, %body) = @_;
-	my ($st, $k) = $p->req(POST => '/api/v1/api-keys', token => $token,
-		json => {name => 'recorder', %body});
-	die "api key: $st\n" if $st != 200;
-	return $k;
-}
-
 sub new_tag {
 	my ($token, $name) = @_;
 	my ($st, $t) = $p->req(POST => '/api/v1/tags', token => $token,
@@ -59,9 +51,9 @@ sub new_tag {
 	return $t->{id};
 }
 
-my $ka = new_key($ta)->{key};
-my $ka_ingest = new_key($ta, scopes => ['ingest'])->{key};
-my $kb = new_key($tab)->{key};
+my $ka = $p->api_key($ta);
+my $ka_ingest = $p->api_key($ta, 'ingest');
+my $kb = $p->api_key($tab);
 my $tag1 = new_tag($ta, 'birds');
 my $tag2 = new_tag($ta, 'alpha');
 my $tag_b = new_tag($tab, 'elsewhere');
@@ -353,7 +345,7 @@ is_error(get_upload($tu, $NOBODY), 404, 'get an unknown upload');
 my $lfac = $p->facility('Uploads lists');
 my $luser = $p->user('user', $lfac);
 my $tl = $p->token($luser);
-my $kl = new_key($p->token($p->user('facility_admin', $lfac)))->{key};
+my $kl = $p->api_key($p->token($p->user('facility_admin', $lfac)));
 my @made;
 for my $i (1 .. 5) {
 	my (undef, $x) = upload($kl, file_part("n$i", "f$i.wav"));
@@ -522,7 +514,7 @@ is_error($p->req(DELETE => "/api/v1/uploads/$id", token => $tu), 404,
 
 # --- deleting a facility removes its objects ---
 my $gone = $p->facility('Uploads gone');
-my $kg = new_key($p->token($p->user('facility_admin', $gone)))->{key};
+my $kg = $p->api_key($p->token($p->user('facility_admin', $gone)));
 ($st, $u) = upload($kg, $file);
 ok(-e original($u), "a facility's upload is stored");
 $all = nobjects();

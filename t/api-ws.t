@@ -10,6 +10,7 @@ use strict;
 use warnings;
 use Test::More;
 use JSON::PP;
+use Xmhub::Ingest;
 use Xmhub::Platform qw(is_error);
 use Xmhub::WS;
 use Xmhub::XMBP qw(batch stored sent);
@@ -22,27 +23,10 @@ my $ta = $p->token($p->user('facility_admin', $fac));
 my $tb = $p->token($p->user('facility_admin', $other));
 my $NOBODY = '00000000-0000-4000-8000-000000000000';
 
-sub key {
-	my ($token, @scopes) = @_;
-	my ($st, $k) = $p->req(POST => '/api/v1/api-keys', token => $token,
-		json => {name => 'ws test', scopes => \@scopes});
-	die "api key: $st\n" if $st != 200;
-	return $k->{key};
-}
-my $key = key($ta, 'ingest');
-my $key_b = key($tb, 'ingest');
-my $upload_key = key($ta, 'upload');
-
-# session($uid, [index, type], ...): a new session's object.
-sub session {
-	my ($uid, @streams) = @_;
-	my ($st, $s) = $p->req(POST => '/api/v1/ingest/sessions', key => $key,
-		json => {device_uid => $uid, streams => [map {
-		    {stream_index => $_->[0], name => "s$_->[0]",
-		    value_type => $_->[1]} } @streams]});
-	die "session: $st\n" . explain($s) if $st != 201;
-	return $s;
-}
+my $key = $p->api_key($ta, 'ingest');
+my $key_b = $p->api_key($tb, 'ingest');
+my $upload_key = $p->api_key($ta, 'upload');
+my $in = Xmhub::Ingest->new($p, $key);
 
 # ws($sid, %opt): (client, status, head, body) of an upgrade through
 # lighttpd; options key (default $key, undef for none), query (the whole
@@ -103,7 +87,7 @@ my @values = (
 	[f32_array => [[1, map { $_ * 0.5 } 1 .. 4096], [2, $nanf]]],
 	[i32_array => [[1, map { $_ - 2048 } 1 .. 4096], [2]]],
 );
-my $all = session(7, map { [$_, $values[$_][0]] } 0 .. $#values);
+my $all = $in->session(7, map { [$_, $values[$_][0]] } 0 .. $#values);
 my ($c, $st) = ws($all->{id});
 is($st, 101, 'upgrade: 101') or BAIL_OUT('no WebSocket');
 my ($seq, $total) = (0, 0);
@@ -118,7 +102,7 @@ for my $i (0 .. $#values) {
 }
 
 # --- one ack message per batch, however the batches are cut ---
-my $s = session(8, [0, 'f32']);
+my $s = $in->session(8, [0, 'f32']);
 ($c) = ws($s->{id});
 my @b = map { batch($_, undef, [0, 'f32', [map { [$_, $_] } 1 .. 1 + $_ % 7]]) }
     0 .. 199;
@@ -171,7 +155,7 @@ is_deeply(\@pongs, ['p'], 'and the pong');
 $c->close;
 
 # --- data survive: acked means stored, whatever happens next ---
-$s = session(9, [0, 'i32']);
+$s = $in->session(9, [0, 'i32']);
 ($c) = ws($s->{id});
 $c->send_binary(batch(0, undef, [0, 'i32', [[10, 42]]]));
 is(ack($c), 1, 'acked');
@@ -179,7 +163,7 @@ $c->close; # gone without a Close frame
 is(stored($p, $s->{id}, 0), '[[10,42]]', 'the acked batch is stored');
 
 # --- errors: one message of UTF-8 JSON, then the end ---
-$s = session(10, [0, 'f32']);
+$s = $in->session(10, [0, 'f32']);
 ($c) = ws($s->{id});
 $c->send_binary(batch(0, undef, [0, 'f32', [[1, 1]]]));
 $c->send_binary('XMBQ' . "\x01\x00\x00\x00\x00\x00");
@@ -217,7 +201,7 @@ ok(ended($c), 'session closed after the upgrade: then the end');
 is(stored($p, $s->{id}, 0), '[[1,1]]', 'nothing stored from the errors');
 
 # --- over 256 KB: refused ---
-$s = session(12, [0, 'bytes']);
+$s = $in->session(12, [0, 'bytes']);
 ($c) = ws($s->{id});
 my $big = batch(0, undef, [0, 'bytes', [map { [$_, 'b' x 65535] } 1 .. 4]]);
 ok(length $big > 262144, 'a batch over 256 KB (' . length($big) . ')');
@@ -243,7 +227,7 @@ $c->close_frame(1000);
 ok(ended($c), 'Close from the client: the connection ends');
 
 # --- refused upgrades: plain HTTP, websocketd not reached ---
-my $closed = session(13, [0, 'f32']);
+my $closed = $in->session(13, [0, 'f32']);
 $p->req(POST => "/api/v1/ingest/sessions/$closed->{id}/close", key => $key);
 my $theirs = do {
 	my ($sst, $o) = $p->req(POST => '/api/v1/ingest/sessions',
@@ -251,7 +235,7 @@ my $theirs = do {
 		    {stream_index => 0, name => 'a', value_type => 'f32'}]});
 	$o;
 };
-my $live = session(14, [0, 'f32']);
+my $live = $in->session(14, [0, 'f32']);
 my $connects = ws_connects();
 ok($connects > 0, 'websocketd logs the connections it gets');
 my @refused = (
@@ -301,7 +285,7 @@ for my $d ([[$live->{id}, port => $stack->ws_port, key => undef],
 
 # --- the idle timeout ---
 $stack->restart(env => {XMHUB_WS_IDLE_TIMEOUT => 1});
-$s = session(15, [0, 'f32']);
+$s = $in->session(15, [0, 'f32']);
 ($c) = ws($s->{id});
 $c->send_binary(batch(0, undef, [0, 'f32', [[1, 1]]]));
 is(ack($c), 1, 'idle: a batch acked');

@@ -1,46 +1,14 @@
 #!/usr/bin/perl
-# xmhub xmbp encode/decode from the outside: expected bytes are built here
-# with Perl's pack() straight from spec 2's tables, not with the codec.
+# xmhub xmbp encode/decode from the outside: expected bytes are built
+# with Perl's pack() straight from spec 2's tables (Xmhub::XMBP), not
+# with the codec.
 use strict;
 use warnings;
 use Test::More;
 use lib "$ENV{XMHUB_SRCDIR}/t/lib";
 use Xmhub::Test qw(xmhub hexstr);
-
-my %tag = (f64 => 0, f32 => 1, i64 => 2, i32 => 3, bool => 4,
-	string => 5, bytes => 6, f64_array => 7, f32_array => 8,
-	i32_array => 9, json => 10, i16 => 11, i8 => 12);
-
-# Sample encoders: timestamp u64 then the value, big-endian.
-my %enc = (
-	f64 => sub { pack('Q> d>', @_) },
-	f32 => sub { pack('Q> f>', @_) },
-	i64 => sub { pack('Q> q>', @_) },
-	i32 => sub { pack('Q> l>', @_) },
-	i16 => sub { pack('Q> s>', @_) },
-	i8 => sub { pack('Q> c', @_) },
-	bool => sub { pack('Q> C', @_) },
-	string => sub { pack('Q> n/a*', @_) },
-	bytes => sub { pack('Q> n/a*', @_) },
-	json => sub { pack('Q> N/a*', @_) },
-	f64_array => sub { my $ts = shift; pack('Q> n (d>)*', $ts, scalar @_, @_) },
-	f32_array => sub { my $ts = shift; pack('Q> n (f>)*', $ts, scalar @_, @_) },
-	i32_array => sub { my $ts = shift; pack('Q> n (l>)*', $ts, scalar @_, @_) },
-);
-
 # batch($seq, $device_id_or_undef, [$stream_id, $type, [[ts, v...], ...]], ...)
-sub batch {
-	my ($seq, $dev, @streams) = @_;
-	my $b = pack('a4 C C n', 'XMBP', 1, defined $dev ? 1 : 0, $seq);
-	$b .= pack('N', $dev) if defined $dev;
-	$b .= pack('n', scalar @streams);
-	for my $s (@streams) {
-		my ($id, $type, $samples) = @$s;
-		$b .= pack('n C n', $id, $tag{$type}, scalar @$samples);
-		$b .= $enc{$type}->(@$_) for @$samples;
-	}
-	return $b;
-}
+use Xmhub::XMBP qw(batch);
 
 sub hexbytes { pack('H*', $_[0]) }
 

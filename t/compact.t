@@ -22,10 +22,8 @@ $stack->restart(env => {XMHUB_COMPACT_INTERVAL => 86400,
 	XMHUB_COMPACT_MIN_AGE => 0, XMHUB_COMPACT_TARGET_SAMPLES => 250});
 my $fac = $p->facility('Compact');
 my $tu = $p->token($p->user('user', $fac));
-my ($st, $k) = $p->req(POST => '/api/v1/api-keys',
-	token => $p->token($p->user('facility_admin', $fac)),
-	json => {name => 'compact test', scopes => ['ingest']});
-my $in = Xmhub::Ingest->new($p, $k->{key});
+my $in = Xmhub::Ingest->new($p, $p->api_key($p->token($p->user(
+	'facility_admin', $fac)), 'ingest'));
 
 my $compactor = "$ENV{XMHUB_BUILDDIR}/jobs/xmhub-ingest-compact";
 

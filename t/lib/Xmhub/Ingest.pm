@@ -1,10 +1,11 @@
 package Xmhub::Ingest;
 
 # Helpers for the tests of stored samples (t/api-metadata.t,
-# t/compact.t): ingest sessions made through the ingest endpoints with an
-# API key, batches written in the CLI's JSON form and encoded by
-# `xmhub xmbp encode`, and samples read back through
-# /api/v1/metadata/.../samples, paging included.
+# t/compact.t; sessions for t/api-ingest.t and t/api-ws.t too): ingest
+# sessions made through the ingest endpoints with an API key, batches
+# written in the CLI's JSON form and encoded by `xmhub xmbp encode`, and
+# samples read back through /api/v1/metadata/.../samples, paging
+# included.
 #
 #   my $in = Xmhub::Ingest->new($platform, $api_key);
 #   my $s = $in->session(7, [0, 'f32'], [1, 'string']);

@@ -10,6 +10,7 @@ package Xmhub::Platform;
 #   my $fac = $p->facility('a');               # id
 #   my $admin = $p->user('facility_admin', $fac);
 #   my $t = $p->token($admin);
+#   my $key = $p->api_key($t, 'ingest');      # X-Api-Key
 #   my ($st, $body, $res) = $p->req(POST => '/api/v1/tags',
 #       token => $t, json => {name => 'x'});
 #
@@ -128,6 +129,17 @@ sub req {
 		$body = eval { $json->decode($res->{content}) };
 	}
 	return ($res->{status}, $body, $res);
+}
+
+# api_key($token, @scopes): the secret of a new API key of the token's
+# facility with these scopes (the default ones when none); dies unless
+# created.
+sub api_key {
+	my ($self, $token, @scopes) = @_;
+	my ($st, $k) = $self->req(POST => '/api/v1/api-keys', token => $token,
+		json => {name => 'test key', @scopes ? (scopes => \@scopes) : ()});
+	die "api key: $st\n" if $st != 200;
+	return $k->{key};
 }
 
 # ISO 8601 UTC of the epoch second $t.

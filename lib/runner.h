@@ -1,0 +1,47 @@
+/*
+ * runner.h - the plumbing shared by the periodic jobs (jobs/): the
+ * --once|--loop command line, SIGTERM and SIGINT asking a loop to stop,
+ * and the sleep between passes, which such a signal cuts short.
+ *
+ *   bool loop;
+ *   if (!runner_args(argc, argv, "xmhub-x", &loop))
+ *           return 2;
+ *   ... settings ...
+ *   runner_signals();
+ *   ok = pass();
+ *   while (loop && runner_sleep(interval))
+ *           ok = pass();
+ *
+ * A pass that takes long checks runner_stopping() between its steps.
+ * One runner per process: the stop flag is process-wide.
+ */
+#ifndef XMHUB_RUNNER_H
+#define XMHUB_RUNNER_H
+
+#include <stdbool.h>
+
+/*
+ * The command line "name --once" (*loop false) or "name --loop" (*loop
+ * true); anything else prints "usage: name --once|--loop" to stderr and
+ * returns false (the caller exits 2).
+ */
+bool runner_args(int argc, char **argv, const char *name, bool *loop);
+
+/*
+ * Makes SIGTERM and SIGINT set the stop flag instead of ending the
+ * process.  Without SA_RESTART, so the signal also interrupts a sleep or
+ * a blocking call.
+ */
+void runner_signals(void);
+
+/* True once SIGTERM or SIGINT arrived after runner_signals(). */
+bool runner_stopping(void);
+
+/*
+ * Sleeps seconds between two passes, cut short by a signal.  True when
+ * the next pass should run: no stop asked before or during the sleep,
+ * and the sleep itself did not fail.
+ */
+bool runner_sleep(long long seconds);
+
+#endif
