@@ -31,6 +31,7 @@
 #include "db.h"
 #include "jobs.h"
 #include "probe.h"
+#include "runner.h"
 #include "storage.h"
 
 #define LOOP_SLEEP_S 3	    /* --loop: pause between drains */
@@ -38,15 +39,6 @@
 #define ERROR_LINES 3	    /* lines of it in error_message */
 #define KILL_GRACE_MS 2000  /* SIGTERM to SIGKILL */
 #define TMP_MAX_LEN 1024    /* bytes of $TMPDIR */
-
-static volatile sig_atomic_t stopping;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stopping = 1;
-}
 
 struct runner {
 	struct db *db;
@@ -197,7 +189,7 @@ transcode(struct runner *r, const struct jobs_claim *job, const char *in,
 	while (!child_wait(&ch, r->heartbeat_ms)) {
 		enum jobs_outcome o;
 
-		if (stopping) {
+		if (runner_stopping()) {
 			*end = RUN_STOP;
 			break;
 		}
@@ -352,7 +344,7 @@ run(struct runner *r, const struct jobs_claim *job)
 static int
 drain(struct runner *r)
 {
-	while (!stopping) {
+	while (!runner_stopping()) {
 		struct jobs_claim job;
 		bool got;
 
@@ -384,7 +376,6 @@ int
 main(int argc, char **argv)
 {
 	struct runner r = {0};
-	struct sigaction sa;
 	char detail[256], host[64];
 	const char *url;
 	int mode = 0, rc = 1;
@@ -410,10 +401,7 @@ main(int argc, char **argv)
 		snprintf(r.worker, sizeof(r.worker), "%s:%ld", host,
 			 (long)getpid());
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	runner_signals();
 	signal(SIGPIPE, SIG_IGN);
 	if (!conf_init(detail, sizeof(detail)) ||
 	    !jobs_init(detail, sizeof(detail))) {
@@ -448,14 +436,12 @@ main(int argc, char **argv)
 		rc = drain(&r);
 		goto out;
 	}
-	while (!stopping) {
+	do {
 		/* A database that went away is waited for, not fatal. */
 		if (drain(&r) != 0)
 			fprintf(stderr, "xmhub-transcode: the database is "
 					"unavailable; trying again\n");
-		for (int i = 0; i < LOOP_SLEEP_S * 10 && !stopping; i++)
-			nanosleep(&(struct timespec){0, 100000000}, NULL);
-	}
+	} while (runner_sleep(LOOP_SLEEP_S));
 	rc = 0;
 out:
 	db_free(r.db);
