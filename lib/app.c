@@ -57,25 +57,10 @@ authenticate_jwt(struct app_ctx *ctx, const struct route *r)
 static void
 dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
 {
-	const struct route *r = NULL;
-	char allow[64];
+	const struct route *r = app_route(ctx, table, n);
 
-	switch (route_find(table, n, ctx->req->method, ctx->req->path, &r,
-			   ctx->params, allow, sizeof(allow))) {
-	case ROUTE_FOUND:
-		break;
-	case ROUTE_NO_METHOD:
-		http_header(ctx->resp, "Allow", "%s", allow);
-		http_error(ctx->resp, 405, "method %s not allowed here",
-			   ctx->req->method);
+	if (r == NULL)
 		return;
-	case ROUTE_BAD_PARAM:
-		http_error(ctx->resp, 400, "the id in the path is not a UUID");
-		return;
-	default:
-		http_error(ctx->resp, 404, "not found");
-		return;
-	}
 	if (r->auth == ROUTE_JWT && !authenticate_jwt(ctx, r))
 		return;
 	if (r->auth == ROUTE_API_KEY && !apikeys_authenticate(ctx, r->scope))
@@ -144,4 +129,28 @@ app_main(const char *name, const struct route *table, size_t n,
 	}
 	db_free(db);
 	return 0;
+}
+
+const struct route *
+app_route(struct app_ctx *ctx, const struct route *table, size_t n)
+{
+	const struct route *r = NULL;
+	char allow[64];
+
+	switch (route_find(table, n, ctx->req->method, ctx->req->path, &r,
+			   ctx->params, allow, sizeof(allow))) {
+	case ROUTE_FOUND:
+		return r;
+	case ROUTE_NO_METHOD:
+		http_header(ctx->resp, "Allow", "%s", allow);
+		http_error(ctx->resp, 405, "method %s not allowed here",
+			   ctx->req->method);
+		return NULL;
+	case ROUTE_BAD_PARAM:
+		http_error(ctx->resp, 400, "the id in the path is not a UUID");
+		return NULL;
+	default:
+		http_error(ctx->resp, 404, "not found");
+		return NULL;
+	}
 }

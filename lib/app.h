@@ -56,4 +56,13 @@ int app_main(const char *name, const struct route *table, size_t n,
  * otherwise (details only in the log). */
 void app_db_error(struct app_ctx *ctx, enum db_status status);
 
+/*
+ * Finds the route of ctx's request in the n routes of table and fills
+ * ctx->params.  NULL when there is none, with the answer set: 404, 405
+ * (with Allow) or 400 (an {id} that is not a UUID).  For programs with a
+ * loop of their own (lib/faceapi).
+ */
+const struct route *app_route(struct app_ctx *ctx, const struct route *table,
+			      size_t n);
+
 #endif

@@ -1,0 +1,120 @@
+#!/usr/bin/perl
+# bench/face - the face service's cost over the detector itself, per
+# model present in FACE_TEST_MODEL_DIR, all in one run on this machine:
+#
+#   shim_ms    raw face_detect() time of bench/face-shim (the image
+#              decoded beforehand, not timed; median)
+#   http_ms    the whole POST /api/v1/detect through lighttpd, upload,
+#              multipart, decoding and JSON included (median latency of
+#              wrk with one connection for BENCH_SECONDS, default 10)
+#   ratio      http_ms / shim_ms (aim: 1.15 or less)
+#   req/s      wrk with 2 connections for BENCH_SECONDS (default 10)
+#              against FACE_API_MAX_CONCURRENT_INFERENCE=2, next to
+#              1000 / shim_ms, one detector's sequential rate
+#
+# Runs from a build tree (make bench, or make bench-face): a throwaway
+# stack (t/lib/Xmhub/Stack.pm) and wrk on loopback.  The image is
+# grace_hopper.jpg (python-matplotlib-data), as face-shim's default.
+use strict;
+use warnings;
+use File::Temp qw(tempfile);
+use HTTP::Tiny;
+use JSON::PP;
+use lib "$ENV{XMHUB_SRCDIR}/t/lib";
+use Xmhub::Face qw(photo model_names model_dir);
+use Xmhub::Test qw(run);
+
+my $seconds = $ENV{BENCH_SECONDS} || 10;
+my $runs = $ENV{BENCH_RUNS} || 30;
+my ($wrk) = grep { -x } map { "$_/wrk" } split(/:/, $ENV{PATH});
+$wrk or die "wrk not found: apt-get install wrk\n";
+my @models = model_names();
+@models or die 'no face model in ' . model_dir() . "\n";
+
+my %licence = (
+	scrfd_10g => 'InsightFace weights: non-commercial research only',
+	'scrfd_2.5g' => 'InsightFace weights: non-commercial research only',
+	scrfd_500m => 'InsightFace weights: non-commercial research only',
+	yunet => 'MIT',
+	blazeface => 'Apache-2.0',
+);
+
+# Raw detection times, one line per model: the smaller of two runs, one
+# before and one after the HTTP figures (this machine is shared: a busy
+# moment only ever adds time).
+my %shim;
+sub shim {
+	my ($st, $out, $err) = run(["$ENV{XMHUB_BUILDDIR}/bench/face-shim",
+		'-d', model_dir(), '-n', $runs]);
+	die "bench/face-shim: $err" if $st != 0;
+	for (split /\n/, $out) {
+		next if !/^model=(\S+) det_ms=([\d.]+)/;
+		$shim{$1} = $2 if !defined $shim{$1} || $2 < $shim{$1};
+	}
+}
+shim();
+
+my $image = photo('grace_hopper.jpg');
+my ($body, $ct) = Xmhub::Face::multipart(image => $image,
+	filename => 'grace_hopper.jpg');
+my ($bfh, $bodyfile) = tempfile(UNLINK => 1);
+binmode $bfh;
+print $bfh $body;
+close $bfh;
+my ($sfh, $script) = tempfile(SUFFIX => '.lua', UNLINK => 1);
+print $sfh <<"EOF";
+local f = io.open("$bodyfile", "rb")
+wrk.body = f:read("*all")
+f:close()
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "$ct"
+EOF
+close $sfh;
+
+my %env = (FACE_API_RATE_LIMIT_DETECT => '1000000/minute',
+	FACE_API_MAX_CONCURRENT_INFERENCE => 2);
+my $f = Xmhub::Face->start(env => {%env, FACE_API_MODEL => $models[0]});
+my $http = HTTP::Tiny->new(timeout => 120, keep_alive => 0);
+
+sub detect {
+	my $r = $http->request(POST => $f->url('/api/v1/detect'),
+		{headers => {'Content-Type' => $ct}, content => $body});
+	die "detect: $r->{status} $r->{content}\n" if $r->{status} != 200;
+}
+
+# wrk($connections): (median latency in ms, requests/s) of
+# BENCH_SECONDS of detect requests from that many connections.
+sub wrk {
+	my ($c) = @_;
+	my ($st, $out, $err) = run([$wrk, '-t', $c, '-c', $c, '-d',
+		"${seconds}s", '--latency', '-s', $script,
+		$f->url('/api/v1/detect')]);
+	die "wrk: $err" if $st != 0;
+	my ($non2xx) = $out =~ /Non-2xx or 3xx responses: (\d+)/;
+	warn "wrk: $non2xx answers were not 200\n" if $non2xx;
+	my ($v, $unit) = $out =~ /^\s+50%\s+([\d.]+)(us|ms|s)\b/m
+	    or die "wrk: no median latency in\n$out";
+	my ($rps) = $out =~ /Requests\/sec:\s+([\d.]+)/;
+	return ($v * {us => 0.001, ms => 1, s => 1000}->{$unit}, $rps // 0);
+}
+
+my @rows;
+for my $i (0 .. $#models) {
+	my $m = $models[$i];
+	$f->restart(FACE_API_MODEL => $m) if $i > 0;
+	# Every FastCGI process warms its network up on its first request.
+	detect() for 1 .. 24;
+	my ($http_ms) = wrk(1);
+	my (undef, $rps) = wrk(2);
+	push @rows, [$m, $http_ms, $rps];
+}
+shim();
+printf "%-11s %9s %9s %6s %8s %10s  %s\n", 'model', 'shim_ms', 'http_ms',
+    'ratio', 'req/s', '1000/shim', 'licence';
+for my $row (@rows) {
+	my ($m, $http_ms, $rps) = @$row;
+	my $s = $shim{$m} // 0;
+	printf "%-11s %9.2f %9.2f %6.3f %8.2f %10.2f  %s\n", $m, $s, $http_ms,
+	    $s > 0 ? $http_ms / $s : 0, $rps, $s > 0 ? 1000 / $s : 0,
+	    $licence{$m} // '?';
+}

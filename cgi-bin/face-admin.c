@@ -1,0 +1,44 @@
+/*
+ * face-admin - FastCGI program of the face service's admin endpoints
+ * (spec 3 "Admin", HTTP Basic) and of the signed download URLs of its
+ * filesystem store (/api/v1/files/..., authorised by their signature).
+ */
+#include "config.h"
+
+#include "faceapi.h"
+#include "faceapi_admin.h"
+#include "faceapi_keys.h"
+
+#define A FACEAPI_ADMIN
+
+static const struct route routes[] = {
+	{"GET", "/api/v1/admin/stats", A, 0, NULL, faceapi_admin_stats},
+	{"GET", "/api/v1/admin/images", A, 0, NULL, faceapi_admin_images},
+	{"GET", "/api/v1/admin/images/{id}", A, 0, NULL, faceapi_admin_image},
+	{"DELETE", "/api/v1/admin/images/{id}", A, 0, NULL,
+	 faceapi_admin_image_delete},
+	{"GET", "/api/v1/admin/images/{id}/download", A, 0, NULL,
+	 faceapi_admin_image_download},
+	{"GET", "/api/v1/admin/jobs", A, 0, NULL, faceapi_admin_jobs},
+	{"GET", "/api/v1/admin/jobs/{id}", A, 0, NULL, faceapi_admin_job},
+	{"GET", "/api/v1/admin/jobs/{id}/download", A, 0, NULL,
+	 faceapi_admin_job_download},
+	{"POST", "/api/v1/admin/api-keys", A, 0, NULL, faceapi_keys_post},
+	{"GET", "/api/v1/admin/api-keys", A, 0, NULL, faceapi_keys_list},
+	{"GET", "/api/v1/admin/api-keys/{id}", A, 0, NULL, faceapi_keys_get},
+	{"PATCH", "/api/v1/admin/api-keys/{id}", A, 0, NULL,
+	 faceapi_keys_patch},
+	{"DELETE", "/api/v1/admin/api-keys/{id}", A, 0, NULL,
+	 faceapi_keys_delete},
+	{"GET", "/api/v1/files/images/{id}", ROUTE_PUBLIC, 0, NULL,
+	 faceapi_admin_file_image},
+	{"GET", "/api/v1/files/jobs/{id}", ROUTE_PUBLIC, 0, NULL,
+	 faceapi_admin_file_job},
+};
+
+int
+main(void)
+{
+	return faceapi_main("face-admin", FACEAPI_ADMIN_PROGRAM, routes,
+			    sizeof(routes) / sizeof(routes[0]));
+}
