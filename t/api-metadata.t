@@ -179,6 +179,8 @@ for my $k (0 .. 299) {
 	push @bo, [$tsk, rand() < 0.3 ? $t : $f];
 	push @f32, [$tsk, $k % 50 == 0 ? 'NaN' : ($k % 8) * 0.5];
 }
+# Random again: File::Temp names its files with rand().
+srand();
 # All NaN in one bucket of its own.
 push @f, [40_000, 'NaN'], [40_001, 'NaN'];
 $in->send($s3->{id}, 1, [0, 'f64', [@f[0 .. 149]]], [1, 'i64', \@i],

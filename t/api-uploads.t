@@ -154,6 +154,9 @@ srand(42);
 my $data = join '', map {
 	pack('N', int rand 2**32) . ($_ % 97 ? '' : "\r\n--BoUnDaRx\r\n--BoUnDa")
 } 1 .. 65536;
+# Random again: File::Temp names its files with rand(), and fixed names
+# collide with those of another run of this test.
+srand();
 
 # --- a good upload ---
 my $before = state();
