@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -102,7 +103,7 @@ app_main(const char *name, const struct route *table, size_t n,
 		return 1;
 	storage_dir = conf_str("XMHUB_STORAGE_DIR", NULL);
 	if ((db = db_new(url)) == NULL || FCGX_Init() != 0 ||
-	    FCGX_InitRequest(&fcgi, 0, 0) != 0) {
+	    FCGX_InitRequest(&fcgi, 0, 0) != 0 || !app_stop_on_signals()) {
 		fprintf(stderr, "%s: cannot start\n", name);
 		db_free(db);
 		return 1;
@@ -153,4 +154,29 @@ app_route(struct app_ctx *ctx, const struct route *table, size_t n)
 		http_error(ctx->resp, 404, "not found");
 		return NULL;
 	}
+}
+
+/* libfcgi's accept loop checks this flag when accept() fails with EINTR. */
+static void
+app_stop(int sig)
+{
+	(void)sig;
+	FCGX_ShutdownPending();
+}
+
+bool
+app_stop_on_signals(void)
+{
+	static const int sigs[] = {SIGTERM, SIGINT, SIGUSR1};
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = app_stop;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: a blocking accept() must return to see the flag. */
+	sa.sa_flags = 0;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], &sa, NULL) != 0)
+			return false;
+	return true;
 }

@@ -65,4 +65,12 @@ void app_db_error(struct app_ctx *ctx, enum db_status status);
 const struct route *app_route(struct app_ctx *ctx, const struct route *table,
 			      size_t n);
 
+/* Makes SIGTERM (what lighttpd sends at shutdown), SIGINT and SIGUSR1
+ * end the accept loop cleanly: the request in progress runs on (a read or
+ * write blocked at that moment fails with EINTR), then FCGX_Accept_r
+ * returns < 0, so the program frees what it holds and exits 0 (and
+ * LeakSanitizer runs).  Call after FCGX_Init.  False when a handler
+ * cannot be installed (errno set). */
+bool app_stop_on_signals(void);
+
 #endif

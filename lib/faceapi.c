@@ -142,7 +142,7 @@ faceapi_main(const char *name, enum faceapi_program prog,
 	int status = 1;
 
 	if (!start(name, prog) || FCGX_Init() != 0 ||
-	    FCGX_InitRequest(&fcgi, 0, 0) != 0)
+	    FCGX_InitRequest(&fcgi, 0, 0) != 0 || !app_stop_on_signals())
 		goto out;
 	while (FCGX_Accept_r(&fcgi) >= 0) {
 		struct http_req req;

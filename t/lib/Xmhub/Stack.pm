@@ -5,7 +5,8 @@ package Xmhub::Stack;
 # temporary var directory and a free port, with the programs of the build
 # tree that make check names in XMHUB_BUILDDIR.  Every stack started is
 # stopped and its directory removed at exit, also when a test dies or is
-# interrupted.
+# interrupted.  A sanitizer report in its programs' log (ASan build) is
+# printed and fails the test file; the directory is then kept.
 #
 #   my $s = Xmhub::Stack->start;       # dies saying why it could not
 #   my $s = Xmhub::Stack->start(env => { XMHUB_SESSION_TIMEOUT => 2 });
@@ -24,12 +25,14 @@ package Xmhub::Stack;
 
 use strict;
 use warnings;
+use Cwd qw(realpath);
 use File::Path qw(remove_tree);
 use File::Temp qw(tempdir);
 use IO::Socket::INET;
 use Xmhub::Test qw(run);
 
 my %live; # stacks to stop at exit, by var directory
+my $sanitizer_failed; # a stopped stack's programs reported an error
 
 # A TCP port on 127.0.0.1 that nothing listens on now.
 sub free_port {
@@ -186,21 +189,60 @@ sub stop_daemon {
 }
 
 # Stops everything and removes the var directory (kept if stopping
-# failed, to look at its logs).
+# failed, to look at its logs).  A sanitizer report in the programs' log
+# is printed, keeps the directory and fails the test file (see END).
 sub stop {
 	my ($self) = @_;
 	return if $$ != $self->{pid} || !delete $live{$self->{var}};
-	if (eval { $self->stack('down', $self->{var}); 1 }) {
-		remove_tree($self->{var});
-	} else {
+	if (!eval { $self->stack('down', $self->{var}); 1 }) {
 		warn "$@(kept $self->{var})\n";
+	} elsif ($self->sanitizer_reports) {
+		$sanitizer_failed = 1;
+	} else {
+		remove_tree($self->{var});
 	}
+}
+
+# The processes that have $file open (lighttpd does not wait for its
+# FastCGI programs: they write their leak report after it is gone).
+sub holders {
+	my ($file) = @_;
+	my @pids;
+	for my $fd (glob '/proc/[0-9]*/fd/*') {
+		my $to = readlink $fd;
+		push @pids, $fd =~ m{^/proc/(\d+)/} if defined $to && $to eq $file;
+	}
+	return @pids;
+}
+
+# sanitizer_reports: once the programs have exited, prints the sanitizer
+# reports of VAR/log/programs.log to STDERR; true when there was one.
+sub sanitizer_reports {
+	my ($self) = @_;
+	my $log = realpath("$self->{var}/log/programs.log") // return 0;
+	for (1 .. 300) {
+		last unless holders($log);
+		select(undef, undef, undef, 0.1);
+	}
+	open my $f, '<', $log or return 0;
+	# From the first report to the end: the programs exit together and
+	# their reports interleave.
+	my @report;
+	while (my $line = <$f>) {
+		push @report, $line
+		    if @report || $line =~ /ERROR: \w*Sanitizer|runtime error:/;
+	}
+	return 0 unless @report;
+	print STDERR "# $_" for @report;
+	print STDERR "# sanitizer reports in $log (kept $self->{var})\n";
+	return 1;
 }
 
 END {
 	my $status = $?;
 	$_->stop for values %live;
-	$? = $status;
+	# prove counts a test file that exits non-zero as failed.
+	$? = $status || ($sanitizer_failed ? 1 : 0);
 }
 
 1;
