@@ -113,12 +113,7 @@ app_main(const char *name, const struct route *table, size_t n,
 		struct http_resp resp;
 		struct app_ctx ctx;
 
-		memset(&ctx, 0, sizeof(ctx));
-		http_resp_init(&resp);
-		if (http_req_init(&req, &fcgi, &resp)) {
-			ctx.req = &req;
-			ctx.resp = &resp;
-			ctx.db = db;
+		if (app_request(&ctx, &req, &resp, &fcgi, db)) {
 			ctx.jwt_secret = secret;
 			ctx.storage_dir = storage_dir;
 			dispatch(&ctx, table, n);
@@ -130,6 +125,20 @@ app_main(const char *name, const struct route *table, size_t n,
 	}
 	db_free(db);
 	return 0;
+}
+
+bool
+app_request(struct app_ctx *ctx, struct http_req *req, struct http_resp *resp,
+	    FCGX_Request *fcgi, struct db *db)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	http_resp_init(resp);
+	if (!http_req_init(req, fcgi, resp))
+		return false;
+	ctx->req = req;
+	ctx->resp = resp;
+	ctx->db = db;
+	return true;
 }
 
 const struct route *

@@ -57,6 +57,16 @@ int app_main(const char *name, const struct route *table, size_t n,
 void app_db_error(struct app_ctx *ctx, enum db_status status);
 
 /*
+ * Starts one request read from fcgi: ctx zeroed with req, resp and db in
+ * it, resp empty, req parsed.  False when the request is unusable (resp
+ * then holds the 400 to send).  req and resp are freed by the caller
+ * with http_req_free() and http_resp_free() either way.  For loops of
+ * their own (lib/faceapi, lib/wsgate) and app_main.
+ */
+bool app_request(struct app_ctx *ctx, struct http_req *req,
+		 struct http_resp *resp, FCGX_Request *fcgi, struct db *db);
+
+/*
  * Finds the route of ctx's request in the n routes of table and fills
  * ctx->params.  NULL when there is none, with the answer set: 404, 405
  * (with Allow) or 400 (an {id} that is not a UUID).  For programs with a

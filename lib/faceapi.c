@@ -149,15 +149,11 @@ faceapi_main(const char *name, enum faceapi_program prog,
 		struct http_resp resp;
 		struct app_ctx ctx;
 
-		memset(&ctx, 0, sizeof(ctx));
-		http_resp_init(&resp);
+		bool usable = app_request(&ctx, &req, &resp, &fcgi, faceapi.db);
+
 		faceapi_resp_security(&resp);
-		if (http_req_init(&req, &fcgi, &resp)) {
-			ctx.req = &req;
-			ctx.resp = &resp;
-			ctx.db = faceapi.db;
+		if (usable)
 			dispatch(&ctx, table, n);
-		}
 		/* Whatever a handler left held goes back. */
 		faceapi_request_end(faceapi.limits);
 		faceapi_inference_end(faceapi.limits);

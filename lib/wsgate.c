@@ -86,14 +86,8 @@ wsgate_check_env(struct db *db, char **env, char facility_id[AUTH_UUID_LEN + 1],
 
 	memset(&fcgi, 0, sizeof(fcgi));
 	fcgi.envp = env;
-	memset(&ctx, 0, sizeof(ctx));
-	http_resp_init(&resp);
-	if (http_req_init(&req, &fcgi, &resp)) {
-		ctx.req = &req;
-		ctx.resp = &resp;
-		ctx.db = db;
+	if (app_request(&ctx, &req, &resp, &fcgi, db))
 		ok = wsgate_check(&ctx, session_id);
-	}
 	http_req_free(&req);
 	if (ok)
 		snprintf(facility_id, AUTH_UUID_LEN + 1, "%s",
