@@ -19,5 +19,5 @@ int
 main(void)
 {
 	return app_main("metadata", routes, sizeof(routes) / sizeof(routes[0]),
-			metadata_init);
+			app_store_needed);
 }

@@ -15,5 +15,5 @@ int
 main(void)
 {
 	return app_main("streams", routes, sizeof(routes) / sizeof(routes[0]),
-			streams_init);
+			app_store_needed);
 }

@@ -11,6 +11,12 @@
 #include "apikeys.h"
 #include "app.h"
 #include "conf.h"
+#include "storage.h"
+
+/* The process's object store (app_store); whether its handlers need it
+ * (app_store_needed). */
+static struct store *store;
+static bool store_needed;
 
 void
 app_db_error(struct app_ctx *ctx, enum db_status status)
@@ -66,6 +72,10 @@ dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
 		return;
 	if (r->auth == ROUTE_API_KEY && !apikeys_authenticate(ctx, r->scope))
 		return;
+	if (store_needed && store == NULL) {
+		http_error(ctx->resp, 503, "the object store is unavailable");
+		return;
+	}
 	r->fn(ctx);
 }
 
@@ -76,7 +86,7 @@ app_main(const char *name, const struct route *table, size_t n,
 	FCGX_Request fcgi;
 	struct db *db;
 	char detail[256];
-	const char *secret = NULL, *url, *storage_dir;
+	const char *secret = NULL, *url;
 	bool need_jwt = false;
 
 	if (!conf_init(detail, sizeof(detail))) {
@@ -99,13 +109,19 @@ app_main(const char *name, const struct route *table, size_t n,
 		fprintf(stderr, "%s: XMHUB_DATABASE_URL is not set\n", name);
 		return 1;
 	}
-	if (init != NULL && !init(name))
+	/* Bad store settings stop only the programs that need the store
+	 * (app_store_needed); readiness reports them. */
+	if ((store = store_open_env(detail, sizeof(detail))) == NULL)
+		fprintf(stderr, "%s: object store: %s\n", name, detail);
+	if (init != NULL && !init(name)) {
+		store_close(store);
 		return 1;
-	storage_dir = conf_str("XMHUB_STORAGE_DIR", NULL);
+	}
 	if ((db = db_new(url)) == NULL || FCGX_Init() != 0 ||
 	    FCGX_InitRequest(&fcgi, 0, 0) != 0 || !app_stop_on_signals()) {
 		fprintf(stderr, "%s: cannot start\n", name);
 		db_free(db);
+		store_close(store);
 		return 1;
 	}
 	while (FCGX_Accept_r(&fcgi) >= 0) {
@@ -115,7 +131,6 @@ app_main(const char *name, const struct route *table, size_t n,
 
 		if (app_request(&ctx, &req, &resp, &fcgi, db)) {
 			ctx.jwt_secret = secret;
-			ctx.storage_dir = storage_dir;
 			dispatch(&ctx, table, n);
 		}
 		http_send(&resp, &fcgi);
@@ -124,7 +139,22 @@ app_main(const char *name, const struct route *table, size_t n,
 		FCGX_Finish_r(&fcgi);
 	}
 	db_free(db);
+	store_close(store);
 	return 0;
+}
+
+struct store *
+app_store(void)
+{
+	return store;
+}
+
+bool
+app_store_needed(const char *name)
+{
+	(void)name; /* an init hook; app_main logged a bad store already */
+	store_needed = true;
+	return true;
 }
 
 bool

@@ -19,6 +19,8 @@
 #include "http.h"
 #include "route.h"
 
+struct store;
+
 /* The authenticated caller. */
 struct app_principal {
 	enum route_auth kind; /* ROUTE_PUBLIC when nobody */
@@ -38,7 +40,6 @@ struct app_ctx {
 	struct app_principal who;
 	char facility_filter[AUTH_UUID_LEN + 1]; /* lib/scope's list filter */
 	const char *jwt_secret; /* NULL when the program does no JWT */
-	const char *storage_dir;
 };
 
 /*
@@ -55,6 +56,20 @@ int app_main(const char *name, const struct route *table, size_t n,
 /* Answers a db_* failure: 503 when the database is unavailable, 500
  * otherwise (details only in the log). */
 void app_db_error(struct app_ctx *ctx, enum db_status status);
+
+/*
+ * The process's object store (lib/storage), opened once by app_main()
+ * before the init hook; NULL when its settings are bad (logged then).
+ */
+struct store *app_store(void);
+
+/*
+ * An init hook for programs whose handlers all need the object store:
+ * while app_store() is NULL (bad settings), their authenticated requests
+ * get 503, as when the database is down; readiness names the store.
+ * Always true.
+ */
+bool app_store_needed(const char *name);
 
 /*
  * Starts one request read from fcgi: ctx zeroed with req, resp and db in

@@ -35,9 +35,6 @@ static const char SQL_UPDATE[] =
 static const char SQL_DELETE[] =
 	"DELETE FROM facilities WHERE id = $1 RETURNING id";
 
-/* The object store, opened by the first DELETE (nothing else needs it). */
-static struct store *store;
-
 /* Inserts a facility; on DB_OK *res holds its row (COLS). */
 static enum db_status
 insert(struct db *db, const char *name, const char *slug, const char *desc,
@@ -168,10 +165,9 @@ facilities_delete(struct app_ctx *ctx)
 	char detail[256], prefix[AUTH_UUID_LEN + 2];
 	enum db_status st;
 
-	/* A store that can not be opened stops the delete before it starts. */
-	if (store == NULL &&
-	    (store = store_open_env(detail, sizeof(detail))) == NULL) {
-		fprintf(stderr, "facilities: %s\n", detail);
+	/* Without the store (bad settings, logged at start) the delete does
+	 * not start. */
+	if (app_store() == NULL) {
 		http_error(ctx->resp, 500,
 			   "the object store is not configured");
 		return;
@@ -187,7 +183,7 @@ facilities_delete(struct app_ctx *ctx)
 		 * transcodes, sample chunks).  After the rows are gone,
 		 * objects left by a failure are orphans: logged. */
 		snprintf(prefix, sizeof(prefix), "%s/", PQgetvalue(res, 0, 0));
-		if (store_delete_prefix(store, prefix, detail,
+		if (store_delete_prefix(app_store(), prefix, detail,
 					sizeof(detail)) != STORE_OK)
 			fprintf(stderr, "facilities: deleting %s: %s\n", prefix,
 				detail);

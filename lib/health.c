@@ -8,10 +8,6 @@
 #include "health.h"
 #include "storage.h"
 
-/* The process's store, opened once by health_init; NULL when its settings
- * are bad (readiness then says so rather than the program not starting). */
-static struct store *store;
-
 void
 health_live(struct app_ctx *ctx)
 {
@@ -21,16 +17,6 @@ health_live(struct app_ctx *ctx)
 	http_json(ctx->resp, 200, o);
 }
 
-bool
-health_init(const char *name)
-{
-	char detail[256];
-
-	if ((store = store_open_env(detail, sizeof(detail))) == NULL)
-		fprintf(stderr, "%s: object store: %s\n", name, detail);
-	return true;
-}
-
 /* True when the store takes a write and gives it back (lib/storage's
  * store_check); why not goes to the log, never into the answer. */
 static bool
@@ -38,9 +24,9 @@ storage_ok(void)
 {
 	char detail[256];
 
-	if (store == NULL)
+	if (app_store() == NULL)
 		return false;
-	if (store_check(store, detail, sizeof(detail)) != STORE_OK) {
+	if (store_check(app_store(), detail, sizeof(detail)) != STORE_OK) {
 		fprintf(stderr, "health: %s\n", detail);
 		return false;
 	}

@@ -6,20 +6,14 @@
 
 #include "app.h"
 
-/*
- * app_main's init hook of the health program: opens the object store
- * (lib/storage) once for the life of the process.  Bad storage settings
- * are logged and make readiness 503, not the program fail.  Always true.
- */
-bool health_init(const char *name);
-
 /* 200 {"status":"ok"}: the program runs. */
 void health_live(struct app_ctx *ctx);
 
 /*
  * 200 {"status":"ready","database":"ok","storage":"ok"} when the
  * database answers and the object store takes a write and reads it back
- * (store_check, on the store of health_init); otherwise 503
+ * (store_check on app_store(); bad storage settings make it 503, not
+ * the program fail); otherwise 503
  * with the failing part named ("unavailable") and a detail.
  */
 void health_ready(struct app_ctx *ctx);

@@ -19,20 +19,6 @@
 #include "storage.h"
 #include "valid.h"
 
-static struct store *store;
-
-bool
-metadata_init(const char *name)
-{
-	char detail[256];
-
-	if ((store = store_open_env(detail, sizeof(detail))) == NULL) {
-		fprintf(stderr, "%s: %s\n", name, detail);
-		return false;
-	}
-	return true;
-}
-
 #define LIST_WHERE                                                             \
 	"WHERE ($1::uuid IS NULL OR s.facility_id = $1::uuid) "                \
 	"AND ($2::text IS NULL OR s.status = $2::text) "                       \
@@ -416,7 +402,7 @@ answer(struct app_ctx *ctx, const struct query *q, const char *stream_id,
 		app_db_error(ctx, dst);
 		return;
 	}
-	if ((r = chunks_open(ctx->db, store, &o)) == NULL) {
+	if ((r = chunks_open(ctx->db, app_store(), &o)) == NULL) {
 		db_rollback(ctx->db);
 		http_error(ctx->resp, 500, "internal error");
 		return;

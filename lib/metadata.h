@@ -22,10 +22,6 @@
 /* Budget of the chunks one read holds open at once (lib/chunks). */
 #define METADATA_CHUNK_MEMORY (256u << 20)
 
-/* app_main() init hook: opens the object store (compacted chunks);
- * false, logged, on a bad storage setting. */
-bool metadata_init(const char *name);
-
 /* GET /api/v1/metadata/sessions: the pagination envelope of Ingest
  * sessions with their streams, newest first; ?page, ?per_page (1-100),
  * ?status, ?device_id, ?facility_id (super_admin). */

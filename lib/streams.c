@@ -12,20 +12,6 @@
 #include "storage.h"
 #include "streams.h"
 
-static struct store *store;
-
-bool
-streams_init(const char *name)
-{
-	char detail[256];
-
-	if ((store = store_open_env(detail, sizeof(detail))) == NULL) {
-		fprintf(stderr, "%s: %s\n", name, detail);
-		return false;
-	}
-	return true;
-}
-
 /* A decimal without sign into *v; the end of it, or NULL. */
 static const char *
 number(const char *s, uint64_t *v)
@@ -121,8 +107,9 @@ stream_s3(struct app_ctx *ctx, const char *key, const char *type, uint64_t size)
 	}
 	/* The head is sent: a failure now can only cut the body short,
 	 * which the client sees against Content-Length. */
-	if (len > 0 && store_get(store, key, off, len, sink, ctx->req->fcgi,
-				 detail, sizeof(detail)) != STORE_OK)
+	if (len > 0 &&
+	    store_get(app_store(), key, off, len, sink, ctx->req->fcgi, detail,
+		      sizeof(detail)) != STORE_OK)
 		fprintf(stderr, "streams: %s: %s\n", key, detail);
 }
 
@@ -156,7 +143,7 @@ streams_get(struct app_ctx *ctx)
 	type = mp4 ? "audio/mp4" : "audio/webm";
 	snprintf(key, sizeof(key), "%s/uploads/%s/%s.%s", PQgetvalue(res, 0, 0),
 		 ctx->params[0], PQgetvalue(res, 0, 1), mp4 ? "m4a" : "webm");
-	switch (store_size(store, key, &size, detail, sizeof(detail))) {
+	switch (store_size(app_store(), key, &size, detail, sizeof(detail))) {
 	case STORE_OK:
 		break;
 	case STORE_NOT_FOUND:
@@ -169,7 +156,7 @@ streams_get(struct app_ctx *ctx)
 	}
 	http_header(ctx->resp, "Cache-Control", "private, max-age=3600");
 	http_header(ctx->resp, "Accept-Ranges", "bytes");
-	if (store_local_path(store, key, path, sizeof(path))) {
+	if (store_local_path(app_store(), key, path, sizeof(path))) {
 		uint64_t off, len;
 
 		/* lighttpd sends the file and answers a satisfiable Range

@@ -31,10 +31,6 @@ enum streams_range {
 enum streams_range streams_parse_range(const char *h, uint64_t size,
 				       uint64_t *off, uint64_t *len);
 
-/* app_main's init hook: opens the object store (false, logged, on a bad
- * setting). */
-bool streams_init(const char *name);
-
 /* GET /api/v1/streams/{id}: 200/206 audio; 403 another facility's
  * upload; 404 no such upload or no completed transcode; 416. */
 void streams_get(struct app_ctx *ctx);

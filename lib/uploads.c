@@ -28,8 +28,7 @@
 /* A PostgreSQL array literal of up to UPLOADS_TAGS_MAX UUIDs. */
 #define TAGS_LIT_MAX (UPLOADS_TAGS_MAX * (ROUTE_UUID_LEN + 1) + 2)
 
-/* The process's object store and body limit (uploads_init). */
-static struct store *store;
+/* The process's body limit (uploads_init). */
 static long long max_bytes = UPLOADS_MAX_DEFAULT;
 
 bool
@@ -45,12 +44,11 @@ uploads_init(const char *name)
 			name);
 		return false;
 	}
-	if (!jobs_init(detail, sizeof(detail)) ||
-	    (store = store_open_env(detail, sizeof(detail))) == NULL) {
+	if (!jobs_init(detail, sizeof(detail))) {
 		fprintf(stderr, "%s: %s\n", name, detail);
 		return false;
 	}
-	return true;
+	return app_store_needed(name);
 }
 
 void
@@ -432,8 +430,9 @@ part_begin(void *arg, const struct multipart_part *part)
 		snprintf(p->filename, sizeof(p->filename), "%s",
 			 part->filename);
 		uploads_format(p->filename, p->format);
-		p->put = store_put_begin(store, p->key, part->content_type,
-					 detail, sizeof(detail));
+		p->put =
+			store_put_begin(app_store(), p->key, part->content_type,
+					detail, sizeof(detail));
 		if (p->put == NULL)
 			return store_failed(p, "writing", detail);
 		p->field = F_FILE;
@@ -686,7 +685,7 @@ uploads_post(struct app_ctx *ctx)
 	} else {
 		/* Nothing of a refused upload is kept. */
 		store_put_abort(p->put);
-		if (p->stored && store_delete(store, p->key, detail,
+		if (p->stored && store_delete(app_store(), p->key, detail,
 					      sizeof(detail)) != STORE_OK)
 			fprintf(stderr, "uploads: deleting %s: %s\n", p->key,
 				detail);
@@ -841,7 +840,7 @@ uploads_delete(struct app_ctx *ctx)
 	 * are orphans of a deleted upload: logged for the operator.
 	 */
 	snprintf(prefix, sizeof(prefix), "%s/uploads/%s/", fac, id);
-	if (store_delete_prefix(store, prefix, detail, sizeof(detail)) !=
+	if (store_delete_prefix(app_store(), prefix, detail, sizeof(detail)) !=
 	    STORE_OK)
 		fprintf(stderr, "uploads: deleting %s: %s\n", prefix, detail);
 	http_no_content(ctx->resp);

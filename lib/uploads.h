@@ -26,9 +26,9 @@
 
 /*
  * Start-up of the uploads program (app_main's init): reads
- * XMHUB_MAX_UPLOAD_BYTES, the transcode settings (jobs_init) and opens
- * the object store.  False, with the reason on stderr, when a setting
- * is bad.
+ * XMHUB_MAX_UPLOAD_BYTES and the transcode settings (jobs_init), and
+ * needs the object store (app_store_needed).  False, with the reason on
+ * stderr, when a setting is bad.
  */
 bool uploads_init(const char *name);
 

@@ -10,10 +10,11 @@ use HTTP::Tiny;
 use JSON::PP;
 use File::Path qw(remove_tree);
 use lib "$ENV{XMHUB_SRCDIR}/t/lib";
+use Xmhub::Platform;
 use Xmhub::S3;
-use Xmhub::Stack;
 
-my $s = Xmhub::Stack->start;
+my $p = Xmhub::Platform->start;
+my $s = $p->stack;
 my $http = HTTP::Tiny->new(timeout => 30);
 
 # ready(): (status, decoded body)
@@ -65,10 +66,18 @@ $s3->start_again;
 ($st) = ready();
 is($st, 200, 'ready again with s3rver back, same processes');
 
-# Bad S3 settings: the program still answers, readiness says storage.
+# Bad S3 settings: the programs still answer, readiness says storage.
 $s->restart(env => { XMHUB_S3_BUCKET => 'Not A Bucket' });
 store_down('bad S3 bucket setting');
 my $live = $http->get($s->url('/api/health'));
 is($live->{status}, 200, 'liveness does not need the store');
+# The programs keep running: what needs the store answers 503, the rest
+# works.
+my $t = $p->token($p->user('facility_admin', $p->facility('h')));
+my ($mst, $mb) = $p->req(GET => '/api/v1/metadata/sessions', token => $t);
+is($mst, 503, 'bad S3 bucket setting: metadata 503');
+like($mb->{detail} // '', qr/object store/, '... saying the object store');
+($mst) = $p->req(GET => '/api/v1/devices', token => $t);
+is($mst, 200, 'bad S3 bucket setting: devices still 200');
 
 done_testing();
