@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "codec/buf.h"
 #include "face/face.h"
 
 #define MAX_RUNS 1000

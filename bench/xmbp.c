@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "xmbp.h"
+#include "codec/xmbp.h"
 
 #define REPS 5
 #define REP_SECONDS 0.1

@@ -4,8 +4,8 @@
  */
 #include "config.h"
 
-#include "apikeys.h"
-#include "app.h"
+#include "api/apikeys.h"
+#include "web/app.h"
 
 static const struct route routes[] = {
 	{"GET", "/api/v1/api-keys", ROUTE_JWT, ROLE_FACILITY_ADMIN, NULL,

@@ -3,8 +3,8 @@
  */
 #include "config.h"
 
-#include "app.h"
-#include "login.h"
+#include "web/app.h"
+#include "api/login.h"
 
 static const struct route routes[] = {
 	{"POST", "/api/auth/login", ROUTE_PUBLIC, 0, NULL, login_login},

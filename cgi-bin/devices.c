@@ -3,8 +3,8 @@
  */
 #include "config.h"
 
-#include "app.h"
-#include "devices.h"
+#include "web/app.h"
+#include "api/devices.h"
 
 static const struct route routes[] = {
 	{"GET", "/api/v1/devices", ROUTE_JWT, ROLE_USER, NULL, devices_list},

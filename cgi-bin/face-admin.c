@@ -5,9 +5,9 @@
  */
 #include "config.h"
 
-#include "faceapi.h"
-#include "faceapi_admin.h"
-#include "faceapi_keys.h"
+#include "face/service/faceapi.h"
+#include "face/service/faceapi_admin.h"
+#include "face/service/faceapi_keys.h"
 
 #define A FACEAPI_ADMIN
 

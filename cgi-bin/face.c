@@ -4,8 +4,8 @@
  */
 #include "config.h"
 
-#include "faceapi.h"
-#include "faceapi_run.h"
+#include "face/service/faceapi.h"
+#include "face/service/faceapi_run.h"
 
 static const struct route routes[] = {
 	{"GET", "/health", ROUTE_PUBLIC, 0, NULL, faceapi_health},

@@ -3,8 +3,8 @@
  */
 #include "config.h"
 
-#include "app.h"
-#include "facilities.h"
+#include "web/app.h"
+#include "api/facilities.h"
 
 #define SA ROUTE_JWT, ROLE_SUPER_ADMIN, NULL
 

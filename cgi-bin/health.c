@@ -3,8 +3,8 @@
  */
 #include "config.h"
 
-#include "app.h"
-#include "health.h"
+#include "web/app.h"
+#include "api/health.h"
 
 static const struct route routes[] = {
 	{"GET", "/api/health", ROUTE_PUBLIC, 0, NULL, health_live},

@@ -6,8 +6,8 @@
  */
 #include "config.h"
 
-#include "app.h"
-#include "wsgate.h"
+#include "web/app.h"
+#include "api/wsgate.h"
 
 /* Public here: wsgate_check() authenticates, after refusing a key in
  * the query string.  lighttpd gives an authorizer no SCRIPT_NAME, so its

@@ -4,16 +4,16 @@
  */
 #include "config.h"
 
-#include "app.h"
-#include "ingest.h"
+#include "web/app.h"
+#include "api/ingestapi.h"
 
 static const struct route routes[] = {
 	{"POST", "/api/v1/ingest/sessions", ROUTE_API_KEY, 0, "ingest",
-	 ingest_post_session},
+	 ingestapi_post_session},
 	{"POST", "/api/v1/ingest/sessions/{id}/data", ROUTE_API_KEY, 0,
-	 "ingest", ingest_post_data},
+	 "ingest", ingestapi_post_data},
 	{"POST", "/api/v1/ingest/sessions/{id}/close", ROUTE_API_KEY, 0,
-	 "ingest", ingest_post_close},
+	 "ingest", ingestapi_post_close},
 };
 
 int

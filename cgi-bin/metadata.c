@@ -3,8 +3,8 @@
  */
 #include "config.h"
 
-#include "app.h"
-#include "metadata.h"
+#include "web/app.h"
+#include "api/metadata.h"
 
 static const struct route routes[] = {
 	{"GET", "/api/v1/metadata/sessions", ROUTE_JWT, ROLE_USER, NULL,

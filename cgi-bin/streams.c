@@ -3,8 +3,8 @@
  */
 #include "config.h"
 
-#include "app.h"
-#include "streams.h"
+#include "web/app.h"
+#include "api/streams.h"
 
 static const struct route routes[] = {
 	{"GET", "/api/v1/streams/{id}", ROUTE_JWT, ROLE_USER, NULL,

@@ -3,8 +3,8 @@
  */
 #include "config.h"
 
-#include "app.h"
-#include "tags.h"
+#include "web/app.h"
+#include "api/tags.h"
 
 static const struct route routes[] = {
 	{"GET", "/api/v1/tags", ROUTE_JWT, ROLE_USER, NULL, tags_list},

@@ -3,8 +3,8 @@
  */
 #include "config.h"
 
-#include "app.h"
-#include "transcodejobs.h"
+#include "web/app.h"
+#include "api/transcodejobs.h"
 
 static const struct route routes[] = {
 	{"GET", "/api/v1/transcode-jobs", ROUTE_JWT, ROLE_USER, NULL,

@@ -3,8 +3,8 @@
  */
 #include "config.h"
 
-#include "app.h"
-#include "uploads.h"
+#include "web/app.h"
+#include "api/uploads.h"
 
 #define ANY_USER ROUTE_JWT, ROLE_USER, NULL
 

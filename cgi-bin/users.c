@@ -3,8 +3,8 @@
  */
 #include "config.h"
 
-#include "app.h"
-#include "users.h"
+#include "web/app.h"
+#include "api/users.h"
 
 #define FA ROUTE_JWT, ROLE_FACILITY_ADMIN, NULL
 

@@ -15,16 +15,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "apikeys.h"
-#include "buf.h"
-#include "conf.h"
-#include "db.h"
-#include "facilities.h"
-#include "jsonform.h"
-#include "migrate.h"
-#include "users.h"
-#include "xmbp.h"
-#include "xmch.h"
+#include "api/apikeys.h"
+#include "codec/buf.h"
+#include "core/conf.h"
+#include "core/db.h"
+#include "api/facilities.h"
+#include "codec/jsonform.h"
+#include "core/migrate.h"
+#include "api/users.h"
+#include "codec/xmbp.h"
+#include "codec/xmch.h"
 
 /* Input files are read whole; larger ones are refused. */
 #define INPUT_MAX (1UL << 30)

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sample.h"
+#include "codec/sample.h"
 
 /* Keeps the walk's reads alive through the optimiser. */
 static volatile uint64_t sink;

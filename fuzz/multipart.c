@@ -1,6 +1,6 @@
 /*
  * fuzz/multipart.c - libFuzzer target for the multipart/form-data
- * parser (lib/multipart.h).
+ * parser (lib/codec/multipart.h).
  *
  * The input is a Content-Type value, a newline, then the body.  The
  * value goes through multipart_boundary(), whose answer must be a
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "multipart.h"
+#include "codec/multipart.h"
 
 #include "check.h"
 #include "mprec.h"

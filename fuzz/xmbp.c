@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xmbp.h"
+#include "codec/xmbp.h"
 
 #include "check.h"
 

@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-#include "xmch.h"
+#include "codec/xmch.h"
 
 #include "check.h"
 

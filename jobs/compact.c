@@ -9,22 +9,22 @@
  *                                 seconds (default 60) until SIGTERM or
  *                                 SIGINT
  *
- * Settings (environment or env file, lib/conf): XMHUB_DATABASE_URL, the
- * object store's (lib/storage), XMHUB_COMPACT_TARGET_SAMPLES,
+ * Settings (environment or env file, lib/core/conf): XMHUB_DATABASE_URL, the
+ * object store's (lib/store/storage), XMHUB_COMPACT_TARGET_SAMPLES,
  * XMHUB_COMPACT_TARGET_BYTES, XMHUB_COMPACT_MIN_AGE,
  * XMHUB_COMPACT_INTERVAL; the test hook XMHUB_COMPACT_TEST_STALL
- * (lib/compact.h).
+ * (lib/domain/compact.h).
  */
 #include "config.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "compact.h"
-#include "conf.h"
-#include "db.h"
-#include "runner.h"
-#include "storage.h"
+#include "domain/compact.h"
+#include "core/conf.h"
+#include "core/db.h"
+#include "core/runner.h"
+#include "store/storage.h"
 
 #define NAME "xmhub-ingest-compact"
 

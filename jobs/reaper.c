@@ -6,16 +6,16 @@
  *                                60, at least 1) until SIGTERM or SIGINT
  *
  * Settings: XMHUB_DATABASE_URL, XMHUB_SESSION_TIMEOUT (seconds without
- * data, default 300), from the environment or the env file (lib/conf).
+ * data, default 300), from the environment or the env file (lib/core/conf).
  */
 #include "config.h"
 
 #include <stdio.h>
 
-#include "conf.h"
-#include "db.h"
-#include "ingest.h"
-#include "runner.h"
+#include "core/conf.h"
+#include "core/db.h"
+#include "domain/ingest.h"
+#include "core/runner.h"
 
 /* One pass; false when the database failed. */
 static bool

@@ -6,7 +6,7 @@
  *                                              stops it cleanly
  *
  * Each job: the original is fetched from the store to a temporary file,
- * probed (lib/probe), transcoded by ffmpeg (posix_spawn, an argument
+ * probed (lib/core/probe), transcoded by ffmpeg (posix_spawn, an argument
  * vector) while the job's heartbeat is renewed every few seconds, and
  * the output put in the store before the job is completed.  A heartbeat
  * that finds the job no longer ours (cancelled, deleted, taken over)
@@ -26,13 +26,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "child.h"
-#include "conf.h"
-#include "db.h"
-#include "jobs.h"
-#include "probe.h"
-#include "runner.h"
-#include "storage.h"
+#include "core/child.h"
+#include "core/conf.h"
+#include "core/db.h"
+#include "domain/jobs.h"
+#include "core/probe.h"
+#include "core/runner.h"
+#include "store/storage.h"
 
 #define LOOP_SLEEP_S 3	    /* --loop: pause between drains */
 #define FFMPEG_ERR_MAX 8192 /* bytes of ffmpeg's stderr kept */

@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "db.h"
-#include "ingest.h"
-#include "wsgate.h"
-#include "wsingest.h"
+#include "core/conf.h"
+#include "core/db.h"
+#include "domain/ingest.h"
+#include "api/wsgate.h"
+#include "domain/wsingest.h"
 
 extern char **environ;
 
@@ -22,17 +22,18 @@ struct target {
 	char session_id[AUTH_UUID_LEN + 1];
 };
 
-static int
+static bool
 commit(void *arg, const uint8_t *batch, size_t len, uint32_t *accepted,
        char *detail, size_t dlen)
 {
 	struct target *t = arg;
 	struct ingest_ack ack = {0};
-	int status = ingest_data(t->db, t->facility_id, t->session_id, batch,
-				 len, &ack, detail, dlen);
+	enum ingest_status st =
+		ingest_data(t->db, t->facility_id, t->session_id, batch, len,
+			    &ack, detail, dlen);
 
 	*accepted = ack.accepted_samples;
-	return status;
+	return st == INGEST_OK;
 }
 
 int

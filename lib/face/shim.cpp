@@ -31,7 +31,7 @@
 
 /* buf.h is a C header without C++ guards */
 extern "C" {
-#include "buf.h"
+#include "codec/buf.h"
 }
 #include "face/face.h"
 

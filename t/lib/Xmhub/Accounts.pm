@@ -1,9 +1,9 @@
 package Xmhub::Accounts;
 
 # Helpers for the end-to-end tests of login, facilities and users
-# (t/api-auth.t, t/api-facilities.t, t/api-users.t), over the stack and
+# (t/e2e/api-auth.t, t/e2e/api-facilities.t, t/e2e/api-users.t), over the stack and
 # requests of Xmhub::Platform.  Users with real passwords come from
-# `xmhub user create` (users_create() of lib/users.c): the first
+# `xmhub user create` (users_create() of lib/api/users.c): the first
 # super_admin of a stack has nobody to create it through the API.
 # Everything else goes through the API.
 #

@@ -1,7 +1,7 @@
 package Xmhub::Ingest;
 
-# Helpers for the tests of stored samples (t/api-metadata.t,
-# t/compact.t; sessions for t/api-ingest.t and t/api-ws.t too): ingest
+# Helpers for the tests of stored samples (t/e2e/api-metadata.t,
+# t/e2e/compact.t; sessions for t/e2e/api-ingest.t and t/e2e/api-ws.t too): ingest
 # sessions made through the ingest endpoints with an API key, batches
 # written in the CLI's JSON form and encoded by `xmhub xmbp encode`, and
 # samples read back through /api/v1/metadata/.../samples, paging

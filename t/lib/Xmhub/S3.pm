@@ -20,8 +20,8 @@ package Xmhub::S3;
 #
 # What s3rver checks and what not (doc/storage.md): it serves PUT, GET
 # with Range, HEAD, DELETE, ListObjectsV2 and presigned URLs, checks the
-# access key id, dates and expiry, but NOT signatures; t/sigv4.c and
-# t/storage-s3.t check the signing.  It runs with
+# access key id, dates and expiry, but NOT signatures; t/unit/sigv4.c and
+# t/e2e/storage-s3.t check the signing.  It runs with
 # NODE_OPTIONS=--openssl-legacy-provider: s3rver 3.7.1 encrypts
 # ListObjectsV2 continuation tokens with DES, which Node's OpenSSL 3
 # refuses otherwise (every paginated listing would be a 500).

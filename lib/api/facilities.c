@@ -1,0 +1,193 @@
+/*
+ * facilities.c - the facilities and their endpoints.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "web/dbjson.h"
+#include "api/facilities.h"
+#include "store/storage.h"
+#include "web/valid.h"
+
+/* The API's Facility, from a row of facilities. */
+#define COLS "id, name, slug, description, is_active, created_at, updated_at"
+
+static const char SQL_LIST[] =
+	"SELECT " COLS " FROM facilities ORDER BY created_at, id";
+
+static const char SQL_GET[] = "SELECT " COLS " FROM facilities WHERE id = $1";
+
+static const char SQL_INSERT[] =
+	"INSERT INTO facilities (name, slug, description) "
+	"VALUES ($1, $2, $3) RETURNING " COLS;
+
+/* $2, $5: the new name and is_active or NULL to keep them; $3: whether
+ * to set the description to $4 (NULL clears it). */
+static const char SQL_UPDATE[] =
+	"UPDATE facilities SET name = coalesce($2, name), "
+	"description = CASE WHEN $3::boolean THEN $4 ELSE description END, "
+	"is_active = coalesce($5::boolean, is_active) "
+	"WHERE id = $1 RETURNING " COLS;
+
+/* The id as stored (lower case), for the prefix of its objects. */
+static const char SQL_DELETE[] =
+	"DELETE FROM facilities WHERE id = $1 RETURNING id";
+
+/* Inserts a facility; on DB_OK *res holds its row (COLS). */
+static enum db_status
+insert(struct db *db, const char *name, const char *slug, const char *desc,
+       PGresult **res)
+{
+	const char *p[3] = {name, slug, desc};
+
+	return db_query(db, res, SQL_INSERT, 3, p);
+}
+
+enum db_status
+facilities_create(struct db *db, const char *name, const char *slug,
+		  const char *description, char id_out[AUTH_UUID_LEN + 1])
+{
+	PGresult *res;
+	enum db_status st = insert(db, name, slug, description, &res);
+
+	if (st == DB_OK) {
+		snprintf(id_out, AUTH_UUID_LEN + 1, "%s",
+			 PQgetvalue(res, 0, 0));
+		PQclear(res);
+	}
+	return st;
+}
+
+/* Answers a query of at most one row: the row, or 404. */
+static void
+answer_one(struct app_ctx *ctx, enum db_status st, PGresult *res)
+{
+	if (st != DB_OK)
+		app_db_error(ctx, st);
+	else if (PQntuples(res) != 1)
+		http_error(ctx->resp, 404, "facility not found");
+	else
+		http_json(ctx->resp, 200, dbjson_row(res, 0));
+	PQclear(res);
+}
+
+void
+facilities_list(struct app_ctx *ctx)
+{
+	PGresult *res;
+	enum db_status st = db_query_ro(ctx->db, &res, SQL_LIST, 0, NULL);
+
+	if (st != DB_OK) {
+		app_db_error(ctx, st);
+		return;
+	}
+	http_json(ctx->resp, 200, dbjson_rows(res));
+	PQclear(res);
+}
+
+void
+facilities_post(struct app_ctx *ctx)
+{
+	static const struct valid_field f[] = {
+		{"name", VALID_STRING, true, false, 1, FACILITY_NAME_MAX},
+		{"slug", VALID_SLUG, true, false, 0, 0},
+		{"description", VALID_STRING, false, true, 0,
+		 FACILITY_DESC_MAX},
+	};
+	struct valid_value v[3];
+	json_object *body;
+	PGresult *res = NULL;
+	enum db_status st;
+
+	if ((body = valid_json_body(ctx->req, f, 3, v, ctx->resp)) == NULL)
+		return;
+	st = insert(ctx->db, v[0].str, v[1].str, valid_text(&v[2]), &res);
+	if (st == DB_CONFLICT)
+		http_error(ctx->resp, 409, "a facility with slug %s exists",
+			   v[1].str);
+	else if (st != DB_OK)
+		app_db_error(ctx, st);
+	else
+		http_json(ctx->resp, 200, dbjson_row(res, 0));
+	PQclear(res);
+	json_object_put(body);
+}
+
+void
+facilities_get(struct app_ctx *ctx)
+{
+	PGresult *res = NULL;
+	const char *p[1] = {ctx->params[0]};
+	enum db_status st = db_query_ro(ctx->db, &res, SQL_GET, 1, p);
+
+	answer_one(ctx, st, res);
+}
+
+void
+facilities_patch(struct app_ctx *ctx)
+{
+	static const struct valid_field f[] = {
+		{"name", VALID_STRING, false, false, 1, FACILITY_NAME_MAX},
+		{"description", VALID_STRING, false, true, 0,
+		 FACILITY_DESC_MAX},
+		{"is_active", VALID_BOOL, false, false, 0, 0},
+	};
+	struct valid_value v[3];
+	json_object *body;
+	PGresult *res = NULL;
+	const char *p[5];
+	enum db_status st;
+
+	if ((body = valid_json_body(ctx->req, f, 3, v, ctx->resp)) == NULL)
+		return;
+	p[0] = ctx->params[0];
+	if (!v[0].present && !v[1].present && !v[2].present) {
+		/* Nothing to change: the facility as it is. */
+		st = db_query_ro(ctx->db, &res, SQL_GET, 1, p);
+	} else {
+		p[1] = v[0].present ? v[0].str : NULL;
+		p[2] = v[1].present ? "true" : "false";
+		p[3] = valid_text(&v[1]);
+		p[4] = v[2].present ? (v[2].b ? "true" : "false") : NULL;
+		st = db_query(ctx->db, &res, SQL_UPDATE, 5, p);
+	}
+	answer_one(ctx, st, res);
+	json_object_put(body);
+}
+
+void
+facilities_delete(struct app_ctx *ctx)
+{
+	PGresult *res;
+	const char *p[1] = {ctx->params[0]};
+	char detail[256], prefix[AUTH_UUID_LEN + 2];
+	enum db_status st;
+
+	/* Without the store (bad settings, logged at start) the delete does
+	 * not start. */
+	if (ctx->store == NULL) {
+		http_error(ctx->resp, 500,
+			   "the object store is not configured");
+		return;
+	}
+	if ((st = db_query(ctx->db, &res, SQL_DELETE, 1, p)) != DB_OK) {
+		app_db_error(ctx, st);
+		return;
+	}
+	if (PQntuples(res) == 0)
+		http_error(ctx->resp, 404, "facility not found");
+	else {
+		/* Every object of a facility is under its id (uploads,
+		 * transcodes, sample chunks).  After the rows are gone,
+		 * objects left by a failure are orphans: logged. */
+		snprintf(prefix, sizeof(prefix), "%s/", PQgetvalue(res, 0, 0));
+		if (store_delete_prefix(ctx->store, prefix, detail,
+					sizeof(detail)) != STORE_OK)
+			fprintf(stderr, "facilities: deleting %s: %s\n", prefix,
+				detail);
+		http_no_content(ctx->resp);
+	}
+	PQclear(res);
+}

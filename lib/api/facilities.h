@@ -1,0 +1,48 @@
+/*
+ * facilities.h - the facilities (tenants) and their endpoints (spec 1
+ * "Facilities"; doc/api.md "Facilities").  Every endpoint is for a
+ * super_admin only: the route table asks for ROLE_SUPER_ADMIN, so anyone
+ * else gets 403 before a handler runs.
+ *
+ *   GET    /api/v1/facilities       200 Facility[], oldest first
+ *   POST   /api/v1/facilities       200 Facility; 409 slug exists
+ *   GET    /api/v1/facilities/{id}  200 Facility; 404
+ *   PATCH  /api/v1/facilities/{id}  200 Facility; 404
+ *   DELETE /api/v1/facilities/{id}  204, with all its rows and stored
+ *                                    objects ("{id}/..."); 404
+ *
+ * A Facility is {id, name, slug, description, is_active, created_at,
+ * updated_at}; description is null when none was given.
+ */
+#ifndef XMHUB_FACILITIES_H
+#define XMHUB_FACILITIES_H
+
+#include "web/app.h"
+#include "core/auth.h"
+#include "core/db.h"
+
+#define FACILITY_NAME_MAX 200  /* bytes of a name */
+#define FACILITY_DESC_MAX 4000 /* bytes of a description */
+
+/*
+ * Creates a facility (the CLI's `xmhub facility create` and the POST
+ * handler).  name: 1..FACILITY_NAME_MAX bytes; slug: lower-case letters,
+ * digits and single inner dashes, 1..64 (as VALID_SLUG); description may
+ * be NULL.  On DB_OK, id_out holds the new facility's id.  DB_CONFLICT:
+ * the slug is taken; DB_INVALID: name or slug refused by the schema's
+ * checks (callers that validate first never see it); DB_UNAVAILABLE,
+ * DB_ERROR as db_query().  The arguments are not checked here beyond
+ * what the schema checks.
+ */
+enum db_status facilities_create(struct db *db, const char *name,
+				 const char *slug, const char *description,
+				 char id_out[AUTH_UUID_LEN + 1]);
+
+/* The handlers, in the order of the table above. */
+void facilities_list(struct app_ctx *ctx);
+void facilities_post(struct app_ctx *ctx);
+void facilities_get(struct app_ctx *ctx);
+void facilities_patch(struct app_ctx *ctx);
+void facilities_delete(struct app_ctx *ctx);
+
+#endif

@@ -1,0 +1,480 @@
+/*
+ * metadata.c - session queries and sample read-back.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "domain/chunks.h"
+#include "web/dbjson.h"
+#include "domain/ingest.h"
+#include "codec/jsonform.h"
+#include "api/metadata.h"
+#include "web/page.h"
+#include "web/scope.h"
+#include "store/storage.h"
+#include "web/valid.h"
+
+#define LIST_WHERE                                                             \
+	"WHERE ($1::uuid IS NULL OR s.facility_id = $1::uuid) "                \
+	"AND ($2::text IS NULL OR s.status = $2::text) "                       \
+	"AND ($3::uuid IS NULL OR s.device_id = $3::uuid) "
+
+static const char count_sql[] =
+	"SELECT count(*) FROM ingest_sessions s " LIST_WHERE;
+
+static const char list_sql[] =
+	"SELECT " INGEST_SESSION_COLUMNS " FROM ingest_sessions s " LIST_WHERE
+	"ORDER BY s.started_at DESC, s.id DESC "
+	"LIMIT $4::bigint OFFSET $5::bigint";
+
+static const char *const statuses[] = {"active", "closing", "closed", "error",
+				       NULL};
+
+void
+metadata_sessions_list(struct app_ctx *ctx)
+{
+	static const struct valid_field f[] = {
+		{"device_id", VALID_UUID, false, false, 0, 0},
+	};
+	struct valid_value dev;
+	struct page pg;
+	const char *params[5];
+	PGresult *count = NULL, *res = NULL;
+	json_object *o;
+	enum db_status st;
+
+	if (!page_query(ctx, statuses, &pg) || !scope_list(ctx, &params[0]) ||
+	    !valid_query(ctx->req, f, 1, &dev, ctx->resp))
+		return;
+	params[1] = pg.status;
+	params[2] = valid_text(&dev);
+	params[3] = pg.limit;
+	params[4] = pg.offset;
+	if ((st = db_query_ro(ctx->db, &count, count_sql, 3, params)) !=
+		    DB_OK ||
+	    (st = db_query_ro(ctx->db, &res, list_sql, 5, params)) != DB_OK)
+		app_db_error(ctx, st);
+	else if ((o = page_envelope(
+			  &pg, dbjson_rows(res),
+			  strtoll(PQgetvalue(count, 0, 0), NULL, 10))) == NULL)
+		http_error(ctx->resp, 500, "internal error");
+	else
+		http_json(ctx->resp, 200, o);
+	PQclear(count);
+	PQclear(res);
+}
+
+static const char get_sql[] = "SELECT " INGEST_SESSION_COLUMNS
+			      " FROM ingest_sessions s WHERE s.id = $1::uuid";
+
+void
+metadata_session_get(struct app_ctx *ctx)
+{
+	PGresult *res;
+
+	if (!scope_fetch(ctx, get_sql, 1, "session", &res))
+		return;
+	http_json(ctx->resp, 200, dbjson_row(res, 0));
+	PQclear(res);
+}
+
+/* What a samples request asks, checked. */
+struct query {
+	unsigned stream_index;
+	uint64_t from, to, skip, bucket;
+	bool bucketed, csv;
+	long long limit;
+};
+
+static const char *const formats[] = {"json", "csv", NULL};
+
+/* Reads and checks the path's stream index and every query parameter;
+ * false with a 400 answered. */
+static bool
+parse_query(struct app_ctx *ctx, struct query *q)
+{
+	static const struct valid_field f[] = {
+		{"limit", VALID_INT, false, false, 1, METADATA_LIMIT_MAX},
+	};
+	const char *n = ctx->params[1];
+	struct valid_value lim;
+	bool present, skipped;
+	int format = 0;
+
+	if (*n == '\0' || strspn(n, "0123456789") != strlen(n) ||
+	    strlen(n) > 5 || strtoul(n, NULL, 10) > 65535) {
+		http_error(ctx->resp, 400,
+			   "the stream index in the path must be an integer "
+			   "from 0 to 65535");
+		return false;
+	}
+	memset(q, 0, sizeof(*q));
+	q->stream_index = (unsigned)strtoul(n, NULL, 10);
+	q->to = UINT64_MAX;
+	if (!valid_query_u64(ctx->req, "from_us", &q->from, &present,
+			     ctx->resp) ||
+	    !valid_query_u64(ctx->req, "to_us", &q->to, &present, ctx->resp) ||
+	    !valid_query_u64(ctx->req, "skip", &q->skip, &skipped, ctx->resp) ||
+	    !valid_query_u64(ctx->req, "bucket_us", &q->bucket, &q->bucketed,
+			     ctx->resp) ||
+	    !valid_query(ctx->req, f, 1, &lim, ctx->resp) ||
+	    !valid_query_enum(ctx->req, "format", formats, &format, ctx->resp))
+		return false;
+	q->csv = format == 1;
+	q->limit = lim.present ? lim.num : METADATA_LIMIT_DEFAULT;
+	if (q->from > q->to) {
+		http_error(ctx->resp, 400, "from_us must not be after to_us");
+		return false;
+	}
+	if (q->bucketed && q->bucket == 0) {
+		http_error(ctx->resp, 400, "bucket_us must be 1 or more");
+		return false;
+	}
+	if (q->bucketed && q->skip > 0) {
+		http_error(ctx->resp, 400, "skip does not go with bucket_us");
+		return false;
+	}
+	return true;
+}
+
+static const char stream_sql[] =
+	"SELECT id, value_type FROM ingest_streams "
+	"WHERE session_id = $1::uuid AND stream_index = $2::integer";
+
+/* The stream's id and value type; false with 404 or an error answered. */
+static bool
+fetch_stream(struct app_ctx *ctx, const struct query *q, char id[37],
+	     enum sample_type *type)
+{
+	char idx[8];
+	const char *params[2] = {ctx->params[0], idx};
+	PGresult *res = NULL;
+	enum db_status st;
+	bool found = false;
+
+	snprintf(idx, sizeof(idx), "%u", q->stream_index);
+	if ((st = db_query_ro(ctx->db, &res, stream_sql, 2, params)) != DB_OK)
+		app_db_error(ctx, st);
+	else if (PQntuples(res) == 0 ||
+		 !sample_type_from_name(PQgetvalue(res, 0, 1), type))
+		http_error(ctx->resp, 404,
+			   "the session has no stream with stream_index %u",
+			   q->stream_index);
+	else {
+		snprintf(id, 37, "%s", PQgetvalue(res, 0, 0));
+		found = true;
+	}
+	PQclear(res);
+	return found;
+}
+
+static bool
+numeric(enum sample_type t)
+{
+	return t == SAMPLE_F64 || t == SAMPLE_F32 || t == SAMPLE_I64 ||
+	       t == SAMPLE_I32 || t == SAMPLE_I16 || t == SAMPLE_I8 ||
+	       t == SAMPLE_BOOL;
+}
+
+/* The value as a number; false for NaN. */
+static bool
+number(const struct sample_value *v, long double *x)
+{
+	switch (v->type) {
+	case SAMPLE_F64:
+		*x = v->u.f64;
+		return !isnan(v->u.f64);
+	case SAMPLE_F32:
+		*x = v->u.f32;
+		return !isnan(v->u.f32);
+	case SAMPLE_I64:
+		*x = (long double)v->u.i64;
+		return true;
+	case SAMPLE_I32:
+		*x = v->u.i32;
+		return true;
+	case SAMPLE_I16:
+		*x = v->u.i16;
+		return true;
+	case SAMPLE_I8:
+		*x = v->u.i8;
+		return true;
+	default:
+		*x = v->u.b ? 1 : 0;
+		return true;
+	}
+}
+
+/* One bucket being summed up. */
+struct bucket {
+	uint64_t start, count, nan;
+	long double sum, lo, hi;
+	struct sample_value min, max;
+};
+
+/* A value as printed in a bucket: booleans as 0 and 1. */
+static struct sample_value
+printable(const struct sample_value *v)
+{
+	struct sample_value p = *v;
+
+	if (v->type == SAMPLE_BOOL) {
+		p.type = SAMPLE_I8;
+		p.u.i8 = v->u.b ? 1 : 0;
+	}
+	return p;
+}
+
+static void
+put_bucket(struct buf *out, const struct bucket *b, bool csv, bool first)
+{
+	struct sample_value mean = {.type = SAMPLE_F64};
+	struct sample_value lo = printable(&b->min), hi = printable(&b->max);
+
+	mean.u.f64 =
+		b->count > 0 ? (double)(b->sum / (long double)b->count) : 0;
+	if (csv) {
+		buf_printf(out, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",",
+			   b->start, b->count, b->nan);
+		if (b->count > 0) {
+			jsonform_csv_value(out, &lo);
+			buf_putc(out, ',');
+			jsonform_csv_value(out, &hi);
+			buf_putc(out, ',');
+			jsonform_csv_value(out, &mean);
+		} else
+			buf_puts(out, ",,");
+		buf_putc(out, '\n');
+		return;
+	}
+	buf_printf(out,
+		   "%s{\"start_us\":%" PRIu64 ",\"count\":%" PRIu64
+		   ",\"nan_count\":%" PRIu64 ",\"min\":",
+		   first ? "" : ",", b->start, b->count, b->nan);
+	if (b->count == 0) {
+		buf_puts(out, "null,\"max\":null,\"mean\":null}");
+		return;
+	}
+	jsonform_value(out, &lo);
+	buf_puts(out, ",\"max\":");
+	jsonform_value(out, &hi);
+	buf_puts(out, ",\"mean\":");
+	jsonform_value(out, &mean);
+	buf_putc(out, '}');
+}
+
+static void
+add_to_bucket(struct bucket *b, const struct sample_value *v)
+{
+	long double x;
+
+	if (!number(v, &x)) {
+		b->nan++;
+		return;
+	}
+	if (b->count == 0 || x < b->lo) {
+		b->lo = x;
+		b->min = *v;
+	}
+	if (b->count == 0 || x > b->hi) {
+		b->hi = x;
+		b->max = *v;
+	}
+	b->sum += x;
+	b->count++;
+}
+
+/* Where the next answer starts; has is false when nothing is left. */
+struct next {
+	bool has;
+	uint64_t from, skip;
+};
+
+/* Samples into the body: q->limit of them, or fewer when the body would
+ * pass METADATA_BODY_MAX. */
+static enum chunks_status
+read_samples(struct chunks_reader *r, const struct query *q, struct buf *out,
+	     uint64_t *count, struct next *next)
+{
+	uint64_t ts, run_ts = q->from, run_n = 0;
+	struct sample_value v;
+	enum chunks_status st;
+
+	while ((st = chunks_next(r, &ts, &v)) == CHUNKS_OK) {
+		size_t before = out->len;
+
+		if (ts == q->from && run_n < q->skip && ts == run_ts) {
+			run_n++;
+			continue;
+		}
+		if ((long long)*count < q->limit) {
+			if (q->csv) {
+				buf_printf(out, "%" PRIu64 ",", ts);
+				jsonform_csv_value(out, &v);
+				buf_putc(out, '\n');
+			} else {
+				if (*count > 0)
+					buf_putc(out, ',');
+				jsonform_sample(out, ts, &v);
+			}
+			/* Always one sample, so that paging goes on. */
+			if (out->failed ||
+			    (out->len > METADATA_BODY_MAX && *count > 0))
+				out->len = before;
+			else {
+				(*count)++;
+				if (ts != run_ts)
+					run_n = 0;
+				run_ts = ts;
+				run_n++;
+				continue;
+			}
+			out->failed = false;
+		}
+		next->has = true;
+		next->from = ts;
+		next->skip = ts == run_ts ? run_n : 0;
+		return CHUNKS_END;
+	}
+	return st;
+}
+
+/* Buckets into the body: at most q->limit of them. */
+static enum chunks_status
+read_buckets(struct chunks_reader *r, const struct query *q, struct buf *out,
+	     uint64_t *count, struct next *next)
+{
+	struct bucket b;
+	struct sample_value v;
+	enum chunks_status st;
+	bool open = false;
+	uint64_t ts, start;
+
+	memset(&b, 0, sizeof(b));
+	while ((st = chunks_next(r, &ts, &v)) == CHUNKS_OK) {
+		start = q->from + (ts - q->from) / q->bucket * q->bucket;
+		if (open && start != b.start) {
+			put_bucket(out, &b, q->csv, *count == 0);
+			(*count)++;
+			open = false;
+		}
+		if (!open) {
+			if ((long long)*count == q->limit) {
+				next->has = true;
+				next->from = start;
+				return CHUNKS_END;
+			}
+			memset(&b, 0, sizeof(b));
+			b.start = start;
+			open = true;
+		}
+		add_to_bucket(&b, &v);
+	}
+	if (st == CHUNKS_END && open) {
+		put_bucket(out, &b, q->csv, *count == 0);
+		(*count)++;
+	}
+	return st;
+}
+
+/* Reads the window into the body (JSON or CSV, samples or buckets). */
+static void
+answer(struct app_ctx *ctx, const struct query *q, const char *stream_id,
+       enum sample_type type)
+{
+	struct chunks_opts o = {stream_id, q->from, q->to, false,
+				METADATA_CHUNK_MEMORY};
+	struct chunks_reader *r = NULL;
+	struct buf *out = &ctx->resp->body;
+	struct next next = {false, 0, 0};
+	uint64_t count = 0;
+	enum chunks_status st;
+	enum db_status dst;
+
+	if ((dst = db_begin(ctx->db)) != DB_OK ||
+	    (dst = chunks_snapshot(ctx->db)) != DB_OK) {
+		db_rollback(ctx->db);
+		app_db_error(ctx, dst);
+		return;
+	}
+	if ((r = chunks_open(ctx->db, ctx->store, &o)) == NULL) {
+		db_rollback(ctx->db);
+		http_error(ctx->resp, 500, "internal error");
+		return;
+	}
+	out->len = 0;
+	if (q->csv)
+		buf_puts(out, q->bucketed ? "start_us,count,nan_count,min,max,"
+					    "mean\n"
+					  : "ts_us,value\n");
+	else
+		buf_printf(out,
+			   "{\"session_id\":\"%s\",\"stream_index\":%u,"
+			   "\"value_type\":\"%s\",\"from_us\":%" PRIu64
+			   ",\"to_us\":%" PRIu64 ",\"%s\":[",
+			   ctx->params[0], q->stream_index,
+			   sample_type_name(type), q->from, q->to,
+			   q->bucketed ? "buckets" : "samples");
+	st = q->bucketed ? read_buckets(r, q, out, &count, &next)
+			 : read_samples(r, q, out, &count, &next);
+	db_rollback(ctx->db);
+	if (st != CHUNKS_END) {
+		fprintf(stderr, "metadata: stream %s: %s\n", stream_id,
+			chunks_detail(r));
+		out->len = 0;
+		if (st == CHUNKS_DB)
+			app_db_error(ctx, chunks_db_status(r));
+		else
+			http_error(ctx->resp, 500, "internal error");
+		chunks_close(r);
+		return;
+	}
+	chunks_close(r);
+	if (next.has) {
+		http_header(ctx->resp, "X-Next-From-Us", "%" PRIu64, next.from);
+		http_header(ctx->resp, "X-Next-Skip", "%" PRIu64, next.skip);
+	}
+	if (q->csv) {
+		ctx->resp->content_type = "text/csv; charset=utf-8";
+	} else {
+		buf_printf(out, "],\"count\":%" PRIu64 ",", count);
+		if (q->bucketed)
+			buf_printf(out, "\"bucket_us\":%" PRIu64 ",",
+				   q->bucket);
+		if (next.has)
+			buf_printf(out,
+				   "\"next_from_us\":%" PRIu64
+				   ",\"next_skip\":%" PRIu64 "}",
+				   next.from, next.skip);
+		else
+			buf_puts(out, "\"next_from_us\":null,\"next_skip\":0}");
+		ctx->resp->content_type = NULL;
+	}
+	ctx->resp->status = 200;
+}
+
+void
+metadata_samples(struct app_ctx *ctx)
+{
+	static const char owner_sql[] =
+		"SELECT facility_id FROM ingest_sessions WHERE id = $1::uuid";
+	struct query q;
+	char stream_id[37];
+	enum sample_type type;
+
+	if (!parse_query(ctx, &q) || !scope_row(ctx, owner_sql, "session") ||
+	    !fetch_stream(ctx, &q, stream_id, &type))
+		return;
+	if (q.bucketed && !numeric(type)) {
+		http_error(ctx->resp, 400,
+			   "bucket_us needs a numeric stream, not %s",
+			   sample_type_name(type));
+		return;
+	}
+	answer(ctx, &q, stream_id, type);
+}

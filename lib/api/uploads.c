@@ -1,0 +1,869 @@
+/*
+ * uploads.c - audio uploads.
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/auth.h"
+#include "core/conf.h"
+#include "web/dbjson.h"
+#include "domain/jobs.h"
+#include "codec/jsonin.h"
+#include "codec/multipart.h"
+#include "web/page.h"
+#include "web/route.h"
+#include "web/scope.h"
+#include "store/storage.h"
+#include "api/uploads.h"
+#include "codec/utf8.h"
+#include "web/valid.h"
+
+#define PIECE 65536 /* bytes of the body read at a time */
+#define KEY_MAX 128 /* "{facility}/uploads/{upload}/original" */
+/* A PostgreSQL array literal of up to UPLOADS_TAGS_MAX UUIDs. */
+#define TAGS_LIT_MAX (UPLOADS_TAGS_MAX * (ROUTE_UUID_LEN + 1) + 2)
+
+/* The process's body limit (uploads_init). */
+static long long max_bytes = UPLOADS_MAX_DEFAULT;
+
+bool
+uploads_init(const char *name)
+{
+	char detail[256];
+
+	if (!conf_int("XMHUB_MAX_UPLOAD_BYTES", UPLOADS_MAX_DEFAULT, 1,
+		      LLONG_MAX, &max_bytes)) {
+		fprintf(stderr,
+			"%s: XMHUB_MAX_UPLOAD_BYTES must be a positive number "
+			"of bytes\n",
+			name);
+		return false;
+	}
+	if (!jobs_init(detail, sizeof(detail))) {
+		fprintf(stderr, "%s: %s\n", name, detail);
+		return false;
+	}
+	return app_store_needed(name);
+}
+
+void
+uploads_format(const char *filename, char out[UPLOADS_FORMAT_MAX + 1])
+{
+	const char *base = filename, *dot;
+	size_t n;
+
+	out[0] = '\0';
+	for (const char *s = filename; *s != '\0'; s++)
+		if (*s == '/' || *s == '\\')
+			base = s + 1;
+	/* ".wav" alone is a name without an extension. */
+	if ((dot = strrchr(base, '.')) == NULL || dot == base ||
+	    (n = strlen(dot + 1)) == 0 || n > UPLOADS_FORMAT_MAX)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char c = dot[1 + i];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		else if (!(c >= 'a' && c <= 'z') && !(c >= '0' && c <= '9')) {
+			out[0] = '\0';
+			return;
+		}
+		out[i] = c;
+	}
+	out[n] = '\0';
+}
+
+/* --- reading uploads ---------------------------------------------------- */
+
+#define FULL_COLUMNS                                                           \
+	"id, facility_id, api_key_id, uploaded_by, original_filename, "        \
+	"original_format, original_size_bytes, duration_ms, sample_rate_hz, "  \
+	"channels, bit_depth, codec, metadata, status, created_at, updated_at"
+
+#define ITEM_COLUMNS                                                           \
+	"id, facility_id, original_filename, original_format, "                \
+	"original_size_bytes, status, created_at, updated_at"
+
+static const char get_sql[] =
+	"SELECT " FULL_COLUMNS " FROM uploads WHERE id = $1::uuid";
+
+/* The Tag objects of uploads $1, by name (as GET /api/v1/tags). */
+static const char tags_sql[] =
+	"SELECT ut.upload_id, t.id, t.facility_id, t.name, t.color, "
+	"t.created_at FROM upload_tags ut JOIN tags t ON t.id = ut.tag_id "
+	"WHERE ut.upload_id = ANY($1::uuid[]) ORDER BY t.name, t.id";
+
+/* Adds "tags" (Tag objects) to each upload object of the array items. */
+static enum db_status
+add_tags(struct db *db, json_object *items)
+{
+	size_t n = json_object_array_length(items);
+	PGresult *res = NULL;
+	enum db_status st;
+	struct buf ids;
+	const char *param;
+
+	buf_init(&ids, 0);
+	buf_putc(&ids, '{');
+	for (size_t i = 0; i < n; i++) {
+		json_object *it = json_object_array_get_idx(items, i), *id;
+
+		json_object_object_get_ex(it, "id", &id);
+		buf_printf(&ids, "%s%s", i > 0 ? "," : "",
+			   json_object_get_string(id));
+		json_object_object_add(it, "tags", json_object_new_array());
+	}
+	buf_puts(&ids, "}");
+	buf_putc(&ids, '\0');
+	if (ids.failed) {
+		buf_free(&ids);
+		return DB_ERROR;
+	}
+	param = (const char *)ids.p;
+	if ((st = db_query_ro(db, &res, tags_sql, 1, &param)) == DB_OK)
+		for (int r = 0; r < PQntuples(res); r++)
+			for (size_t i = 0; i < n; i++) {
+				json_object *it =
+					json_object_array_get_idx(items, i);
+				json_object *id, *tags, *tag;
+
+				json_object_object_get_ex(it, "id", &id);
+				if (strcmp(json_object_get_string(id),
+					   PQgetvalue(res, r, 0)) != 0)
+					continue;
+				json_object_object_get_ex(it, "tags", &tags);
+				tag = dbjson_row(res, r);
+				json_object_object_del(tag, "upload_id");
+				json_object_array_add(tags, tag);
+			}
+	PQclear(res);
+	buf_free(&ids);
+	return st;
+}
+
+/*
+ * Upload id as the full Upload with its tags into *out (the caller puts
+ * it); DB_OK with *out NULL when there is no such upload.
+ */
+static enum db_status
+load_upload(struct db *db, const char *id, json_object **out)
+{
+	const char *params[1] = {id};
+	json_object *items = NULL;
+	PGresult *res = NULL;
+	enum db_status st;
+
+	*out = NULL;
+	if ((st = db_query_ro(db, &res, get_sql, 1, params)) != DB_OK ||
+	    PQntuples(res) == 0)
+		goto out;
+	if ((items = dbjson_rows(res)) == NULL) {
+		st = DB_ERROR;
+		goto out;
+	}
+	if ((st = add_tags(db, items)) == DB_OK)
+		*out = json_object_get(json_object_array_get_idx(items, 0));
+out:
+	json_object_put(items);
+	PQclear(res);
+	return st;
+}
+
+/*
+ * Answers 200 with upload id as the full Upload when the caller may see
+ * it; otherwise 404, 403 or the database's error.
+ */
+static void
+answer_upload(struct app_ctx *ctx, const char *id)
+{
+	json_object *o, *fac;
+	enum db_status st;
+
+	if ((st = load_upload(ctx->db, id, &o)) != DB_OK)
+		app_db_error(ctx, st);
+	else if (o == NULL)
+		http_error(ctx->resp, 404, "upload not found");
+	else if (json_object_object_get_ex(o, "facility_id", &fac) &&
+		 scope_check(ctx, json_object_get_string(fac))) {
+		http_json(ctx->resp, 200, o);
+		return;
+	}
+	json_object_put(o);
+}
+
+void
+uploads_get(struct app_ctx *ctx)
+{
+	answer_upload(ctx, ctx->params[0]);
+}
+
+static const char *const statuses[] = {"pending", "processing", "completed",
+				       "failed", NULL};
+
+static const char count_sql[] =
+	"SELECT count(*) FROM uploads WHERE ($1::uuid IS NULL OR "
+	"facility_id = $1::uuid) AND ($2::text IS NULL OR status = $2::text)";
+
+static const char list_sql[] =
+	"SELECT " ITEM_COLUMNS " FROM uploads WHERE ($1::uuid IS NULL OR "
+	"facility_id = $1::uuid) AND ($2::text IS NULL OR status = $2::text) "
+	"ORDER BY created_at DESC, id DESC LIMIT $3::integer OFFSET $4::bigint";
+
+void
+uploads_list(struct app_ctx *ctx)
+{
+	struct page pg;
+	PGresult *rows;
+	json_object *items, *env;
+	long long total;
+	enum db_status st;
+
+	if (!page_fetch(ctx, statuses, count_sql, list_sql, &pg, &total, &rows))
+		return;
+	if ((items = dbjson_rows(rows)) != NULL &&
+	    (st = add_tags(ctx->db, items)) != DB_OK) {
+		json_object_put(items);
+		app_db_error(ctx, st);
+	} else if ((env = page_envelope(&pg, items, total)) == NULL)
+		http_error(ctx->resp, 500, "out of memory");
+	else
+		http_json(ctx->resp, 200, env);
+	PQclear(rows);
+}
+
+/* --- tags of an upload -------------------------------------------------- */
+
+/* The HTTP status and detail of a failed query (as app_db_error()). */
+static int
+db_refusal(enum db_status st, char *detail, size_t dlen)
+{
+	snprintf(detail, dlen, "%s",
+		 st == DB_UNAVAILABLE ? "the database is unavailable"
+				      : "internal error");
+	return st == DB_UNAVAILABLE ? 503 : 500;
+}
+
+/* The first of tags $2 that is not a tag of facility $1. */
+static const char foreign_tag_sql[] =
+	"SELECT u::text FROM unnest($2::uuid[]) AS u WHERE NOT EXISTS "
+	"(SELECT 1 FROM tags t WHERE t.id = u AND t.facility_id = $1::uuid) "
+	"LIMIT 1";
+
+/*
+ * Checks the JSON value arr: an array of at most UPLOADS_TAGS_MAX tag
+ * ids of facility_id.  Writes them, lower-cased and without repeats, as
+ * a PostgreSQL array literal into lit and their number into *n.
+ * Returns 0, or the HTTP status of the refusal with detail set.
+ */
+static int
+tags_check(struct db *db, const char *facility_id, json_object *arr,
+	   char lit[TAGS_LIT_MAX], size_t *n, char *detail, size_t dlen)
+{
+	const char *params[2] = {facility_id, lit};
+	size_t len = 1, count;
+	PGresult *res = NULL;
+	enum db_status st;
+	int status = 0;
+
+	*n = 0;
+	strcpy(lit, "{");
+	if (!json_object_is_type(arr, json_type_array)) {
+		snprintf(detail, dlen, "tags must be a JSON array of tag ids");
+		return 400;
+	}
+	if ((count = json_object_array_length(arr)) > UPLOADS_TAGS_MAX) {
+		snprintf(detail, dlen, "at most %d tags", UPLOADS_TAGS_MAX);
+		return 400;
+	}
+	for (size_t i = 0; i < count; i++) {
+		json_object *e = json_object_array_get_idx(arr, i);
+		char id[ROUTE_UUID_LEN + 1];
+
+		if (!json_object_is_type(e, json_type_string) ||
+		    !uuid_valid(json_object_get_string(e),
+				(size_t)json_object_get_string_len(e))) {
+			snprintf(detail, dlen, "tags[%zu] is not a UUID", i);
+			return 400;
+		}
+		for (size_t k = 0; k <= ROUTE_UUID_LEN; k++) {
+			char c = json_object_get_string(e)[k];
+
+			id[k] = c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a')
+						     : c;
+		}
+		if (strstr(lit, id) != NULL)
+			continue;
+		len += (size_t)snprintf(lit + len, TAGS_LIT_MAX - len, "%s%s",
+					*n > 0 ? "," : "", id);
+		(*n)++;
+	}
+	strcpy(lit + len, "}");
+	if (*n == 0)
+		return 0;
+	if ((st = db_query_ro(db, &res, foreign_tag_sql, 2, params)) != DB_OK)
+		return db_refusal(st, detail, dlen);
+	if (PQntuples(res) > 0) {
+		snprintf(detail, dlen, "tags: %s is not a tag of this facility",
+			 PQgetvalue(res, 0, 0));
+		status = 400;
+	}
+	PQclear(res);
+	return status;
+}
+
+static const char link_sql[] =
+	"INSERT INTO upload_tags (upload_id, tag_id, facility_id) "
+	"SELECT $1::uuid, id, facility_id FROM tags "
+	"WHERE facility_id = $2::uuid AND id = ANY($3::uuid[])";
+
+/*
+ * Links upload_id to the n tags of lit (from tags_check()), inside the
+ * caller's transaction.  0, or the HTTP status of the failure with
+ * detail set (400 when a tag went away since it was checked).
+ */
+static int
+link_tags(struct db *db, const char *upload_id, const char *facility_id,
+	  const char *lit, size_t n, char *detail, size_t dlen)
+{
+	const char *params[3] = {upload_id, facility_id, lit};
+	PGresult *res = NULL;
+	enum db_status st;
+	int status = 0;
+
+	if (n == 0)
+		return 0;
+	if ((st = db_query(db, &res, link_sql, 3, params)) != DB_OK)
+		return db_refusal(st, detail, dlen);
+	if (strtoull(PQcmdTuples(res), NULL, 10) != n) {
+		snprintf(detail, dlen,
+			 "tags: every id must be a tag of this facility");
+		status = 400;
+	}
+	PQclear(res);
+	return status;
+}
+
+/* --- POST ------------------------------------------------------------- */
+
+enum field { F_NONE, F_FILE, F_METADATA, F_TAGS };
+
+/* One upload being received. */
+struct post {
+	struct app_ctx *ctx;
+	char id[AUTH_UUID_LEN + 1];
+	char key[KEY_MAX];
+	struct store_put *put; /* the file part being written */
+	bool file_seen, stored, metadata_seen, tags_seen;
+	unsigned long long size;
+	char filename[MULTIPART_FILENAME_MAX + 1];
+	char format[UPLOADS_FORMAT_MAX + 1];
+	enum field field; /* what the current part is */
+	struct buf text;  /* the metadata or tags field being read */
+	json_object *metadata;
+	char tags[TAGS_LIT_MAX];
+	size_t ntags;
+	json_object *answer; /* the Upload as inserted */
+	int status;	     /* of the refusal, 0 while none */
+	char detail[512];
+};
+
+/* Refuses the upload (the first refusal counts); 1, which stops the
+ * parser when returned from a callback. */
+static int __attribute__((format(printf, 3, 4)))
+refuse(struct post *p, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->status != 0)
+		return 1;
+	p->status = status;
+	va_start(ap, fmt);
+	vsnprintf(p->detail, sizeof(p->detail), fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+/* Refuses with the object store's failure (its detail only logged). */
+static int
+store_failed(struct post *p, const char *what, const char *detail)
+{
+	fprintf(stderr, "uploads: %s %s: %s\n", what, p->key, detail);
+	return refuse(p, 503, "the file could not be stored");
+}
+
+/* UTF-8 text without control characters (a filename to show). */
+static bool
+plain_text(const char *s)
+{
+	for (const char *c = s; *c != '\0'; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return false;
+	return utf8_valid((const uint8_t *)s, strlen(s));
+}
+
+static int
+part_begin(void *arg, const struct multipart_part *part)
+{
+	struct post *p = arg;
+	char detail[256];
+	bool meta;
+
+	p->field = F_NONE;
+	if (strcmp(part->name, "file") == 0) {
+		if (p->file_seen)
+			return refuse(p, 400, "more than one file field");
+		p->file_seen = true;
+		if (part->filename == NULL || part->filename[0] == '\0')
+			return refuse(p, 400,
+				      "the file field must be a file with a "
+				      "filename");
+		if (!plain_text(part->filename))
+			return refuse(p, 400,
+				      "the filename must be UTF-8 text "
+				      "without control characters");
+		snprintf(p->filename, sizeof(p->filename), "%s",
+			 part->filename);
+		uploads_format(p->filename, p->format);
+		p->put = store_put_begin(p->ctx->store, p->key,
+					 part->content_type, detail,
+					 sizeof(detail));
+		if (p->put == NULL)
+			return store_failed(p, "writing", detail);
+		p->field = F_FILE;
+		return 0;
+	}
+	meta = strcmp(part->name, "metadata") == 0;
+	if (!meta && strcmp(part->name, "tags") != 0)
+		return 0; /* not a field of uploads: ignored */
+	if (meta ? p->metadata_seen : p->tags_seen)
+		return refuse(p, 400, "more than one %s field", part->name);
+	*(meta ? &p->metadata_seen : &p->tags_seen) = true;
+	buf_free(&p->text);
+	buf_init(&p->text, UPLOADS_FIELD_MAX);
+	p->field = meta ? F_METADATA : F_TAGS;
+	return 0;
+}
+
+static int
+part_data(void *arg, const void *data, size_t n)
+{
+	struct post *p = arg;
+
+	switch (p->field) {
+	case F_FILE:
+		p->size += n;
+		if (store_put_write(p->put, data, n) != STORE_OK)
+			return store_failed(p, "writing", "write failed");
+		return 0;
+	case F_METADATA:
+	case F_TAGS:
+		buf_append(&p->text, data, n);
+		if (p->text.failed)
+			return refuse(p, 413,
+				      "the %s field is larger than %d "
+				      "bytes",
+				      p->field == F_TAGS ? "tags" : "metadata",
+				      UPLOADS_FIELD_MAX);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* The metadata field read: a JSON object, kept in p->metadata. */
+static int
+metadata_end(struct post *p)
+{
+	char detail[160];
+
+	p->metadata = jsonin_parse((const char *)p->text.p, p->text.len, detail,
+				   sizeof(detail));
+	if (p->metadata == NULL ||
+	    !json_object_is_type(p->metadata, json_type_object))
+		return refuse(p, 400, "metadata must be a JSON object%s%s",
+			      p->metadata == NULL && detail[0] != '\0' ? ": "
+								       : "",
+			      p->metadata == NULL ? detail : "");
+	return 0;
+}
+
+/* The tags field read: a JSON array of the facility's tag ids. */
+static int
+tags_end(struct post *p)
+{
+	char detail[160];
+	json_object *arr;
+	int status;
+
+	if ((arr = jsonin_parse((const char *)p->text.p, p->text.len, detail,
+				sizeof(detail))) == NULL)
+		return refuse(p, 400, "tags must be a JSON array of tag ids");
+	status = tags_check(p->ctx->db, p->ctx->who.facility_id, arr, p->tags,
+			    &p->ntags, detail, sizeof(detail));
+	json_object_put(arr);
+	return status != 0 ? refuse(p, status, "%s", detail) : 0;
+}
+
+static int
+part_end(void *arg)
+{
+	struct post *p = arg;
+	enum field f = p->field;
+	char detail[256];
+	enum store_status st;
+
+	p->field = F_NONE;
+	switch (f) {
+	case F_FILE:
+		st = store_put_commit(p->put, detail, sizeof(detail));
+		p->put = NULL;
+		if (st != STORE_OK)
+			return store_failed(p, "committing", detail);
+		p->stored = true;
+		return 0;
+	case F_METADATA:
+		return metadata_end(p);
+	case F_TAGS:
+		return tags_end(p);
+	default:
+		return 0;
+	}
+}
+
+/* Reads the body through the parser until its end or a refusal. */
+static void
+receive(struct post *p, const char *boundary)
+{
+	static const struct multipart_cb cb = {part_begin, part_data, part_end};
+	struct multipart *mp = malloc(sizeof(*mp));
+	char *piece = malloc(PIECE);
+	unsigned long long total = 0;
+	long n;
+
+	if (mp == NULL || piece == NULL) {
+		refuse(p, 500, "out of memory");
+		goto out;
+	}
+	multipart_init(mp, boundary, &cb, p);
+	while (p->status == 0) {
+		if ((n = http_body_piece(p->ctx->req, piece, PIECE)) < 0) {
+			refuse(p, 400, "the request body could not be read");
+			break;
+		}
+		total += (unsigned long long)n;
+		if (total > (unsigned long long)max_bytes) {
+			refuse(p, 413, "the upload is larger than %lld bytes",
+			       max_bytes);
+			break;
+		}
+		if ((n > 0 ? multipart_feed(mp, piece, (size_t)n)
+			   : multipart_finish(mp)) == MULTIPART_ERROR)
+			refuse(p, 400, "invalid multipart body: %s",
+			       multipart_error(mp));
+		if (n == 0)
+			break;
+	}
+	if (p->status == 0 && !p->file_seen)
+		refuse(p, 400, "missing file field");
+out:
+	free(piece);
+	free(mp);
+}
+
+static const char insert_sql[] =
+	"INSERT INTO uploads (id, facility_id, api_key_id, original_filename, "
+	"original_format, original_size_bytes, metadata) VALUES ($1::uuid, "
+	"$2::uuid, $3::uuid, $4::text, $5::text, $6::bigint, $7::jsonb)";
+
+/* The one value valid JSON has that jsonb refuses. */
+static const char bad_metadata[] =
+	"metadata holds a value PostgreSQL can not store (\\u0000 in a "
+	"string)";
+
+/* Refuses with a database failure of the insert. */
+static void
+db_failed(struct post *p, enum db_status st)
+{
+	char detail[64];
+	int status;
+
+	if (st == DB_INVALID)
+		refuse(p, 400, "%s", bad_metadata);
+	else {
+		status = db_refusal(st, detail, sizeof(detail));
+		refuse(p, status, "%s", detail);
+	}
+}
+
+/* The upload row, its tag links and its transcode job, in one
+ * transaction (the original is stored already). */
+static void
+insert(struct post *p)
+{
+	struct db *db = p->ctx->db;
+	const char *params[7];
+	char size[24], job_id[37];
+	PGresult *res = NULL;
+	enum db_status st;
+	int status;
+
+	snprintf(size, sizeof(size), "%llu", p->size);
+	params[0] = p->id;
+	params[1] = p->ctx->who.facility_id;
+	params[2] = p->ctx->who.key_id;
+	params[3] = p->filename;
+	params[4] = p->format;
+	params[5] = size;
+	params[6] = p->metadata != NULL
+			    ? json_object_to_json_string_ext(
+				      p->metadata, JSON_C_TO_STRING_PLAIN)
+			    : "{}";
+	if ((st = db_begin(db)) != DB_OK ||
+	    (st = db_query(db, &res, insert_sql, 7, params)) != DB_OK) {
+		db_failed(p, st);
+		goto fail;
+	}
+	PQclear(res);
+	if ((status = link_tags(db, p->id, p->ctx->who.facility_id, p->tags,
+				p->ntags, p->detail, sizeof(p->detail))) != 0) {
+		p->status = status;
+		goto fail;
+	}
+	/* Read before COMMIT: a runner may claim the job at once after. */
+	if ((st = jobs_create(db, p->ctx->who.facility_id, p->id, job_id)) !=
+		    DB_OK ||
+	    (st = load_upload(db, p->id, &p->answer)) != DB_OK ||
+	    (st = p->answer == NULL ? DB_ERROR : db_commit(db)) != DB_OK) {
+		db_failed(p, st);
+		goto fail;
+	}
+	return;
+fail:
+	db_rollback(db);
+}
+
+void
+uploads_post(struct app_ctx *ctx)
+{
+	char boundary[MULTIPART_BOUNDARY_MAX + 1], detail[256];
+	struct post *p;
+
+	if (!multipart_boundary(ctx->req->content_type, boundary, detail,
+				sizeof(detail))) {
+		http_error(ctx->resp, 400, "%s", detail);
+		return;
+	}
+	/* Known too large: refused before a byte of it is read. */
+	if (ctx->req->content_length > max_bytes) {
+		http_error(ctx->resp, 413,
+			   "the upload is larger than %lld bytes", max_bytes);
+		return;
+	}
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		http_error(ctx->resp, 500, "out of memory");
+		return;
+	}
+	p->ctx = ctx;
+	buf_init(&p->text, UPLOADS_FIELD_MAX);
+	if (!auth_uuid(p->id))
+		refuse(p, 500, "no random bytes for an id");
+	snprintf(p->key, sizeof(p->key), "%s/uploads/%s/original",
+		 ctx->who.facility_id, p->id);
+	if (p->status == 0)
+		receive(p, boundary);
+	if (p->status == 0)
+		insert(p);
+	if (p->status == 0) {
+		http_json(ctx->resp, 200, p->answer);
+		p->answer = NULL;
+	} else {
+		/* Nothing of a refused upload is kept. */
+		store_put_abort(p->put);
+		if (p->stored && store_delete(ctx->store, p->key, detail,
+					      sizeof(detail)) != STORE_OK)
+			fprintf(stderr, "uploads: deleting %s: %s\n", p->key,
+				detail);
+		http_error(ctx->resp, p->status, "%s", p->detail);
+	}
+	json_object_put(p->answer);
+	json_object_put(p->metadata);
+	buf_free(&p->text);
+	free(p);
+}
+
+/* --- changes ------------------------------------------------------------ */
+
+static const char own_sql[] =
+	"SELECT facility_id, id FROM uploads WHERE id = $1::uuid";
+
+/*
+ * Checks that upload {id} exists and the caller may change it: its
+ * facility and canonical id into fac and id, or false with 404, 403 or
+ * the database's error answered.
+ */
+static bool
+own_upload(struct app_ctx *ctx, char fac[ROUTE_UUID_LEN + 1],
+	   char id[ROUTE_UUID_LEN + 1])
+{
+	const char *params[1] = {ctx->params[0]};
+	PGresult *res = NULL;
+	enum db_status st;
+	bool mine = false;
+
+	if ((st = db_query_ro(ctx->db, &res, own_sql, 1, params)) != DB_OK)
+		app_db_error(ctx, st);
+	else if (PQntuples(res) == 0)
+		http_error(ctx->resp, 404, "upload not found");
+	else if ((mine = scope_check(ctx, PQgetvalue(res, 0, 0)))) {
+		snprintf(fac, ROUTE_UUID_LEN + 1, "%s", PQgetvalue(res, 0, 0));
+		snprintf(id, ROUTE_UUID_LEN + 1, "%s", PQgetvalue(res, 0, 1));
+	}
+	PQclear(res);
+	return mine;
+}
+
+enum { P_METADATA, P_TAGS, NPATCH };
+
+static const struct valid_field patch_fields[NPATCH] = {
+	[P_METADATA] = {"metadata", VALID_OBJECT, false, false, 0, 0},
+	[P_TAGS] = {"tags", VALID_UUIDS, false, false, 0, UPLOADS_TAGS_MAX},
+};
+
+/* $2 NULL keeps the metadata; the update also moves updated_at. */
+static const char update_sql[] =
+	"UPDATE uploads SET metadata = COALESCE($2::jsonb, metadata) "
+	"WHERE id = $1::uuid";
+
+static const char unlink_sql[] =
+	"DELETE FROM upload_tags WHERE upload_id = $1::uuid";
+
+void
+uploads_patch(struct app_ctx *ctx)
+{
+	struct valid_value v[NPATCH];
+	char fac[ROUTE_UUID_LEN + 1], id[ROUTE_UUID_LEN + 1];
+	char lit[TAGS_LIT_MAX], detail[256];
+	const char *params[2];
+	size_t ntags = 0;
+	PGresult *res = NULL;
+	json_object *body;
+	enum db_status st;
+	int status = 0;
+
+	if ((body = valid_json_body(ctx->req, patch_fields, NPATCH, v,
+				    ctx->resp)) == NULL)
+		return;
+	if (!own_upload(ctx, fac, id))
+		goto out;
+	if (!v[P_METADATA].present && !v[P_TAGS].present) {
+		answer_upload(ctx, id); /* nothing to change */
+		goto out;
+	}
+	if (v[P_TAGS].present &&
+	    (status = tags_check(ctx->db, fac, v[P_TAGS].json, lit, &ntags,
+				 detail, sizeof(detail))) != 0) {
+		http_error(ctx->resp, status, "%s", detail);
+		goto out;
+	}
+	params[0] = id;
+	params[1] =
+		v[P_METADATA].present
+			? json_object_to_json_string_ext(v[P_METADATA].json,
+							 JSON_C_TO_STRING_PLAIN)
+			: NULL;
+	if ((st = db_begin(ctx->db)) != DB_OK ||
+	    (st = db_query(ctx->db, &res, update_sql, 2, params)) != DB_OK)
+		goto dberr;
+	PQclear(res);
+	res = NULL;
+	if (v[P_TAGS].present) {
+		if ((st = db_query(ctx->db, &res, unlink_sql, 1, params)) !=
+		    DB_OK)
+			goto dberr;
+		if ((status = link_tags(ctx->db, id, fac, lit, ntags, detail,
+					sizeof(detail))) != 0) {
+			db_rollback(ctx->db);
+			http_error(ctx->resp, status, "%s", detail);
+			goto out;
+		}
+	}
+	if ((st = db_commit(ctx->db)) != DB_OK)
+		goto dberr;
+	answer_upload(ctx, id);
+	goto out;
+dberr:
+	db_rollback(ctx->db);
+	if (st == DB_INVALID)
+		http_error(ctx->resp, 400, "%s", bad_metadata);
+	else
+		app_db_error(ctx, st);
+out:
+	PQclear(res);
+	json_object_put(body);
+}
+
+/* Jobs and tag links go with the row (ON DELETE CASCADE). */
+static const char delete_sql[] =
+	"DELETE FROM uploads WHERE id = $1::uuid RETURNING facility_id, id";
+
+void
+uploads_delete(struct app_ctx *ctx)
+{
+	char fac[ROUTE_UUID_LEN + 1], id[ROUTE_UUID_LEN + 1], prefix[KEY_MAX];
+	char detail[256];
+	const char *params[1];
+	PGresult *res = NULL;
+	enum db_status st;
+
+	if (!own_upload(ctx, fac, id))
+		return;
+	params[0] = id;
+	if ((st = db_query(ctx->db, &res, delete_sql, 1, params)) != DB_OK) {
+		app_db_error(ctx, st);
+		return;
+	}
+	if (PQntuples(res) == 0) {
+		http_error(ctx->resp, 404, "upload not found");
+		PQclear(res);
+		return;
+	}
+	PQclear(res);
+	/*
+	 * The row first: a runner still transcoding it finds its job gone
+	 * and writes nothing more.  Objects that can not be removed now
+	 * are orphans of a deleted upload: logged for the operator.
+	 */
+	snprintf(prefix, sizeof(prefix), "%s/uploads/%s/", fac, id);
+	if (store_delete_prefix(ctx->store, prefix, detail, sizeof(detail)) !=
+	    STORE_OK)
+		fprintf(stderr, "uploads: deleting %s: %s\n", prefix, detail);
+	http_no_content(ctx->resp);
+}
+
+void
+uploads_retranscode(struct app_ctx *ctx)
+{
+	char fac[ROUTE_UUID_LEN + 1], id[ROUTE_UUID_LEN + 1], job_id[37];
+	json_object *o;
+	enum db_status st;
+
+	if (!own_upload(ctx, fac, id))
+		return;
+	if ((st = jobs_create(ctx->db, fac, id, job_id)) == DB_FOREIGN_KEY) {
+		http_error(ctx->resp, 404, "upload not found");
+		return;
+	}
+	if (st != DB_OK) {
+		app_db_error(ctx, st);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "job_id", json_object_new_string(job_id));
+	http_json(ctx->resp, 200, o);
+}

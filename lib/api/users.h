@@ -1,0 +1,79 @@
+/*
+ * users.h - the users and their endpoints (spec 1 "Users"; DESIGN.md
+ * "Decisions": super_admin; doc/api.md "Users").  Every endpoint needs a
+ * facility_admin or higher (the route table's ROLE_FACILITY_ADMIN).
+ *
+ *   GET    /api/v1/users       200 User[], oldest first: a facility_admin
+ *                              gets its facility's users, a super_admin
+ *                              everyone's (?facility_id= to filter; a
+ *                              super_admin, belonging to no facility, is
+ *                              then left out)
+ *   POST   /api/v1/users       200 User; 400, 403, 409 e-mail exists
+ *   GET    /api/v1/users/{id}  200 User; 403, 404
+ *   PATCH  /api/v1/users/{id}  200 User; 400, 403, 404
+ *   DELETE /api/v1/users/{id}  204: is_active false, refresh tokens
+ *                              revoked, the row kept; 400, 403, 404
+ *
+ * A User is {id, facility_id, email, display_name, role, is_active,
+ * last_login_at, created_at, updated_at}; never the password hash.
+ *
+ * Who may touch whom: a super_admin everybody; a facility_admin the
+ * users of its own facility, never a super_admin (403 for those and for
+ * other facilities' users), and it cannot create or promote anyone to
+ * super_admin (403).  Nobody changes their own role or deactivates or
+ * deletes themselves (400): the last administrator cannot lock everyone
+ * out by accident.
+ */
+#ifndef XMHUB_USERS_H
+#define XMHUB_USERS_H
+
+#include "web/app.h"
+#include "core/auth.h"
+#include "core/db.h"
+
+#define USER_PASSWORD_MIN 8 /* bytes; the most is AUTH_PASSWORD_MAX */
+#define USER_NAME_MAX 200   /* bytes of a display_name */
+
+/*
+ * Creates an active user (the CLI's `xmhub user create` and the POST
+ * handler): hashes password with Argon2id (auth_password_hash(), tens of
+ * milliseconds) and inserts the row.  email is stored as given and must
+ * be unique whatever its case; display_name NULL means the e-mail;
+ * facility_id must be NULL for ROLE_SUPER_ADMIN and a facility's id for
+ * the other roles.  On DB_OK, id_out holds the new user's id.
+ *
+ * DB_CONFLICT: the e-mail is taken.  DB_FOREIGN_KEY: no facility has
+ * that id.  DB_INVALID: a password shorter than USER_PASSWORD_MIN or
+ * longer than AUTH_PASSWORD_MAX bytes, role and facility_id not
+ * matching as above, an unknown role, or an e-mail or display name the
+ * schema refuses (the HTTP handler checks e-mails more strictly, with
+ * VALID_EMAIL, before calling).  DB_ERROR: hashing failed, or as
+ * db_query(); DB_UNAVAILABLE as db_query().
+ */
+enum db_status users_create(struct db *db, const char *email,
+			    const char *password, const char *display_name,
+			    enum auth_role role, const char *facility_id,
+			    char id_out[AUTH_UUID_LEN + 1]);
+
+/*
+ * Handlers.  POST takes {email, password (USER_PASSWORD_MIN to
+ * AUTH_PASSWORD_MAX bytes), display_name, role, facility_id?}: only a
+ * super_admin names facility_id (a facility_admin may name its own;
+ * another is 403); a super_admin must name it for a facility_admin or a
+ * user and must not for a super_admin (400).  An unknown facility_id is
+ * 400.
+ *
+ * PATCH takes, all optional, {display_name, role, is_active, password,
+ * facility_id}.  Making a user super_admin clears its facility;
+ * demoting a super_admin needs a facility_id in the same request (400
+ * without); facility_id otherwise moves a user to another facility
+ * (super_admin only).  is_active false or a new password revokes the
+ * user's refresh tokens; is_active true reactivates a deleted user.
+ */
+void users_list(struct app_ctx *ctx);
+void users_post(struct app_ctx *ctx);
+void users_get(struct app_ctx *ctx);
+void users_patch(struct app_ctx *ctx);
+void users_delete(struct app_ctx *ctx);
+
+#endif

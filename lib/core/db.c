@@ -1,0 +1,341 @@
+/*
+ * db.c - PostgreSQL access through libpq, parameterized queries only.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/db.h"
+
+/* Seconds to wait for a server that does not answer a connection. */
+#define CONNECT_TIMEOUT "5"
+
+/* Statements prepared on one connection; more are run unprepared. */
+#define DB_STMT_MAX 64
+
+struct db {
+	char *conninfo;
+	PGconn *conn;
+	char *stmt[DB_STMT_MAX]; /* SQL of prepared statement "xmN" */
+	int nstmt;
+	bool in_tx; /* between db_begin() and db_commit()/db_rollback() */
+	bool down;  /* the last connection attempt failed (logged once) */
+};
+
+/* Logs "db: what: msg" on stderr as one line: libpq's messages may
+ * hold newlines and tabs, which become single spaces. */
+static void
+log_msg(const char *what, const char *msg)
+{
+	bool space = false;
+
+	fprintf(stderr, "db: %s: ", what);
+	for (; *msg != '\0'; msg++) {
+		if (*msg == '\n' || *msg == '\t' || *msg == ' ') {
+			space = true;
+			continue;
+		}
+		if (space)
+			fputc(' ', stderr);
+		space = false;
+		fputc(*msg, stderr);
+	}
+	fputc('\n', stderr);
+}
+
+/* libpq notice processor: server notices and warnings go to the log. */
+static void
+notice(void *arg, const char *msg)
+{
+	(void)arg;
+	log_msg("server", msg);
+}
+
+/* A new connection has none of the old one's prepared statements. */
+static void
+forget_statements(struct db *db)
+{
+	for (int i = 0; i < db->nstmt; i++)
+		free(db->stmt[i]);
+	db->nstmt = 0;
+}
+
+struct db *
+db_new(const char *conninfo)
+{
+	struct db *db;
+
+	if ((db = calloc(1, sizeof(*db))) == NULL)
+		return NULL;
+	if ((db->conninfo = strdup(conninfo)) == NULL) {
+		free(db);
+		return NULL;
+	}
+	return db;
+}
+
+void
+db_free(struct db *db)
+{
+	if (db == NULL)
+		return;
+	PQfinish(db->conn);
+	forget_statements(db);
+	free(db->conninfo);
+	free(db);
+}
+
+/*
+ * True when db->conn can take a statement: an open connection, or a new
+ * one when it is down and no transaction is open (a new connection would
+ * silently run the rest of a transaction outside it).
+ */
+static bool
+connected(struct db *db)
+{
+	/* lib/web/dbjson relies on ISO timestamps in UTC. */
+	const char *const keys[] = {"connect_timeout", "options", "dbname",
+				    NULL};
+	const char *const vals[] = {CONNECT_TIMEOUT,
+				    "-c TimeZone=UTC -c DateStyle=ISO",
+				    db->conninfo, NULL};
+
+	/*
+	 * Take in what the server sent while the connection was idle.  A
+	 * server that shuts down sends a last error and closes: the first
+	 * read may take the message, the second meets the end of the
+	 * stream, and the connection is then known to be bad before a
+	 * statement is lost on it.
+	 */
+	for (int i = 0;
+	     i < 2 && db->conn != NULL && PQstatus(db->conn) == CONNECTION_OK;
+	     i++)
+		PQconsumeInput(db->conn);
+	if (db->conn != NULL && PQstatus(db->conn) == CONNECTION_OK)
+		return true;
+	if (db->in_tx)
+		return false;
+	PQfinish(db->conn);
+	/* Later keywords win: conninfo may set its own connect_timeout. */
+	db->conn = PQconnectdbParams(keys, vals, 1);
+	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK) {
+		if (!db->down)
+			log_msg("connect", db->conn != NULL
+						   ? PQerrorMessage(db->conn)
+						   : "out of memory");
+		db->down = true;
+		PQfinish(db->conn);
+		db->conn = NULL;
+		return false;
+	}
+	if (db->down)
+		fprintf(stderr, "db: connected again\n");
+	db->down = false;
+	forget_statements(db);
+	PQsetNoticeProcessor(db->conn, notice, NULL);
+	return true;
+}
+
+enum db_status
+db_status_of(const PGresult *res)
+{
+	const char *s;
+
+	if (res == NULL)
+		return DB_ERROR;
+	switch (PQresultStatus(res)) {
+	case PGRES_COMMAND_OK:
+	case PGRES_TUPLES_OK:
+	case PGRES_SINGLE_TUPLE:
+		return DB_OK;
+	default:
+		break;
+	}
+	if ((s = PQresultErrorField(res, PG_DIAG_SQLSTATE)) == NULL ||
+	    strlen(s) != 5)
+		return DB_ERROR;
+	if (strcmp(s, "23505") == 0)
+		return DB_CONFLICT;
+	if (strcmp(s, "23503") == 0)
+		return DB_FOREIGN_KEY;
+	if (strncmp(s, "23", 2) == 0 || strncmp(s, "22", 2) == 0)
+		return DB_INVALID;
+	/* connection_exception; admin, crash shutdown; cannot connect now */
+	if (strncmp(s, "08", 2) == 0 || strcmp(s, "57P01") == 0 ||
+	    strcmp(s, "57P02") == 0 || strcmp(s, "57P03") == 0)
+		return DB_UNAVAILABLE;
+	return DB_ERROR;
+}
+
+/* Logs why res failed: its SQLSTATE and the server's primary message. */
+static void
+log_result(const PGresult *res)
+{
+	const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+
+	/* Not the DETAIL: it quotes values, such as e-mail addresses. */
+	log_msg(state != NULL ? state : "error",
+		msg != NULL ? msg : PQresultErrorMessage(res));
+}
+
+/*
+ * Runs sql as a statement prepared once per connection: the server then
+ * parses and plans it once, not on every request.  Statements are the
+ * program's constant strings, so the cache stays small; past
+ * DB_STMT_MAX (or without memory) a statement runs unprepared.
+ */
+static PGresult *
+exec(struct db *db, const char *sql, int nparams, const char *const *params)
+{
+	char name[16];
+	PGresult *r;
+	int i;
+
+	for (i = 0; i < db->nstmt; i++)
+		if (db->stmt[i] == sql || strcmp(db->stmt[i], sql) == 0)
+			break;
+	if (i == db->nstmt) {
+		if (db->nstmt == DB_STMT_MAX)
+			return PQexecParams(db->conn, sql, nparams, NULL,
+					    params, NULL, NULL, 0);
+		snprintf(name, sizeof(name), "xm%d", i);
+		r = PQprepare(db->conn, name, sql, nparams, NULL);
+		if (db_status_of(r) != DB_OK)
+			return r;
+		PQclear(r);
+		if ((db->stmt[i] = strdup(sql)) == NULL)
+			return PQexecParams(db->conn, sql, nparams, NULL,
+					    params, NULL, NULL, 0);
+		db->nstmt++;
+	}
+	snprintf(name, sizeof(name), "xm%d", i);
+	return PQexecPrepared(db->conn, name, nparams, params, NULL, NULL, 0);
+}
+
+/* db_query() and db_query_ro(); retry: once after a lost connection. */
+static enum db_status
+query(struct db *db, PGresult **res, const char *sql, int nparams,
+      const char *const *params, bool retry)
+{
+	enum db_status st;
+	PGresult *r;
+
+	*res = NULL;
+	if (!connected(db))
+		return DB_UNAVAILABLE;
+	r = exec(db, sql, nparams, params);
+	if ((st = db_status_of(r)) == DB_OK) {
+		*res = r;
+		return DB_OK;
+	}
+	if (PQstatus(db->conn) == CONNECTION_BAD) {
+		log_msg("connection lost", PQerrorMessage(db->conn));
+		PQclear(r);
+		if (retry && !db->in_tx)
+			return query(db, res, sql, nparams, params, false);
+		return DB_UNAVAILABLE;
+	}
+	if (r != NULL)
+		log_result(r);
+	else
+		log_msg("error", PQerrorMessage(db->conn));
+	PQclear(r);
+	return st;
+}
+
+enum db_status
+db_query(struct db *db, PGresult **res, const char *sql, int nparams,
+	 const char *const *params)
+{
+	return query(db, res, sql, nparams, params, false);
+}
+
+enum db_status
+db_query_ro(struct db *db, PGresult **res, const char *sql, int nparams,
+	    const char *const *params)
+{
+	return query(db, res, sql, nparams, params, true);
+}
+
+/* Runs a statement without parameters whose result is not needed. */
+static enum db_status
+command(struct db *db, const char *sql)
+{
+	PGresult *res;
+	enum db_status st = query(db, &res, sql, 0, NULL, false);
+
+	PQclear(res);
+	return st;
+}
+
+enum db_status
+db_begin(struct db *db)
+{
+	enum db_status st;
+
+	if (db->in_tx) {
+		fprintf(stderr, "db: BEGIN inside a transaction\n");
+		return DB_ERROR;
+	}
+	if ((st = command(db, "BEGIN")) == DB_OK)
+		db->in_tx = true;
+	return st;
+}
+
+enum db_status
+db_commit(struct db *db)
+{
+	enum db_status st = DB_ERROR;
+	PGresult *res;
+
+	if (!db->in_tx) {
+		fprintf(stderr, "db: COMMIT outside a transaction\n");
+		return DB_ERROR;
+	}
+	/* Whatever happens, the transaction is over. */
+	if ((st = query(db, &res, "COMMIT", 0, NULL, false)) == DB_OK &&
+	    strcmp(PQcmdStatus(res), "COMMIT") != 0) {
+		/* The server answers a failed transaction's COMMIT so. */
+		fprintf(stderr, "db: COMMIT of a failed transaction rolled "
+				"it back\n");
+		st = DB_ERROR;
+	}
+	PQclear(res);
+	db->in_tx = false;
+	return st;
+}
+
+enum db_status
+db_rollback(struct db *db)
+{
+	enum db_status st = DB_OK;
+	PGresult *res;
+
+	if (!db->in_tx)
+		return DB_OK;
+	db->in_tx = false;
+	/* A lost connection took the transaction with it. */
+	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK)
+		return DB_OK;
+	res = PQexecParams(db->conn, "ROLLBACK", 0, NULL, NULL, NULL, NULL, 0);
+	if (db_status_of(res) != DB_OK && PQstatus(db->conn) == CONNECTION_OK) {
+		st = db_status_of(res);
+		if (res != NULL)
+			log_result(res);
+	}
+	PQclear(res);
+	return st;
+}
+
+bool
+db_ping(struct db *db)
+{
+	PGresult *res;
+	enum db_status st = db_query_ro(db, &res, "SELECT 1", 0, NULL);
+
+	PQclear(res);
+	return st == DB_OK;
+}

@@ -1,0 +1,188 @@
+/*
+ * probe.c - audio file properties from libsox, or ffprobe.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sox.h>
+
+#include "core/child.h"
+#include "core/probe.h"
+
+#define FFPROBE_OUT_MAX 4096
+#define FFPROBE_ERR_MAX 4096
+
+/* libsox writes its warnings to stderr unless told otherwise. */
+static void
+quiet(unsigned level, const char *file, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)file;
+	(void)fmt;
+	(void)ap;
+}
+
+bool
+probe_init(void)
+{
+	sox_globals_t *g = sox_get_globals();
+
+	g->verbosity = 0;
+	g->output_message_handler = quiet;
+	return sox_init() == SOX_SUCCESS;
+}
+
+/* The codec name of a lossless sox encoding, in ffprobe's words where
+ * they have one ("pcm_s16le", "flac"). */
+static void
+sox_codec(const sox_format_t *ft, char *codec, size_t len)
+{
+	unsigned bits = ft->encoding.bits_per_sample;
+	const char *end =
+		ft->encoding.reverse_bytes == sox_option_yes ? "be" : "le";
+
+	switch (ft->encoding.encoding) {
+	case SOX_ENCODING_SIGN2:
+		if (bits == 8)
+			snprintf(codec, len, "pcm_s8");
+		else
+			snprintf(codec, len, "pcm_s%u%s", bits, end);
+		break;
+	case SOX_ENCODING_UNSIGNED:
+		snprintf(codec, len, "pcm_u%u", bits);
+		break;
+	case SOX_ENCODING_FLOAT:
+		snprintf(codec, len, "pcm_f%u%s", bits, end);
+		break;
+	case SOX_ENCODING_FLAC:
+		snprintf(codec, len, "flac");
+		break;
+	default:
+		snprintf(codec, len, "%s",
+			 sox_encodings_info[ft->encoding.encoding].name);
+	}
+}
+
+/*
+ * libsox's answer: true when it knows the length and the format is
+ * lossless (a lossy file's length in libsox counts the encoder's delay
+ * and padding; ffprobe reads the encoder's header and is closer).
+ */
+static bool
+probe_sox(const char *path, struct probe_info *info)
+{
+	sox_format_t *ft = sox_open_read(path, NULL, NULL, NULL);
+	bool ok = false;
+
+	if (ft == NULL)
+		return false;
+	if (ft->signal.length > 0 && ft->signal.rate > 0 &&
+	    ft->signal.channels > 0 &&
+	    (sox_encodings_info[ft->encoding.encoding].flags &
+	     (sox_encodings_lossy1 | sox_encodings_lossy2)) == 0) {
+		uint64_t frames = ft->signal.length / ft->signal.channels;
+
+		info->sample_rate_hz = (long)ft->signal.rate;
+		info->channels = (int)ft->signal.channels;
+		info->bit_depth = (int)ft->signal.precision;
+		info->duration_ms =
+			(int64_t)((double)frames * 1000.0 / ft->signal.rate +
+				  0.5);
+		sox_codec(ft, info->codec, sizeof(info->codec));
+		ok = true;
+	}
+	sox_close(ft);
+	return ok;
+}
+
+/* A number of ffprobe's: "N/A" and junk are 0. */
+static double
+field(const char *v)
+{
+	char *end;
+	double d = strtod(v, &end);
+
+	return end != v && (*end == '\0' || *end == '\n') && d > 0 ? d : 0;
+}
+
+bool
+probe_ffprobe(const char *path, struct probe_info *info, char *detail,
+	      size_t dlen)
+{
+	char *const argv[] = {
+		"ffprobe",
+		"-v",
+		"error",
+		"-select_streams",
+		"a:0",
+		"-show_entries",
+		"format=duration:stream=codec_name,sample_rate,channels,"
+		"bits_per_sample,bits_per_raw_sample,duration",
+		"-of",
+		"default=nw=1",
+		(char *)path,
+		NULL,
+	};
+	double stream_dur = 0, format_dur = 0, bits = 0, raw_bits = 0;
+	struct child ch;
+	bool ok = false;
+	char *line, *save;
+
+	memset(info, 0, sizeof(*info));
+	if (!child_run(&ch, argv, FFPROBE_OUT_MAX, FFPROBE_ERR_MAX, detail,
+		       dlen))
+		goto out;
+	buf_putc(&ch.out, '\0');
+	if (ch.out.failed)
+		goto out;
+	/* nw=1: "key=value" lines, the stream's first, then the format's
+	 * duration, which comes last. */
+	for (line = strtok_r((char *)ch.out.p, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *v = strchr(line, '=');
+
+		if (v == NULL)
+			continue;
+		*v++ = '\0';
+		if (strcmp(line, "codec_name") == 0 && info->codec[0] == '\0')
+			snprintf(info->codec, sizeof(info->codec), "%s", v);
+		else if (strcmp(line, "sample_rate") == 0)
+			info->sample_rate_hz = (long)field(v);
+		else if (strcmp(line, "channels") == 0)
+			info->channels = (int)field(v);
+		else if (strcmp(line, "bits_per_sample") == 0)
+			bits = field(v);
+		else if (strcmp(line, "bits_per_raw_sample") == 0)
+			raw_bits = field(v);
+		else if (strcmp(line, "duration") == 0) {
+			if (stream_dur == 0 && format_dur == 0)
+				stream_dur = field(v);
+			else
+				format_dur = field(v);
+		}
+	}
+	info->bit_depth = (int)(raw_bits > 0 ? raw_bits : bits);
+	/* Containers such as WebM know only the format's duration. */
+	if (stream_dur == 0)
+		stream_dur = format_dur;
+	info->duration_ms = (int64_t)(stream_dur * 1000.0 + 0.5);
+	if (info->codec[0] == '\0' || info->duration_ms <= 0)
+		snprintf(detail, dlen, "no audio stream with a duration");
+	else
+		ok = true;
+out:
+	child_free(&ch);
+	return ok;
+}
+
+bool
+probe_file(const char *path, struct probe_info *info, char *detail, size_t dlen)
+{
+	memset(info, 0, sizeof(*info));
+	if (probe_sox(path, info))
+		return true;
+	return probe_ffprobe(path, info, detail, dlen);
+}

@@ -1,0 +1,64 @@
+/*
+ * runner.c - --once|--loop, the stop flag and the sleep of the periodic
+ * jobs (runner.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/runner.h"
+
+static volatile sig_atomic_t stop;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+bool
+runner_args(int argc, char **argv, const char *name, bool *loop)
+{
+	if (argc != 2 || (strcmp(argv[1], "--once") != 0 &&
+			  strcmp(argv[1], "--loop") != 0)) {
+		fprintf(stderr, "usage: %s --once|--loop\n", name);
+		return false;
+	}
+	*loop = strcmp(argv[1], "--loop") == 0;
+	return true;
+}
+
+void
+runner_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+}
+
+bool
+runner_stopping(void)
+{
+	return stop != 0;
+}
+
+bool
+runner_sleep(long long seconds)
+{
+	struct timespec ts = {.tv_sec = (time_t)seconds, .tv_nsec = 0};
+
+	if (stop)
+		return false;
+	/* Another signal (EINTR without the flag) just ends the sleep. */
+	if (nanosleep(&ts, NULL) != 0 && errno != EINTR)
+		return false;
+	return !stop;
+}

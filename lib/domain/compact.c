@@ -1,0 +1,394 @@
+/*
+ * compact.c - merges the inline chunks of finished sessions into large
+ * chunks in the object store.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "domain/chunks.h"
+#include "domain/compact.h"
+#include "core/conf.h"
+#include "codec/xmch.h"
+
+#define KEY_MAX 600
+
+/* One chunk written. */
+struct out {
+	char key[KEY_MAX];
+	uint64_t start, end, count, size;
+};
+
+/* A run over one stream. */
+struct run {
+	struct db *db, *side;
+	struct store *st;
+	const struct compact_opts *o;
+	char stream_id[37], prefix[KEY_MAX];
+	enum sample_type type;
+	struct xmch_writer w;
+	uint64_t count, first, last; /* samples in w */
+	uint64_t raw;		     /* value and timestamp bytes in w */
+	struct out *outs;
+	size_t nout, capout;
+	struct buf chunk;
+};
+
+bool
+compact_opts_env(struct compact_opts *o, char *detail, size_t dlen)
+{
+	long long n, b, age;
+
+	if (!conf_int("XMHUB_COMPACT_TARGET_SAMPLES", 1000000, 1, 100000000,
+		      &n) ||
+	    !conf_int("XMHUB_COMPACT_TARGET_BYTES", 8 << 20, 1,
+		      XMCH_MAX_BYTES / 2, &b) ||
+	    !conf_int("XMHUB_COMPACT_MIN_AGE", 300, 0, 30 * 86400, &age)) {
+		snprintf(detail, dlen,
+			 "XMHUB_COMPACT_TARGET_SAMPLES must be 1 to 100000000, "
+			 "XMHUB_COMPACT_TARGET_BYTES 1 to %u and "
+			 "XMHUB_COMPACT_MIN_AGE 0 to 2592000",
+			 XMCH_MAX_BYTES / 2);
+		return false;
+	}
+	o->min_age = (unsigned)age;
+	o->target_samples = (uint64_t)n;
+	o->target_bytes = (size_t)b;
+	o->stall_file = conf_str("XMHUB_COMPACT_TEST_STALL", NULL);
+	return true;
+}
+
+static const char announce_sql[] =
+	"INSERT INTO compact_pending (object_key, stream_id) "
+	"VALUES ($1::text || gen_random_uuid()::text || '.xmch', $2::uuid) "
+	"RETURNING object_key";
+
+/* Writes the chunk being built as a new object; false (logged) when it
+ * cannot. */
+static bool
+flush(struct run *r)
+{
+	struct xmch_error err;
+	const char *params[2] = {r->prefix, r->stream_id};
+	PGresult *res = NULL;
+	struct out *o;
+	char detail[256];
+
+	if (r->nout == r->capout) {
+		size_t cap = r->capout ? 2 * r->capout : 8;
+		struct out *p = realloc(r->outs, cap * sizeof(*p));
+
+		if (p == NULL) {
+			fprintf(stderr, "compact: out of memory\n");
+			return false;
+		}
+		r->outs = p;
+		r->capout = cap;
+	}
+	o = &r->outs[r->nout];
+	o->count = r->count;
+	o->start = r->first;
+	o->end = r->last;
+	r->chunk.len = 0;
+	if (xmch_writer_finish(&r->w, true, &r->chunk, &err) != XMCH_OK) {
+		fprintf(stderr, "compact: stream %s: %s\n", r->stream_id,
+			err.msg);
+		return false;
+	}
+	xmch_writer_free(&r->w);
+	xmch_writer_init(&r->w, r->type);
+	r->raw = r->count = 0;
+	/* Announced (committed) before the object exists: a crash after
+	 * this leaves a row for compact_sweep(). */
+	if (db_query(r->side, &res, announce_sql, 2, params) != DB_OK) {
+		fprintf(stderr, "compact: announcing an object failed\n");
+		return false;
+	}
+	snprintf(o->key, sizeof(o->key), "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	o->size = r->chunk.len;
+	if (store_put_buf(r->st, o->key, r->chunk.p, r->chunk.len,
+			  "application/octet-stream", detail,
+			  sizeof(detail)) != STORE_OK) {
+		fprintf(stderr, "compact: writing %s: %s\n", o->key, detail);
+		return false;
+	}
+	r->nout++;
+	return true;
+}
+
+/* Adds one sample, cutting a chunk when the target is reached. */
+static bool
+add(struct run *r, uint64_t ts, const struct sample_value *v)
+{
+	struct xmch_error err;
+	size_t size = sample_fixed_size(v->type);
+
+	size = 8 + (size > 0 ? size : 4 + sample_payload_size(v));
+	if (r->count > 0 &&
+	    (r->count >= r->o->target_samples ||
+	     r->raw + size > r->o->target_bytes) &&
+	    !flush(r))
+		return false;
+	if (xmch_writer_add(&r->w, ts, v, &err) != XMCH_OK) {
+		/* Only a chunk at XMCH_MAX_BYTES refuses a valid value. */
+		if (err.status != XMCH_E_TOO_LARGE || r->count == 0 ||
+		    !flush(r) ||
+		    xmch_writer_add(&r->w, ts, v, &err) != XMCH_OK) {
+			fprintf(stderr, "compact: stream %s: %s\n",
+				r->stream_id, err.msg);
+			return false;
+		}
+	}
+	r->raw += size;
+	if (r->count++ == 0)
+		r->first = ts;
+	r->last = ts;
+	return true;
+}
+
+static const char lock_sql[] =
+	"SELECT st.id, st.stream_index, st.value_type, s.id, s.facility_id "
+	"FROM ingest_streams st JOIN ingest_sessions s ON s.id = st.session_id "
+	"WHERE s.status IN ('closed', 'error') AND EXISTS (SELECT 1 FROM "
+	"stored_chunks c WHERE c.stream_id = st.id AND c.data IS NOT NULL) "
+	"AND st.id <> ALL ($1::uuid[]) AND COALESCE(s.closed_at, "
+	"s.last_data_at, s.started_at) <= now() - make_interval(secs => "
+	"$2::integer) ORDER BY s.started_at, st.stream_index "
+	"LIMIT 1 "
+	"FOR NO KEY UPDATE OF st SKIP LOCKED";
+
+static const char insert_sql[] =
+	"INSERT INTO stored_chunks (stream_id, start_ts_us, end_ts_us, "
+	"sample_count, byte_size, object_key) VALUES ($1::uuid, $2::numeric, "
+	"$3::numeric, $4::bigint, $5::bigint, $6::text)";
+
+static const char delete_sql[] =
+	"WITH d AS (DELETE FROM stored_chunks WHERE stream_id = $1::uuid "
+	"AND data IS NOT NULL AND seq <= $2::bigint RETURNING sample_count) "
+	"SELECT count(*), COALESCE(sum(sample_count), 0) FROM d";
+
+static const char unannounce_sql[] =
+	"DELETE FROM compact_pending WHERE object_key = $1::text";
+
+/* Waits to be killed (the test hook), after saying so with a file. */
+static void
+stall(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd >= 0)
+		close(fd);
+	for (;;)
+		pause();
+}
+
+/* The swap: new rows in, exactly the rows read out, announcements gone.
+ * False (logged) when anything disagrees; the caller rolls back. */
+static bool
+swap(struct run *r, const struct chunks_reader *cr, uint64_t samples)
+{
+	char a[24], b[24], c[24], d[24], seq[24];
+	const char *params[6];
+	PGresult *res = NULL;
+	bool ok;
+
+	for (size_t i = 0; i < r->nout; i++) {
+		struct out *o = &r->outs[i];
+
+		snprintf(a, sizeof(a), "%" PRIu64, o->start);
+		snprintf(b, sizeof(b), "%" PRIu64, o->end);
+		snprintf(c, sizeof(c), "%" PRIu64, o->count);
+		snprintf(d, sizeof(d), "%" PRIu64, o->size);
+		params[0] = r->stream_id;
+		params[1] = a;
+		params[2] = b;
+		params[3] = c;
+		params[4] = d;
+		params[5] = o->key;
+		if (db_query(r->db, &res, insert_sql, 6, params) != DB_OK)
+			return false;
+		PQclear(res);
+		params[0] = o->key;
+		if (db_query(r->db, &res, unannounce_sql, 1, params) != DB_OK)
+			return false;
+		PQclear(res);
+	}
+	snprintf(seq, sizeof(seq), "%lld", chunks_max_seq(cr));
+	params[0] = r->stream_id;
+	params[1] = seq;
+	if (db_query(r->db, &res, delete_sql, 2, params) != DB_OK)
+		return false;
+	ok = strtoull(PQgetvalue(res, 0, 0), NULL, 10) == chunks_rows(cr) &&
+	     strtoull(PQgetvalue(res, 0, 1), NULL, 10) == samples;
+	if (!ok)
+		fprintf(stderr,
+			"compact: stream %s: the rows to delete (%s, %s "
+			"samples) are not those read (%" PRIu64 ", %" PRIu64
+			"); nothing changed\n",
+			r->stream_id, PQgetvalue(res, 0, 0),
+			PQgetvalue(res, 0, 1), chunks_rows(cr), samples);
+	PQclear(res);
+	return ok;
+}
+
+/* Removes the objects of a run that failed, and their announcements
+ * (what is left is the sweep's). */
+static void
+undo(struct run *r)
+{
+	char detail[256];
+	PGresult *res = NULL;
+
+	for (size_t i = 0; i < r->nout; i++) {
+		const char *params[1] = {r->outs[i].key};
+
+		if (store_delete(r->st, r->outs[i].key, detail,
+				 sizeof(detail)) == STORE_OK &&
+		    db_query(r->side, &res, unannounce_sql, 1, params) == DB_OK)
+			PQclear(res);
+	}
+}
+
+enum compact_status
+compact_one(struct db *db, struct db *side, struct store *st,
+	    const struct compact_opts *o, const char *skip,
+	    struct compact_result *result)
+{
+	struct run r;
+	struct chunks_opts co = {NULL, 0, UINT64_MAX, true,
+				 COMPACT_READ_MEMORY};
+	struct chunks_reader *cr = NULL;
+	enum compact_status status = COMPACT_FAILED;
+	enum chunks_status cs;
+	struct sample_value v;
+	PGresult *res = NULL;
+	uint64_t ts, samples = 0;
+	const char *params[2];
+	char age[16];
+	bool committing = false;
+
+	memset(&r, 0, sizeof(r));
+	memset(result, 0, sizeof(*result));
+	r.db = db;
+	r.side = side;
+	r.st = st;
+	r.o = o;
+	buf_init(&r.chunk, 0);
+	if (db_begin(db) != DB_OK)
+		return COMPACT_FAILED;
+	snprintf(age, sizeof(age), "%u", o->min_age);
+	params[0] = skip;
+	params[1] = age;
+	if (db_query(db, &res, lock_sql, 2, params) != DB_OK)
+		goto out;
+	if (PQntuples(res) == 0) {
+		status = COMPACT_NONE;
+		goto out;
+	}
+	snprintf(r.stream_id, sizeof(r.stream_id), "%s", PQgetvalue(res, 0, 0));
+	memcpy(result->stream_id, r.stream_id, sizeof(r.stream_id));
+	if (!sample_type_from_name(PQgetvalue(res, 0, 2), &r.type)) {
+		fprintf(stderr, "compact: stream %s: unknown value type\n",
+			r.stream_id);
+		goto out;
+	}
+	snprintf(r.prefix, sizeof(r.prefix), "%s/ingest/%s/%s/",
+		 PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 3),
+		 PQgetvalue(res, 0, 1));
+	xmch_writer_init(&r.w, r.type);
+	co.stream_id = r.stream_id;
+	if ((cr = chunks_open(db, NULL, &co)) == NULL)
+		goto out;
+	while ((cs = chunks_next(cr, &ts, &v)) == CHUNKS_OK) {
+		if (!add(&r, ts, &v))
+			goto out;
+		samples++;
+	}
+	if (cs != CHUNKS_END) {
+		fprintf(stderr, "compact: stream %s: %s\n", r.stream_id,
+			chunks_detail(cr));
+		goto out;
+	}
+	if (r.count > 0 && !flush(&r))
+		goto out;
+	if (o->stall_file != NULL)
+		stall(o->stall_file);
+	if (!swap(&r, cr, samples))
+		goto out;
+	/* A failed COMMIT may have committed: the objects stay, and the
+	 * sweep finds out from the rows which are garbage. */
+	committing = true;
+	if (db_commit(db) != DB_OK)
+		goto out;
+	status = COMPACT_DONE;
+	result->rows_in = chunks_rows(cr);
+	result->rows_out = r.nout;
+	result->samples = samples;
+	for (size_t i = 0; i < r.nout; i++)
+		result->bytes_out += r.outs[i].size;
+out:
+	if (status != COMPACT_DONE) {
+		db_rollback(db);
+		if (!committing)
+			undo(&r);
+	}
+	PQclear(res);
+	chunks_close(cr);
+	xmch_writer_free(&r.w);
+	buf_free(&r.chunk);
+	free(r.outs);
+	return status;
+}
+
+static const char pending_sql[] =
+	"SELECT p.object_key, EXISTS (SELECT 1 FROM stored_chunks c "
+	"WHERE c.object_key = p.object_key) "
+	"FROM compact_pending p JOIN ingest_streams st ON st.id = p.stream_id "
+	"ORDER BY p.created_at LIMIT 100 "
+	"FOR UPDATE OF p SKIP LOCKED FOR NO KEY UPDATE OF st SKIP LOCKED";
+
+enum db_status
+compact_sweep(struct db *db, struct store *st, unsigned long *swept)
+{
+	PGresult *res = NULL, *del = NULL;
+	enum db_status s;
+	char detail[256];
+	int n;
+
+	*swept = 0;
+	if ((s = db_begin(db)) != DB_OK)
+		return s;
+	if ((s = db_query(db, &res, pending_sql, 0, NULL)) != DB_OK)
+		goto out;
+	n = PQntuples(res);
+	for (int i = 0; i < n; i++) {
+		const char *params[1] = {PQgetvalue(res, i, 0)};
+
+		/* A key a chunk names is live whatever the announcement
+		 * says; only the announcement goes then. */
+		if (PQgetvalue(res, i, 1)[0] != 't' &&
+		    store_delete(st, params[0], detail, sizeof(detail)) !=
+			    STORE_OK) {
+			fprintf(stderr, "compact: sweeping %s: %s\n", params[0],
+				detail);
+			continue;
+		}
+		if ((s = db_query(db, &del, unannounce_sql, 1, params)) !=
+		    DB_OK)
+			goto out;
+		PQclear(del);
+		(*swept)++;
+	}
+	s = db_commit(db);
+out:
+	if (s != DB_OK)
+		db_rollback(db);
+	PQclear(res);
+	return s;
+}

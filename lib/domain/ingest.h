@@ -1,0 +1,130 @@
+/*
+ * ingest.h - ingest sessions and their XMBP data, as domain operations
+ * (the HTTP handlers are lib/api/ingestapi; the WebSocket loop is
+ * lib/domain/wsingest).
+ *
+ * A device (API key with the ingest scope) opens a session naming its
+ * device_uid and typed streams, sends XMBP batches, and closes it.  Every
+ * committed batch adds one inline XMCH chunk row per stream block to
+ * stored_chunks, in the same transaction that updates the session's
+ * counters, so an acknowledgement means the data is durable.  Storage,
+ * counters, limits and errors: doc/ingest.md.
+ */
+#ifndef XMHUB_INGEST_H
+#define XMHUB_INGEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/uuid.h"
+#include "core/db.h"
+
+#define INGEST_MAX_STREAMS 256 /* streams a session may declare */
+#define INGEST_NAME_MAX 200    /* bytes of a session's or stream's name */
+
+/*
+ * The columns of an Ingest session object (spec 1, plus the name and
+ * metadata it was created with) of the ingest_sessions row aliased s,
+ * its streams as a JSON array ordered by stream_index: for every query
+ * that answers sessions, so that they all answer the same object.
+ */
+#define INGEST_SESSION_COLUMNS                                                 \
+	"s.id, s.facility_id, s.device_id, s.name, s.status, s.started_at, "   \
+	"s.total_samples, s.total_bytes, s.missed_batches, s.metadata, "       \
+	"(SELECT jsonb_agg(jsonb_build_object('id', t.id, 'stream_index', "    \
+	"t.stream_index, 'name', t.name, 'value_type', t.value_type, "         \
+	"'unit', t.unit, 'sample_rate_hz', t.sample_rate_hz) "                 \
+	"ORDER BY t.stream_index) FROM ingest_streams t "                      \
+	"WHERE t.session_id = s.id) AS streams"
+
+/* What a committed batch answers (the running totals of the session). */
+struct ingest_ack {
+	uint32_t accepted_samples; /* total samples so far, saturating */
+	uint32_t missed_batches;   /* saturating */
+};
+
+/* The batch_seq state of a session (DESIGN.md "Gaps"). */
+struct ingest_gap {
+	bool has_last;	 /* false until the first batch set the baseline */
+	uint16_t last;	 /* last_batch_seq */
+	uint64_t missed; /* missed_batches */
+};
+
+/*
+ * Accounts a batch numbered seq: the first sets the baseline; after that
+ * d = (seq - (last + 1)) mod 65536 below 32768 adds d to missed and makes
+ * seq the last; d of 32768 or more (late or repeated) changes nothing.
+ */
+void ingest_gap_account(struct ingest_gap *g, uint16_t seq);
+
+/* What an operation on a session came to; the detail says more. */
+enum ingest_status {
+	INGEST_OK,
+	INGEST_INVALID,		/* the batch does not decode or fit the
+				 * session (undeclared stream, wrong type,
+				 * device id mismatch) */
+	INGEST_NOT_FOUND,	/* no such session in the facility */
+	INGEST_NOT_ACTIVE,	/* the session is closed or in error */
+	INGEST_DEVICE_INACTIVE, /* the device is deactivated */
+	INGEST_BUSY,		/* other batches kept changing the session */
+	INGEST_UNAVAILABLE,	/* the database is unavailable */
+	INGEST_ERROR		/* anything else (logged) */
+};
+
+/*
+ * Opens a session of facility_id for device_uid (the device created when
+ * unknown, named "device N"), named name (NULL: none), with metadata (a
+ * JSON object as text, NULL: {}) and streams (a checked JSON array of
+ * {stream_index, name, value_type, unit, sample_rate_hz, description}
+ * as text), in one statement.  INGEST_OK with id filled;
+ * INGEST_DEVICE_INACTIVE, INGEST_UNAVAILABLE or INGEST_ERROR with detail.
+ */
+enum ingest_status ingest_session_create(struct db *db, const char *facility_id,
+					 uint32_t device_uid, const char *name,
+					 const char *metadata,
+					 const char *streams,
+					 char id[UUID_LEN + 1], char *detail,
+					 size_t dlen);
+
+/*
+ * Checks and commits one XMBP batch to session_id of facility_id (the
+ * caller authenticated an API key of that facility with the ingest
+ * scope).  INGEST_OK once committed (durable; ack filled); otherwise
+ * INGEST_INVALID (the detail names the spec's error kind, TrailingData,
+ * the undeclared stream, the wrong type or the device id mismatch),
+ * INGEST_NOT_FOUND, INGEST_NOT_ACTIVE, INGEST_BUSY, INGEST_UNAVAILABLE or
+ * INGEST_ERROR, with detail.
+ */
+enum ingest_status ingest_data(struct db *db, const char *facility_id,
+			       const char *session_id, const uint8_t *batch,
+			       size_t len, struct ingest_ack *ack, char *detail,
+			       size_t dlen);
+
+/* INGEST_OK when session_id is an active session of facility_id, else
+ * INGEST_NOT_FOUND, INGEST_NOT_ACTIVE, INGEST_UNAVAILABLE or
+ * INGEST_ERROR with detail. */
+enum ingest_status ingest_session_usable(struct db *db, const char *facility_id,
+					 const char *session_id, char *detail,
+					 size_t dlen);
+
+/*
+ * Moves session id to closed in one transaction (nothing is buffered, so
+ * there is nothing to flush): INGEST_OK, also when it was closed already;
+ * INGEST_NOT_ACTIVE when it ended in error; INGEST_NOT_FOUND,
+ * INGEST_UNAVAILABLE, INGEST_ERROR; with detail.  The caller checked the
+ * session's facility.
+ */
+enum ingest_status ingest_close(struct db *db, const char *id, char *detail,
+				size_t dlen);
+
+/*
+ * Moves every active session that had no data (last_data_at, or
+ * started_at before the first batch) for timeout_s seconds to error; the
+ * count into *moved.  A batch being committed meanwhile wins: the session
+ * then has fresh data and stays active.
+ */
+enum db_status ingest_reap(struct db *db, long long timeout_s,
+			   unsigned long *moved);
+
+#endif

@@ -1,0 +1,125 @@
+/*
+ * jobs.h - the transcode job queue (table transcode_jobs).
+ *
+ * An upload gets a queued job (jobs_create, in the upload's
+ * transaction).  Runners (jobs/transcode.c), one or many on several
+ * machines, claim jobs one at a time with FOR UPDATE SKIP LOCKED, beat a
+ * heartbeat while ffmpeg runs, and finish them with jobs_complete() or
+ * jobs_fail().  A running job whose heartbeat is older than the lease
+ * is claimed again by another runner (its first runner died).  Every
+ * change a runner makes is guarded in SQL by the job's status and
+ * worker_id and attempts, so a runner that lost its job (lease taken
+ * over, cancelled, deleted) can not overwrite the new owner's result: it
+ * gets JOBS_LOST and stops.
+ */
+#ifndef XMHUB_JOBS_H
+#define XMHUB_JOBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/db.h"
+#include "core/probe.h"
+
+#define JOBS_UUID_LEN 36
+#define JOBS_WORKER_MAX 128 /* bytes of a worker id */
+#define JOBS_ERROR_MAX 1000 /* bytes of an error_message */
+
+/* A transcode target: what ffmpeg makes of an original. */
+struct jobs_target {
+	char format[8];	   /* "webm" or "mp4": the setting's value */
+	char codec[8];	   /* "opus" or "aac" */
+	char container[8]; /* "webm" or "mp4" */
+	char bitrate[16];  /* ffmpeg's -b:a, e.g. "128k" */
+	long sample_rate;  /* ffmpeg's -ar; 0 = keep / codec default */
+	int max_attempts;  /* runs before a job fails for good */
+};
+
+/* A claimed job, as the runner needs it. */
+struct jobs_claim {
+	char id[JOBS_UUID_LEN + 1];
+	char upload_id[JOBS_UUID_LEN + 1];
+	char facility_id[JOBS_UUID_LEN + 1];
+	char worker_id[JOBS_WORKER_MAX + 1];
+	struct jobs_target target; /* the job's own, not the current one */
+	int attempts;		   /* this run's number, from 1 */
+};
+
+/* What a runner's update found. */
+enum jobs_outcome {
+	JOBS_DONE, /* the change was made */
+	JOBS_LOST  /* the job is no longer ours (taken over, cancelled, gone) */
+};
+
+/* Reads XMHUB_TRANSCODE_FORMAT (webm = Opus in WebM, default; mp4 = AAC
+ * in MP4), XMHUB_TRANSCODE_BITRATE (128k), XMHUB_TRANSCODE_SAMPLE_RATE
+ * (unset = keep / codec default), XMHUB_TRANSCODE_MAX_ATTEMPTS (3),
+ * XMHUB_TRANSCODE_LEASE (600 s) and XMHUB_TRANSCODE_BACKOFF (30 s).
+ * False + detail on a bad value.  Call once at start-up. */
+bool jobs_init(char *detail, size_t dlen);
+
+/* The current target settings (after jobs_init); never NULL. */
+const struct jobs_target *jobs_target(void);
+
+/* Queues a transcode job of upload_id with the current target settings,
+ * inside whatever transaction db is in; writes the new job's id into
+ * job_id. */
+enum db_status jobs_create(struct db *db, const char *facility_id,
+			   const char *upload_id, char job_id[37]);
+
+/* The lease in seconds (XMHUB_TRANSCODE_LEASE). */
+long long jobs_lease(void);
+
+/*
+ * Claims one job for worker (host:pid): a queued job whose run_after has
+ * passed, or a running job whose heartbeat is older than the lease (its
+ * runner died).  Sets it running (worker_id, started_at, heartbeat_at,
+ * attempts + 1) and its upload processing, in one transaction.  Running
+ * jobs past the lease that have used all their attempts are failed
+ * first.  DB_OK with *got false when there is nothing to do.
+ */
+enum db_status jobs_claim(struct db *db, const char *worker,
+			  struct jobs_claim *job, bool *got);
+
+/* Renews the lease; JOBS_LOST when the job is no longer this run's
+ * (cancelled, taken over, deleted with its upload). */
+enum db_status jobs_heartbeat(struct db *db, const struct jobs_claim *job,
+			      enum jobs_outcome *out);
+
+/*
+ * Completes the run: the job completed with the output's size and
+ * duration, the upload completed with the probe's fields (NULL members
+ * stay NULL).  JOBS_LOST, changing nothing, when the run is not the
+ * job's current one any more.
+ */
+enum db_status jobs_complete(struct db *db, const struct jobs_claim *job,
+			     const struct probe_info *in, uint64_t out_size,
+			     uint64_t out_duration_ms, enum jobs_outcome *out);
+
+/*
+ * Fails the run with message (at most JOBS_ERROR_MAX bytes kept): the
+ * job is queued again after the backoff (XMHUB_TRANSCODE_BACKOFF doubled
+ * at each attempt) while attempts < max_attempts; otherwise failed, and
+ * its upload failed unless it has an earlier completed transcode.
+ * *out as jobs_complete().
+ */
+enum db_status jobs_fail(struct db *db, const struct jobs_claim *job,
+			 const char *message, enum jobs_outcome *out);
+
+/* Gives the run back without counting it (the runner is stopping): the
+ * job is queued again at once with its attempts as before the claim. */
+enum db_status jobs_release(struct db *db, const struct jobs_claim *job,
+			    enum jobs_outcome *out);
+
+/*
+ * Cancels job id if it is queued or running, in one transaction: *status
+ * receives the job's status before ("" when there is no such job), so
+ * the caller answers 409 for a job already over.  The upload leaves
+ * processing when no other job of it is queued or running (completed if
+ * it has a completed transcode, failed otherwise).  The caller checks
+ * the job's facility first (lib/web/scope).
+ */
+enum db_status jobs_cancel(struct db *db, const char *id, char status[16]);
+
+#endif

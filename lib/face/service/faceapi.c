@@ -1,0 +1,161 @@
+/*
+ * faceapi.c - the face service's FastCGI loop.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/auth.h"
+#include "codec/base64.h"
+#include "core/conf.h"
+#include "face/service/faceapi.h"
+#include "face/service/faceapi_resp.h"
+#include "face/service/faceapi_store.h"
+
+#define BASIC_MAX 1024 /* bytes of an Authorization header looked at */
+
+/* True when the Authorization header holds the admin's credentials. */
+static bool
+basic_ok(const char *h)
+{
+	const struct faceapi_conf *c = &faceapi.conf;
+	struct buf dec;
+	char *colon;
+	bool ok = false;
+
+	if (h == NULL || strncasecmp(h, "Basic ", 6) != 0 ||
+	    strlen(h) > BASIC_MAX || c->admin_password == NULL)
+		return false;
+	buf_init(&dec, BASIC_MAX);
+	if (base64_decode(&dec, h + 6, strlen(h + 6))) {
+		buf_putc(&dec, '\0');
+		colon = dec.failed ? NULL : strchr((char *)dec.p, ':');
+		if (colon != NULL) {
+			*colon = '\0';
+			/* Both compared, each in constant time. */
+			ok = auth_equal((char *)dec.p, c->admin_user);
+			ok = auth_equal(colon + 1, c->admin_password) && ok;
+		}
+	}
+	buf_free(&dec);
+	return ok;
+}
+
+/*
+ * HTTP Basic of the admin endpoints, with the lockout of an IP after
+ * FACEAPI_LOCKOUT_FAILURES failures in a row; false with 401 or 429.
+ */
+static bool
+admin_auth(struct app_ctx *ctx)
+{
+	const char *ip = faceapi_client_ip(ctx);
+	int retry = 0;
+
+	if (faceapi_lockout_blocked(faceapi.limits, ip, faceapi_now_us(),
+				    &retry))
+		goto locked;
+	if (basic_ok(ctx->req->authorization)) {
+		faceapi_lockout_ok(faceapi.limits, ip);
+		return true;
+	}
+	/* The failure that reaches the limit is still a 401; the next
+	 * request is the first 429. */
+	faceapi_lockout_fail(faceapi.limits, ip, faceapi_now_us(), &retry);
+	http_header(ctx->resp, "WWW-Authenticate",
+		    "Basic realm=\"face-api admin\", charset=\"UTF-8\"");
+	http_error(ctx->resp, 401, "invalid admin credentials");
+	return false;
+locked:
+	http_header(ctx->resp, "Retry-After", "%d", retry);
+	http_error(ctx->resp, 429,
+		   "too many failed logins from this address; retry later");
+	return false;
+}
+
+static void
+dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
+{
+	const struct route *r;
+
+	if (faceapi_resp_cors(ctx->req, &faceapi.conf, ctx->resp) ||
+	    (r = app_route(ctx, table, n)) == NULL)
+		return;
+	if (r->auth == FACEAPI_ADMIN && !admin_auth(ctx))
+		return;
+	if (r->auth != ROUTE_PUBLIC && !faceapi.conf.storage) {
+		http_error(ctx->resp, 501,
+			   "storage is disabled (FACE_API_STORAGE_ENABLED)");
+		return;
+	}
+	r->fn(ctx);
+}
+
+/* Settings, state files, storage and (public program) the model. */
+static bool
+start(const char *name, enum faceapi_program prog)
+{
+	struct faceapi_conf *c = &faceapi.conf;
+	char detail[512];
+
+	if (!conf_init(detail, sizeof(detail)) ||
+	    !faceapi_conf_load(c, detail, sizeof(detail)) ||
+	    (faceapi.limits = faceapi_limits_open(c->state_dir, c->max_requests,
+						  c->max_inference, detail,
+						  sizeof(detail))) == NULL ||
+	    !faceapi_store_open(&faceapi, detail, sizeof(detail))) {
+		fprintf(stderr, "%s: %s\n", name, detail);
+		return false;
+	}
+	if (prog != FACEAPI_PUBLIC)
+		return true;
+	faceapi.model =
+		face_model_open(c->model_dir, c->model, c->det_size, c->threads,
+				faceapi.model_note, sizeof(faceapi.model_note),
+				detail, sizeof(detail));
+	if (faceapi.model == NULL)
+		fprintf(stderr,
+			"%s: no face detection model loaded from %s: %s; "
+			"detect and mask answer 503\n",
+			name, c->model_dir, detail);
+	else if (faceapi.model_note[0] != '\0')
+		fprintf(stderr, "%s: %s\n", name, faceapi.model_note);
+	return true;
+}
+
+int
+faceapi_main(const char *name, enum faceapi_program prog,
+	     const struct route *table, size_t n)
+{
+	FCGX_Request fcgi;
+	int status = 1;
+
+	if (!start(name, prog) || FCGX_Init() != 0 ||
+	    FCGX_InitRequest(&fcgi, 0, 0) != 0 || !app_stop_on_signals())
+		goto out;
+	while (FCGX_Accept_r(&fcgi) >= 0) {
+		struct http_req req;
+		struct http_resp resp;
+		struct app_ctx ctx;
+
+		bool usable = app_request(&ctx, &req, &resp, &fcgi, faceapi.db);
+
+		faceapi_resp_security(&resp);
+		if (usable)
+			dispatch(&ctx, table, n);
+		/* Whatever a handler left held goes back. */
+		faceapi_request_end(faceapi.limits);
+		faceapi_inference_end(faceapi.limits);
+		http_send(&resp, &fcgi);
+		http_req_free(&req);
+		http_resp_free(&resp);
+		FCGX_Finish_r(&fcgi);
+	}
+	status = 0;
+out:
+	face_model_close(faceapi.model);
+	faceapi_store_close(&faceapi);
+	faceapi_limits_close(faceapi.limits);
+	return status;
+}

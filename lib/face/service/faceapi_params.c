@@ -1,0 +1,335 @@
+/*
+ * faceapi_params.c - the upload and the parameters of detect and mask.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "face/service/faceapi_params.h"
+#include "codec/multipart.h"
+#include "codec/utf8.h"
+
+const char *const faceapi_param_names[FACEAPI_NPARAMS] = {
+	[FACEAPI_P_CONFIDENCE] = "confidence",
+	[FACEAPI_P_NMS] = "nms_threshold",
+	[FACEAPI_P_MAX_FACES] = "max_faces",
+	[FACEAPI_P_METHOD] = "method",
+	[FACEAPI_P_STRENGTH] = "strength",
+	[FACEAPI_P_PADDING] = "padding",
+	[FACEAPI_P_FORMAT] = "format",
+	[FACEAPI_P_QUALITY] = "quality",
+};
+
+/* What the parser's callbacks are filling. */
+struct reader {
+	struct faceapi_upload *up;
+	size_t max_image;
+	int part;    /* -1 ignored, FACEAPI_NPARAMS the image, else a field */
+	size_t flen; /* bytes of the current field */
+	int status;  /* why a callback stopped the parser: 413 image too
+		      * large, 400 field too long, 409 second image, 500 */
+	const char *why;
+};
+
+static int
+part_begin(void *arg, const struct multipart_part *part)
+{
+	struct reader *r = arg;
+	struct faceapi_upload *up = r->up;
+	size_t n;
+
+	r->part = -1;
+	r->flen = 0;
+	if (strcmp(part->name, "image") == 0) {
+		if (up->has_image) {
+			r->status = 409; /* answered as a 400 */
+			return 1;
+		}
+		up->has_image = true;
+		r->part = FACEAPI_NPARAMS;
+		n = part->filename != NULL ? strlen(part->filename) : 0;
+		if (n <= FACEAPI_FILENAME_MAX &&
+		    utf8_valid((const uint8_t *)part->filename, n))
+			memcpy(up->filename, part->filename, n);
+		return 0;
+	}
+	for (int i = 0; i < FACEAPI_NPARAMS; i++)
+		if (strcmp(part->name, faceapi_param_names[i]) == 0) {
+			r->part = i;
+			up->has_field[i] = true;
+			up->fields[i][0] = '\0';
+		}
+	return 0;
+}
+
+static int
+part_data(void *arg, const void *p, size_t n)
+{
+	struct reader *r = arg;
+	struct faceapi_upload *up = r->up;
+
+	if (r->part == FACEAPI_NPARAMS) {
+		if (up->image.len + n > r->max_image) {
+			r->status = 413;
+			r->why = "image";
+			return 1;
+		}
+		buf_append(&up->image, p, n);
+		return up->image.failed ? (r->status = 500, 1) : 0;
+	}
+	if (r->part >= 0) {
+		if (r->flen + n > FACEAPI_FIELD_MAX) {
+			r->status = 400;
+			r->why = faceapi_param_names[r->part];
+			return 1;
+		}
+		memcpy(up->fields[r->part] + r->flen, p, n);
+		r->flen += n;
+		up->fields[r->part][r->flen] = '\0';
+	}
+	return 0;
+}
+
+static int
+part_end(void *arg)
+{
+	((struct reader *)arg)->part = -1;
+	return 0;
+}
+
+static const struct multipart_cb callbacks = {part_begin, part_data, part_end};
+
+/*
+ * Reads and drops what is left of the body (at most limit bytes), so
+ * that a client still sending gets the answer instead of a reset.
+ */
+static void
+drain(struct http_req *req, long long limit)
+{
+	char tmp[65536];
+	int n;
+
+	while (limit > 0 &&
+	       (n = FCGX_GetStr(tmp, sizeof(tmp), req->fcgi->in)) > 0)
+		limit -= n;
+}
+
+/* Answers a stopped parse. */
+static void
+stopped(struct http_resp *resp, const struct reader *r, size_t max_image)
+{
+	if (r->status == 413)
+		http_error(resp, 413, "the image is larger than %zu bytes",
+			   max_image);
+	else if (r->status == 409)
+		http_error(resp, 400, "more than one image was sent");
+	else if (r->status == 400)
+		http_error(resp, 400, "%s: the value is too long", r->why);
+	else
+		http_error(resp, 500, "out of memory");
+}
+
+bool
+faceapi_upload_read(struct http_req *req, size_t max_image,
+		    struct faceapi_upload *up, struct http_resp *resp)
+{
+	char boundary[MULTIPART_BOUNDARY_MAX + 1], detail[160], tmp[65536];
+	size_t limit = max_image + FACEAPI_FORM_OVERHEAD, total = 0;
+	struct reader r = {up, max_image, -1, 0, 0, NULL};
+	struct multipart *mp = NULL;
+	enum multipart_status st = MULTIPART_OK;
+	bool ok = false;
+	int n;
+
+	memset(up, 0, sizeof(*up));
+	buf_init(&up->image, 0);
+	if (!multipart_boundary(req->content_type, boundary, detail,
+				sizeof(detail))) {
+		http_error(resp, 400,
+			   "the request must be multipart/form-data with an "
+			   "image file: %s",
+			   detail);
+		return false;
+	}
+	if (req->content_length > (long long)limit) {
+		drain(req, 4 * (long long)limit);
+		http_error(resp, 413,
+			   "the request body is larger than %zu bytes", limit);
+		return false;
+	}
+	/* The parser's state holds an 8 KiB header buffer: not on the stack
+	 * of a FastCGI loop. */
+	if ((mp = malloc(sizeof(*mp))) == NULL) {
+		http_error(resp, 500, "out of memory");
+		return false;
+	}
+	multipart_init(mp, boundary, &callbacks, &r);
+	while (st == MULTIPART_OK &&
+	       (n = FCGX_GetStr(tmp, sizeof(tmp), req->fcgi->in)) > 0) {
+		total += (size_t)n;
+		if (total > limit) {
+			r.status = 413;
+			st = MULTIPART_STOPPED;
+			break;
+		}
+		st = multipart_feed(mp, tmp, (size_t)n);
+	}
+	if (st == MULTIPART_OK)
+		st = multipart_finish(mp);
+	if (st == MULTIPART_STOPPED) {
+		drain(req, 4 * (long long)limit);
+		stopped(resp, &r, max_image);
+	} else if (st == MULTIPART_ERROR)
+		http_error(resp, 400, "malformed multipart/form-data body: %s",
+			   multipart_error(mp));
+	else if (!up->has_image)
+		http_error(resp, 400,
+			   "the image file is missing (form field "
+			   "\"image\")");
+	else if (up->image.len == 0)
+		http_error(resp, 400, "the image file is empty");
+	else
+		ok = true;
+	free(mp);
+	return ok;
+}
+
+void
+faceapi_upload_free(struct faceapi_upload *up)
+{
+	buf_free(&up->image);
+}
+
+/* The raw text of parameter i: the form field, else the query's. */
+static const char *
+raw(const struct http_req *req, const struct faceapi_upload *up, int i)
+{
+	return up->has_field[i] ? up->fields[i]
+				: http_query(req, faceapi_param_names[i]);
+}
+
+static bool
+parse_double(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double d;
+
+	if (*s == '\0' || *s == ' ')
+		return false;
+	errno = 0;
+	d = strtod(s, &end);
+	if (errno != 0 || *end != '\0' || !isfinite(d) || d < min || d > max)
+		return false;
+	*out = d;
+	return true;
+}
+
+static bool
+parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (*s == '\0' || (*s != '-' && (*s < '0' || *s > '9')))
+		return false;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool
+parse_format(const char *s, enum face_fmt *out)
+{
+	static const enum face_fmt fmts[] = {FACE_FMT_JPEG, FACE_FMT_PNG,
+					     FACE_FMT_WEBP};
+
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(*fmts); i++)
+		if (strcmp(s, face_fmt_name(fmts[i])) == 0) {
+			*out = fmts[i];
+			return true;
+		}
+	return false;
+}
+
+bool
+faceapi_params_get(const struct http_req *req, const struct faceapi_upload *up,
+		   const struct faceapi_conf *c, bool mask,
+		   struct faceapi_params *p, struct http_resp *resp)
+{
+	const char *v;
+	long l = 0;
+	int i;
+
+	p->confidence = c->confidence;
+	p->nms = c->nms;
+	p->max_faces = 0;
+	p->method = c->method;
+	p->strength = c->strength;
+	p->padding = c->padding;
+	p->format = FACE_FMT_JPEG;
+	p->quality = 95;
+	for (i = 0; i < (mask ? FACEAPI_NPARAMS : FACEAPI_P_METHOD); i++) {
+		if ((v = raw(req, up, i)) == NULL)
+			continue;
+		switch (i) {
+		case FACEAPI_P_CONFIDENCE:
+			if (!parse_double(v, 0.01, 1.0, &p->confidence))
+				goto bad;
+			break;
+		case FACEAPI_P_NMS:
+			if (!parse_double(v, 0.01, 1.0, &p->nms))
+				goto bad;
+			break;
+		case FACEAPI_P_MAX_FACES:
+			if (!parse_long(v, 0, INT_MAX, &p->max_faces))
+				goto bad;
+			break;
+		case FACEAPI_P_METHOD:
+			if (!faceapi_method_parse(v, &p->method))
+				goto bad;
+			break;
+		case FACEAPI_P_STRENGTH:
+			if (!parse_long(v, 1, 999, &l))
+				goto bad;
+			p->strength = (int)l;
+			break;
+		case FACEAPI_P_PADDING:
+			if (!parse_double(v, 0.0, 2.0, &p->padding))
+				goto bad;
+			break;
+		case FACEAPI_P_FORMAT:
+			if (!parse_format(v, &p->format))
+				goto bad;
+			break;
+		default:
+			if (!parse_long(v, 1, 100, &l))
+				goto bad;
+			p->quality = (int)l;
+			break;
+		}
+	}
+	return true;
+bad : {
+	static const char *const ranges[FACEAPI_NPARAMS] = {
+		[FACEAPI_P_CONFIDENCE] = "a number from 0.01 to 1.0",
+		[FACEAPI_P_NMS] = "a number from 0.01 to 1.0",
+		[FACEAPI_P_MAX_FACES] = "an integer >= 0 (0: all)",
+		[FACEAPI_P_METHOD] = "gaussian, pixelate, solid or elliptical",
+		[FACEAPI_P_STRENGTH] = "an integer from 1 to 999",
+		[FACEAPI_P_PADDING] = "a number from 0.0 to 2.0",
+		[FACEAPI_P_FORMAT] = "jpeg, png or webp",
+		[FACEAPI_P_QUALITY] = "an integer from 1 to 100",
+	};
+	http_error(resp, 400, "%s must be %s", faceapi_param_names[i],
+		   ranges[i]);
+}
+	return false;
+}

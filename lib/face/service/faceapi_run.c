@@ -1,0 +1,275 @@
+/*
+ * faceapi_run.c - health, detect and mask.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/auth.h"
+#include "face/service/faceapi_svc.h"
+#include "face/service/faceapi_keys.h"
+#include "face/service/faceapi_params.h"
+#include "face/service/faceapi_resp.h"
+#include "face/service/faceapi_run.h"
+#include "face/service/faceapi_store.h"
+
+void
+faceapi_health(struct app_ctx *ctx)
+{
+	json_object *o = json_object_new_object(), *size;
+	int det = faceapi.model ? face_model_det_size(faceapi.model)
+				: faceapi.conf.det_size;
+
+	json_object_object_add(
+		o, "status",
+		json_object_new_string(faceapi.model ? "ok" : "degraded"));
+	json_object_object_add(
+		o, "model",
+		json_object_new_string(faceapi.model
+					       ? face_model_name(faceapi.model)
+					       : faceapi.conf.model));
+	json_object_object_add(o, "model_loaded",
+			       json_object_new_boolean(faceapi.model != NULL));
+	size = json_object_new_array();
+	json_object_array_add(size, json_object_new_int(det));
+	json_object_array_add(size, json_object_new_int(det));
+	json_object_object_add(o, "input_size", size);
+	json_object_object_add(
+		o, "supports_landmarks",
+		json_object_new_boolean(faceapi.model != NULL &&
+					face_model_landmarks(faceapi.model)));
+	json_object_object_add(o, "storage_enabled",
+			       json_object_new_boolean(faceapi.conf.storage));
+	http_json(ctx->resp, 200, o);
+}
+
+/* One detect or mask request's resources, freed in one place. */
+struct run {
+	struct faceapi_upload up;
+	struct faceapi_params p;
+	struct faceapi_result r;
+	struct face_image *img;
+	struct face_box *boxes;
+	struct buf out;
+	char key_id[37];
+	int64_t start;
+};
+
+/* The checks before any work: rate limit, key, request slot. */
+static bool
+admit(struct app_ctx *ctx, const char *kind, const struct faceapi_rate *rate,
+      struct run *run)
+{
+	int retry = 1;
+
+	if (!faceapi_rate_allow(faceapi.limits, kind, faceapi_client_ip(ctx),
+				rate, faceapi_now_us(), &retry)) {
+		http_header(ctx->resp, "Retry-After", "%d", retry);
+		http_error(ctx->resp, 429,
+			   "rate limit exceeded: %lld %s requests per %lld "
+			   "seconds",
+			   rate->limit, kind, rate->period_s);
+		return false;
+	}
+	if (!faceapi_keys_check(ctx, run->key_id))
+		return false;
+	if (!faceapi_request_begin(faceapi.limits)) {
+		http_header(ctx->resp, "Retry-After", "1");
+		http_error(ctx->resp, 503,
+			   "too many concurrent requests; retry shortly");
+		return false;
+	}
+	if (faceapi.model == NULL) {
+		http_error(ctx->resp, 503, "no face detection model is loaded");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Reads the upload and its parameters, checks the image's header and
+ * decodes it; then detects the faces within an inference slot.  False
+ * with the answer set.
+ */
+static bool
+detect(struct app_ctx *ctx, bool mask, struct run *run)
+{
+	const struct faceapi_conf *c = &faceapi.conf;
+	struct faceapi_result *r = &run->r;
+	char detail[256];
+	size_t cap;
+	int64_t t;
+	bool ok;
+
+	if (!faceapi_upload_read(ctx->req, (size_t)c->max_bytes, &run->up,
+				 ctx->resp) ||
+	    !faceapi_params_get(ctx->req, &run->up, c, mask, &run->p,
+				ctx->resp))
+		return false;
+	r->p = &run->p;
+	r->input_bytes = run->up.image.len;
+	if (!face_image_probe(run->up.image.p, run->up.image.len, &r->probe,
+			      detail, sizeof(detail))) {
+		http_error(ctx->resp, 400,
+			   "invalid image format (JPEG, PNG, WebP, BMP or TIFF "
+			   "expected): %s",
+			   detail);
+		return false;
+	}
+	if ((uint64_t)r->probe.width * r->probe.height >
+	    (uint64_t)c->max_pixels) {
+		http_error(ctx->resp, 413,
+			   "the image has %llu pixels, more than %lld",
+			   (unsigned long long)r->probe.width * r->probe.height,
+			   c->max_pixels);
+		return false;
+	}
+	if (r->probe.width < FACEAPI_MIN_SIDE ||
+	    r->probe.height < FACEAPI_MIN_SIDE) {
+		http_error(ctx->resp, 400,
+			   "the image is %ux%u pixels, smaller than %dx%d",
+			   r->probe.width, r->probe.height, FACEAPI_MIN_SIDE,
+			   FACEAPI_MIN_SIDE);
+		return false;
+	}
+	t = faceapi_now_us();
+	run->img = face_image_decode(run->up.image.p, run->up.image.len,
+				     (uint64_t)c->max_pixels, detail,
+				     sizeof(detail));
+	r->decode_ms = faceapi_ms(t, faceapi_now_us());
+	if (run->img == NULL) {
+		http_error(ctx->resp, 400, "the image could not be decoded: %s",
+			   detail);
+		return false;
+	}
+	cap = run->p.max_faces > 0 && run->p.max_faces < FACEAPI_MAX_FACES
+		      ? (size_t)run->p.max_faces
+		      : FACEAPI_MAX_FACES;
+	if ((run->boxes = calloc(cap, sizeof(*run->boxes))) == NULL) {
+		http_error(ctx->resp, 500, "out of memory");
+		return false;
+	}
+	if (!faceapi_inference_begin(faceapi.limits)) {
+		http_error(ctx->resp, 500, "the inference slots are unusable");
+		return false;
+	}
+	ok = face_detect(faceapi.model, run->img, (float)run->p.confidence,
+			 (float)run->p.nms, (size_t)run->p.max_faces,
+			 run->boxes, cap, &r->n, &r->t, detail, sizeof(detail));
+	faceapi_inference_end(faceapi.limits);
+	if (!ok) {
+		fprintf(stderr, "face: detection failed: %s\n", detail);
+		http_error(ctx->resp, 500, "face detection failed");
+		return false;
+	}
+	r->boxes = run->boxes;
+	r->inference_ms = r->t.inference_ms;
+	r->model = face_model_name(faceapi.model);
+	r->model_mb = (double)face_model_file_size(faceapi.model) / 1048576.0;
+	r->landmarks = face_model_landmarks(faceapi.model);
+	return true;
+}
+
+/* Records the run when storage is on (sets storage_ms). */
+static bool
+keep(struct app_ctx *ctx, struct run *run, const struct buf *output)
+{
+	int64_t t = faceapi_now_us();
+	bool ok;
+
+	if (!faceapi.conf.storage)
+		return true;
+	run->r.total_ms = faceapi_ms(run->start, t);
+	ok = faceapi_store_record(ctx, &run->up, &run->r, output, run->p.format,
+				  run->key_id);
+	run->r.storage_ms = faceapi_ms(t, faceapi_now_us());
+	return ok;
+}
+
+static void
+run_init(struct run *run)
+{
+	memset(run, 0, sizeof(*run));
+	buf_init(&run->out, 0);
+	run->start = faceapi_now_us();
+	run->r.mask_ms = run->r.encode_ms = run->r.storage_ms = -1;
+	run->r.output_bytes = -1;
+	/* A request id even without random bytes: the clock's. */
+	if (!auth_uuid(run->r.request_id))
+		snprintf(run->r.request_id, sizeof(run->r.request_id),
+			 "00000000-0000-4000-8000-%012llx",
+			 (unsigned long long)run->start & 0xffffffffffffULL);
+}
+
+static void
+run_free(struct run *run)
+{
+	faceapi_request_end(faceapi.limits);
+	faceapi_upload_free(&run->up);
+	face_image_free(run->img);
+	free(run->boxes);
+	buf_free(&run->out);
+}
+
+void
+faceapi_detect(struct app_ctx *ctx)
+{
+	struct run run;
+
+	run_init(&run);
+	if (admit(ctx, "detect", &faceapi.conf.rate_detect, &run) &&
+	    detect(ctx, false, &run) && keep(ctx, &run, NULL)) {
+		run.r.total_ms = faceapi_ms(run.start, faceapi_now_us());
+		http_json(ctx->resp, 200, faceapi_detect_response(&run.r));
+	}
+	run_free(&run);
+}
+
+void
+faceapi_mask(struct app_ctx *ctx)
+{
+	struct faceapi_result *r;
+	char detail[256];
+	struct run run;
+	int64_t t;
+
+	run_init(&run);
+	r = &run.r;
+	if (!admit(ctx, "mask", &faceapi.conf.rate_mask, &run) ||
+	    !detect(ctx, true, &run))
+		goto out;
+	t = faceapi_now_us();
+	if (!face_mask(run.img, run.boxes, r->n, run.p.method, run.p.strength,
+		       run.p.padding, detail, sizeof(detail))) {
+		fprintf(stderr, "face: masking failed: %s\n", detail);
+		http_error(ctx->resp, 500, "masking failed");
+		goto out;
+	}
+	r->mask_ms = faceapi_ms(t, faceapi_now_us());
+	t = faceapi_now_us();
+	if (!face_image_encode(run.img, run.p.format, run.p.quality, &run.out,
+			       detail, sizeof(detail))) {
+		fprintf(stderr, "face: encoding failed: %s\n", detail);
+		http_error(ctx->resp, 500, "encoding the image failed");
+		goto out;
+	}
+	r->encode_ms = faceapi_ms(t, faceapi_now_us());
+	r->output_bytes = (long long)run.out.len;
+	if (!keep(ctx, &run, &run.out))
+		goto out;
+	r->total_ms = faceapi_ms(run.start, faceapi_now_us());
+	faceapi_mask_headers(ctx->resp, r);
+	http_header(ctx->resp, "Content-Disposition",
+		    "inline; filename=\"masked.%s\"",
+		    face_fmt_name(run.p.format));
+	ctx->resp->status = 200;
+	ctx->resp->content_type = face_fmt_mime(run.p.format);
+	/* The encoded image becomes the answer's body without a copy. */
+	buf_free(&ctx->resp->body);
+	ctx->resp->body = run.out;
+	buf_init(&run.out, 0);
+out:
+	run_free(&run);
+}

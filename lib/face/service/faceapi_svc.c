@@ -1,0 +1,16 @@
+/*
+ * faceapi_svc.c - the face service's process state (see faceapi_svc.h).
+ */
+#include "config.h"
+
+#include "face/service/faceapi_svc.h"
+
+struct faceapi faceapi;
+
+const char *
+faceapi_client_ip(const struct app_ctx *ctx)
+{
+	const char *ip = ctx->req->remote_addr;
+
+	return ip != NULL && *ip != '\0' ? ip : "-";
+}

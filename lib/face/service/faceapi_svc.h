@@ -1,0 +1,47 @@
+/*
+ * faceapi_svc.h - the face service's process state and what every one of
+ * its modules shares: filled once by faceapi_main (faceapi.h), read by
+ * the handlers.  Its own header so that the loop and the modules it
+ * calls do not include each other.
+ */
+#ifndef XMHUB_FACEAPI_SVC_H
+#define XMHUB_FACEAPI_SVC_H
+
+#include "face/face.h"
+#include "face/service/faceapi_conf.h"
+#include "face/service/faceapi_limits.h"
+#include "store/storage.h"
+#include "web/app.h"
+
+/*
+ * Route auth of the admin endpoints: HTTP Basic with
+ * FACE_API_ADMIN_USER/_PASSWORD, the IP lockout, and storage required
+ * (501 without).  lib/web/route has no such kind; in a face program's table
+ * ROUTE_JWT means this.  The public endpoints are ROUTE_PUBLIC and check
+ * their API key themselves, after the rate limit (faceapi_keys_check).
+ */
+#define FACEAPI_ADMIN ROUTE_JWT
+
+/* Which program runs the loop. */
+enum faceapi_program { FACEAPI_PUBLIC, FACEAPI_ADMIN_PROGRAM };
+
+struct faceapi {
+	struct faceapi_conf conf;
+	struct face_model *model; /* public program; NULL when none loaded */
+	char model_note[256];	  /* why another model (or none) is used */
+	struct faceapi_limits *limits;
+	struct db *db;	      /* NULL unless storage is on */
+	struct store *store;  /* NULL unless storage is on */
+	struct store *public; /* S3 presigning for FACE_API_S3_PUBLIC_ENDPOINT
+			       * (NULL: use store) */
+	const char *url_key;  /* HMAC key of the filesystem store's signed
+			       * URLs (lib/face/service/faceapi_store) */
+};
+
+/* The process's service state (valid once faceapi_main has started). */
+extern struct faceapi faceapi;
+
+/* The client's address (REMOTE_ADDR; "-" when unknown). */
+const char *faceapi_client_ip(const struct app_ctx *ctx);
+
+#endif

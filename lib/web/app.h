@@ -1,0 +1,89 @@
+/*
+ * app.h - the FastCGI application every cgi-bin program runs.
+ *
+ * A cgi-bin main is one call: app_main() with its route table.  The
+ * loop reads the settings once, keeps one database handle for the life
+ * of the process, and for each request: parses it (lib/web/http), finds the
+ * route (lib/web/route), authenticates the caller as the route asks, calls
+ * the handler with a struct app_ctx, sends the answer and frees
+ * everything the request allocated.
+ */
+#ifndef XMHUB_APP_H
+#define XMHUB_APP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/auth.h"
+#include "core/db.h"
+#include "web/authn.h"
+#include "web/http.h"
+#include "web/route.h"
+
+struct store;
+
+/* What a handler gets. */
+struct app_ctx {
+	struct http_req *req;
+	struct http_resp *resp;
+	struct db *db; /* the process's handle; never NULL */
+	char params[ROUTE_MAX_PARAMS][ROUTE_UUID_LEN + 1];
+	struct authn_who who;
+	char facility_filter[AUTH_UUID_LEN + 1]; /* lib/web/scope's list filter */
+	const char *jwt_secret; /* NULL when the program does no JWT */
+	struct store *store;	/* the process's object store (lib/store),
+				 * opened once by app_main; NULL when its
+				 * settings are bad (logged then) */
+};
+
+/*
+ * Runs the accept loop of program name with the n routes of table.
+ * init, when not NULL, runs once after the settings are loaded, before
+ * the first request (a module reading its own settings); false from it
+ * stops the program.  Returns the exit status: 0 when the web server
+ * ends it, 1 when it cannot start (bad settings: logged to stderr, which
+ * lighttpd keeps).
+ */
+int app_main(const char *name, const struct route *table, size_t n,
+	     bool (*init)(const char *name));
+
+/* Answers a db_* failure: 503 when the database is unavailable, 500
+ * otherwise (details only in the log). */
+void app_db_error(struct app_ctx *ctx, enum db_status status);
+
+/*
+ * An init hook for programs whose handlers all need the object store:
+ * while ctx->store is NULL (bad settings), their authenticated requests
+ * get 503, as when the database is down; readiness names the store.
+ * Always true.
+ */
+bool app_store_needed(const char *name);
+
+/*
+ * Starts one request read from fcgi: ctx zeroed with req, resp and db in
+ * it, resp empty, req parsed.  False when the request is unusable (resp
+ * then holds the 400 to send).  req and resp are freed by the caller
+ * with http_req_free() and http_resp_free() either way.  For loops of
+ * their own (lib/face/service/faceapi, lib/api/wsgate) and app_main.
+ */
+bool app_request(struct app_ctx *ctx, struct http_req *req,
+		 struct http_resp *resp, FCGX_Request *fcgi, struct db *db);
+
+/*
+ * Finds the route of ctx's request in the n routes of table and fills
+ * ctx->params.  NULL when there is none, with the answer set: 404, 405
+ * (with Allow) or 400 (an {id} that is not a UUID).  For programs with a
+ * loop of their own (lib/face/service/faceapi).
+ */
+const struct route *app_route(struct app_ctx *ctx, const struct route *table,
+			      size_t n);
+
+/* Makes SIGTERM (what lighttpd sends at shutdown), SIGINT and SIGUSR1
+ * end the accept loop cleanly: the request in progress runs on (a read or
+ * write blocked at that moment fails with EINTR), then FCGX_Accept_r
+ * returns < 0, so the program frees what it holds and exits 0 (and
+ * LeakSanitizer runs).  Call after FCGX_Init.  False when a handler
+ * cannot be installed (errno set). */
+bool app_stop_on_signals(void);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * authn.h - who is calling: the bearer token of a user (JWT) or the
+ * X-Api-Key of a device, checked before a route's handler runs.
+ *
+ * Part of the web framework, not of a handler: lib/web/app.c's dispatch
+ * calls it for every ROUTE_JWT and ROUTE_API_KEY route, and the WebSocket
+ * gate (lib/api/wsgate) for its upgrade.  Tokens are made and verified by
+ * lib/core/auth; keys are stored as their SHA-256 only (doc/auth.md).
+ */
+#ifndef XMHUB_AUTHN_H
+#define XMHUB_AUTHN_H
+
+#include <stdbool.h>
+
+#include "core/auth.h"
+#include "core/db.h"
+#include "web/http.h"
+#include "web/route.h"
+
+/* The authenticated caller. */
+struct authn_who {
+	enum route_auth kind; /* ROUTE_PUBLIC when nobody */
+	enum auth_role role;  /* JWT: the user's role; keys: ROLE_USER */
+	char user_id[AUTH_UUID_LEN + 1];     /* JWT */
+	char facility_id[AUTH_UUID_LEN + 1]; /* "" for a super_admin */
+	char key_id[AUTH_UUID_LEN + 1];	     /* API key */
+	char key_name[256];		     /* API key */
+};
+
+/*
+ * Checks the "Authorization: Bearer" access token of req with the HS256
+ * key secret: 401 when it is missing, malformed, forged or expired,
+ * 403 when its role is below min_role (an enum auth_role).  On success
+ * fills *who (kind ROUTE_JWT, role, user_id, facility_id) and returns
+ * true; otherwise resp holds the answer and it returns false.
+ */
+bool authn_jwt(const struct http_req *req, const char *secret, int min_role,
+	       struct authn_who *who, struct http_resp *resp);
+
+/*
+ * Checks the X-Api-Key of req against db (the header only; a key in the query
+ * string is not looked at): 401 when it is missing or malformed (no
+ * query), 401 "invalid API key" when it is unknown, revoked, expired or
+ * of an inactive facility, 503 when the database is unavailable, 403
+ * when scope is not NULL and not one of the key's scopes.  On success
+ * fills *who (kind ROUTE_API_KEY, role ROLE_USER, facility_id, key_id,
+ * key_name), has set the key's last_used_at and returns true; otherwise
+ * resp holds the answer and it returns false.
+ */
+bool authn_api_key(const struct http_req *req, struct db *db, const char *scope,
+		   struct authn_who *who, struct http_resp *resp);
+
+#endif

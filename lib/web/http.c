@@ -1,0 +1,404 @@
+/*
+ * http.c - one FastCGI request and its answer.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "web/http.h"
+#include "codec/jsonin.h"
+
+static const struct {
+	int status;
+	const char *reason;
+} reasons[] = {
+	{200, "OK"},
+	{201, "Created"},
+	{204, "No Content"},
+	{206, "Partial Content"},
+	{302, "Found"},
+	{400, "Bad Request"},
+	{401, "Unauthorized"},
+	{403, "Forbidden"},
+	{404, "Not Found"},
+	{405, "Method Not Allowed"},
+	{409, "Conflict"},
+	{413, "Content Too Large"},
+	{415, "Unsupported Media Type"},
+	{416, "Range Not Satisfiable"},
+	{429, "Too Many Requests"},
+	{500, "Internal Server Error"},
+	{501, "Not Implemented"},
+	{503, "Service Unavailable"},
+};
+
+const char *
+http_reason(int status)
+{
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+		if (reasons[i].status == status)
+			return reasons[i].reason;
+	return "Unknown";
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Decodes the n bytes at s (form encoding: %XX and '+') into a new
+ * string; NULL on a bad escape, an encoded NUL or no memory.
+ */
+static char *
+form_decode(const char *s, size_t n)
+{
+	char *out = malloc(n + 1), *o = out;
+
+	if (out == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '+')
+			*o++ = ' ';
+		else if (s[i] != '%')
+			*o++ = s[i];
+		else if (n - i < 3 || hexval(s[i + 1]) < 0 ||
+			 hexval(s[i + 2]) < 0 ||
+			 (s[i + 1] == '0' && s[i + 2] == '0')) {
+			free(out);
+			return NULL;
+		} else {
+			*o++ = (char)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
+			i += 2;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Splits QUERY_STRING into req->query; false on a malformed query. */
+static bool
+parse_query(struct http_req *req, const char *qs, struct http_resp *resp)
+{
+	while (*qs != '\0') {
+		size_t len = strcspn(qs, "&");
+		const char *eq = memchr(qs, '=', len);
+		size_t nlen = eq != NULL ? (size_t)(eq - qs) : len;
+		struct http_query *q;
+
+		if (len == 0) {
+			qs++;
+			continue;
+		}
+		if (req->nquery == HTTP_MAX_QUERY) {
+			http_error(resp, 400, "more than %d query parameters",
+				   HTTP_MAX_QUERY);
+			return false;
+		}
+		q = &req->query[req->nquery];
+		q->name = form_decode(qs, nlen);
+		q->value = eq != NULL ? form_decode(eq + 1, len - nlen - 1)
+				      : form_decode("", 0);
+		if (q->name == NULL || q->value == NULL) {
+			free(q->name);
+			free(q->value);
+			http_error(resp, 400, "malformed query string");
+			return false;
+		}
+		req->nquery++;
+		qs += len;
+		if (*qs == '&')
+			qs++;
+	}
+	return true;
+}
+
+bool
+http_req_init(struct http_req *req, FCGX_Request *fcgi, struct http_resp *resp)
+{
+	FCGX_ParamArray env = fcgi->envp;
+	const char *script, *info, *qs, *cl;
+	size_t n;
+
+	memset(req, 0, sizeof(*req));
+	req->fcgi = fcgi;
+	req->content_length = -1;
+	buf_init(&req->body, 0);
+	req->method = FCGX_GetParam("REQUEST_METHOD", env);
+	script = FCGX_GetParam("SCRIPT_NAME", env);
+	info = FCGX_GetParam("PATH_INFO", env);
+	qs = FCGX_GetParam("QUERY_STRING", env);
+	req->authorization = FCGX_GetParam("HTTP_AUTHORIZATION", env);
+	req->api_key = FCGX_GetParam("HTTP_X_API_KEY", env);
+	req->content_type = FCGX_GetParam("CONTENT_TYPE", env);
+	req->remote_addr = FCGX_GetParam("REMOTE_ADDR", env);
+	if (req->method == NULL) {
+		http_error(resp, 400, "no request method");
+		return false;
+	}
+	if ((cl = FCGX_GetParam("CONTENT_LENGTH", env)) != NULL &&
+	    *cl != '\0') {
+		char *end;
+
+		errno = 0;
+		req->content_length = strtoll(cl, &end, 10);
+		if (errno != 0 || *end != '\0' || req->content_length < 0) {
+			http_error(resp, 400, "bad Content-Length");
+			return false;
+		}
+	}
+	script = script != NULL ? script : "";
+	info = info != NULL ? info : "";
+	n = strlen(script) + strlen(info) + 1;
+	if ((req->path = malloc(n)) == NULL) {
+		http_error(resp, 500, "out of memory");
+		return false;
+	}
+	snprintf(req->path, n, "%s%s", script, info);
+	return parse_query(req, qs != NULL ? qs : "", resp);
+}
+
+void
+http_req_free(struct http_req *req)
+{
+	for (size_t i = 0; i < req->nquery; i++) {
+		free(req->query[i].name);
+		free(req->query[i].value);
+	}
+	free(req->path);
+	buf_free(&req->body);
+	memset(req, 0, sizeof(*req));
+}
+
+void
+http_resp_init(struct http_resp *resp)
+{
+	resp->status = 0;
+	resp->content_type = NULL;
+	resp->streamed = false;
+	buf_init(&resp->headers, 0);
+	buf_init(&resp->body, 0);
+}
+
+void
+http_resp_free(struct http_resp *resp)
+{
+	buf_free(&resp->headers);
+	buf_free(&resp->body);
+	resp->status = 0;
+}
+
+const char *
+http_query(const struct http_req *req, const char *name)
+{
+	for (size_t i = 0; i < req->nquery; i++)
+		if (strcmp(req->query[i].name, name) == 0)
+			return req->query[i].value;
+	return NULL;
+}
+
+bool
+http_read_body(struct http_req *req, size_t limit, struct http_resp *resp)
+{
+	int n;
+
+	if (req->content_length > (long long)limit) {
+		http_error(resp, 413, "request body larger than %zu bytes",
+			   limit);
+		return false;
+	}
+	req->body.len = 0;
+	for (;;) {
+		/* One byte past the limit tells "too large" from "exactly". */
+		size_t want = limit + 1 - req->body.len;
+
+		if (want > 65536)
+			want = 65536;
+		if (!buf_reserve(&req->body, want)) {
+			http_error(resp, 500, "out of memory");
+			return false;
+		}
+		n = FCGX_GetStr((char *)req->body.p + req->body.len, (int)want,
+				req->fcgi->in);
+		if (n <= 0)
+			break;
+		req->body.len += (size_t)n;
+		if (req->body.len > limit) {
+			http_error(resp, 413,
+				   "request body larger than %zu bytes", limit);
+			return false;
+		}
+	}
+	if (FCGX_GetError(req->fcgi->in) != 0) {
+		http_error(resp, 400, "the request body could not be read");
+		return false;
+	}
+	return true;
+}
+
+json_object *
+http_json_body(struct http_req *req, size_t limit, struct http_resp *resp)
+{
+	json_object *o;
+	char detail[160];
+
+	if (!http_read_body(req, limit, resp))
+		return NULL;
+	o = jsonin_parse((const char *)req->body.p, req->body.len, detail,
+			 sizeof(detail));
+	if (o == NULL) {
+		http_error(resp, 400, "%s",
+			   detail[0] != '\0'
+				   ? detail
+				   : "the body must be a JSON object");
+		return NULL;
+	}
+	if (!json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		http_error(resp, 400, "the body must be a JSON object");
+		return NULL;
+	}
+	return o;
+}
+
+void
+http_header(struct http_resp *resp, const char *name, const char *fmt, ...)
+{
+	char value[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(value, sizeof(value), fmt, ap);
+	va_end(ap);
+	/* Header injection is a bug in the caller; never send it. */
+	if (strpbrk(name, "\r\n:") != NULL || strpbrk(value, "\r\n") != NULL)
+		return;
+	buf_printf(&resp->headers, "%s: %s\r\n", name, value);
+}
+
+void
+http_json(struct http_resp *resp, int status, json_object *obj)
+{
+	const char *s = json_object_to_json_string_ext(
+		obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+
+	resp->status = status;
+	resp->content_type = NULL;
+	resp->body.len = 0;
+	buf_puts(&resp->body, s);
+	json_object_put(obj);
+}
+
+void
+http_error(struct http_resp *resp, int status, const char *fmt, ...)
+{
+	char detail[512];
+	json_object *o;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	if ((o = json_object_new_object()) == NULL ||
+	    json_object_object_add(o, "detail",
+				   json_object_new_string(detail)) != 0) {
+		json_object_put(o);
+		resp->status = 500;
+		resp->body.len = 0;
+		return;
+	}
+	http_json(resp, status, o);
+}
+
+void
+http_no_content(struct http_resp *resp)
+{
+	resp->status = 204;
+	resp->body.len = 0;
+}
+
+void
+http_send(struct http_resp *resp, FCGX_Request *fcgi)
+{
+	int status;
+
+	if (resp->streamed)
+		return;
+	if (resp->status == 0 || resp->body.failed || resp->headers.failed) {
+		resp->headers.len = 0;
+		resp->headers.failed = resp->body.failed = false;
+		resp->content_type = NULL;
+		http_error(resp, 500, "internal error");
+	}
+	status = resp->status;
+	FCGX_FPrintF(fcgi->out, "Status: %d %s\r\n", status,
+		     http_reason(status));
+	if (resp->headers.len > 0)
+		FCGX_PutStr((const char *)resp->headers.p,
+			    (int)resp->headers.len, fcgi->out);
+	if (status != 204 && resp->body.len > 0)
+		FCGX_FPrintF(fcgi->out,
+			     /* libfcgi's own printf knows no %zu. */
+			     "Content-Type: %s\r\nContent-Length: %lu\r\n\r\n",
+			     resp->content_type != NULL ? resp->content_type
+							: "application/json",
+			     (unsigned long)resp->body.len);
+	else
+		FCGX_FPrintF(fcgi->out, "\r\n");
+	if (status != 204 && resp->body.len > 0)
+		FCGX_PutStr((const char *)resp->body.p, (int)resp->body.len,
+			    fcgi->out);
+}
+
+void
+http_stream_begin(struct http_resp *resp, FCGX_Request *fcgi, int status,
+		  const char *content_type, unsigned long length)
+{
+	resp->status = status;
+	resp->streamed = true;
+	FCGX_FPrintF(fcgi->out, "Status: %d %s\r\n", status,
+		     http_reason(status));
+	if (resp->headers.len > 0)
+		FCGX_PutStr((const char *)resp->headers.p,
+			    (int)resp->headers.len, fcgi->out);
+	FCGX_FPrintF(fcgi->out,
+		     "Content-Type: %s\r\nContent-Length: %lu\r\n\r\n",
+		     content_type, length);
+}
+
+bool
+http_stream_write(FCGX_Request *fcgi, const void *p, size_t n)
+{
+	/* FCGX_PutStr takes an int: hand big pieces over in parts. */
+	while (n > 0) {
+		int part = n > 1048576 ? 1048576 : (int)n;
+
+		if (FCGX_PutStr(p, part, fcgi->out) != part)
+			return false;
+		p = (const char *)p + part;
+		n -= (size_t)part;
+	}
+	return true;
+}
+
+long
+http_body_piece(struct http_req *req, void *p, size_t n)
+{
+	int got = FCGX_GetStr(p, n > INT_MAX ? INT_MAX : (int)n, req->fcgi->in);
+
+	if (got < 0 || FCGX_GetError(req->fcgi->in) != 0)
+		return -1;
+	return got;
+}

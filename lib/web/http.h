@@ -1,0 +1,128 @@
+/*
+ * http.h - one FastCGI request and its answer.
+ *
+ * The request is read from the FastCGI parameters once, up front: method,
+ * path (SCRIPT_NAME + PATH_INFO), the query decoded into name/value
+ * pairs, the headers the API uses.  The body is read on demand with a
+ * size limit.  The answer is built in memory and sent once.  Everything
+ * a request allocates is freed by http_req_free() and http_resp_free().
+ */
+#ifndef XMHUB_HTTP_H
+#define XMHUB_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <fcgiapp.h>
+#include <json-c/json.h>
+
+#include "codec/buf.h"
+
+#define HTTP_MAX_QUERY 32     /* query parameters kept; more is a 400 */
+#define HTTP_JSON_LIMIT 65536 /* default limit of a JSON request body */
+
+struct http_query {
+	char *name, *value; /* percent-decoded, NUL-terminated */
+};
+
+struct http_req {
+	FCGX_Request *fcgi;
+	const char *method;
+	char *path; /* SCRIPT_NAME followed by PATH_INFO */
+	struct http_query query[HTTP_MAX_QUERY];
+	size_t nquery;
+	const char *authorization; /* header values, or NULL */
+	const char *api_key;
+	const char *content_type;
+	const char *remote_addr;
+	long long content_length; /* -1 when not given */
+	struct buf body;
+};
+
+struct http_resp {
+	int status;		  /* 0 until something is answered */
+	const char *content_type; /* of the body; NULL means JSON */
+	struct buf headers;
+	struct buf body;
+	bool streamed; /* http_stream_begin() sent it: http_send() does not */
+};
+
+/*
+ * Reads the request's parameters.  False when they are unusable (no
+ * method, a query that does not decode or has too many parameters):
+ * resp then holds a 400 to send.
+ */
+bool http_req_init(struct http_req *req, FCGX_Request *fcgi,
+		   struct http_resp *resp);
+
+/* Frees what the request allocated. */
+void http_req_free(struct http_req *req);
+
+/* An empty answer. */
+void http_resp_init(struct http_resp *resp);
+
+/* Frees what the answer allocated. */
+void http_resp_free(struct http_resp *resp);
+
+/* The decoded value of query parameter name, or NULL. */
+const char *http_query(const struct http_req *req, const char *name);
+
+/*
+ * Reads the whole body into req->body, refusing more than limit bytes.
+ * False when it is too large (resp holds 413) or cannot be read (400).
+ */
+bool http_read_body(struct http_req *req, size_t limit, struct http_resp *resp);
+
+/*
+ * Reads the body (at most limit bytes) and parses it as one JSON object
+ * with the strict reader (lib/codec/jsonin).  Returns the object, which the
+ * caller releases with json_object_put(), or NULL with a 400 or 413 in
+ * resp.
+ */
+json_object *http_json_body(struct http_req *req, size_t limit,
+			    struct http_resp *resp);
+
+/* Adds a header line; name and value must not hold CR or LF. */
+void http_header(struct http_resp *resp, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Answers status with obj as JSON (obj is released here; NULL is "null"). */
+void http_json(struct http_resp *resp, int status, json_object *obj);
+
+/* Answers status with {"detail": "..."}. */
+void http_error(struct http_resp *resp, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Answers 204 with no body. */
+void http_no_content(struct http_resp *resp);
+
+/* Writes the answer to the client; nothing answered is a 500. */
+void http_send(struct http_resp *resp, FCGX_Request *fcgi);
+
+/* The reason phrase of a status ("Not Found"). */
+const char *http_reason(int status);
+
+/*
+ * Starts a streamed answer whose body is length bytes: sends the status,
+ * resp's headers, Content-Type and Content-Length now.  The body follows
+ * with http_stream_write(); http_send() then sends nothing more.  For
+ * bodies too large to build in memory (streams from the object store).
+ */
+void http_stream_begin(struct http_resp *resp, FCGX_Request *fcgi, int status,
+		       const char *content_type, unsigned long length);
+
+/* Sends n bytes of a streamed body; false when the client is gone. */
+bool http_stream_write(FCGX_Request *fcgi, const void *p, size_t n);
+
+/*
+ * Reads the next piece of the request body into p: waits until n bytes
+ * (at most INT_MAX) or the end of the body arrived, so a body can go to
+ * its destination piece by piece instead of being held whole (uploads;
+ * lighttpd must stream it, server.stream-request-body).  Returns the
+ * bytes read, fewer than n only at the end of the body (0 there), or -1
+ * when the body cannot be read (the client went away mid-body).  The
+ * caller enforces its own size limit; Content-Length is not checked.
+ */
+long http_body_piece(struct http_req *req, void *p, size_t n);
+
+#endif

@@ -1,0 +1,134 @@
+/*
+ * scope.c - tenant isolation.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "web/dbjson.h"
+#include "web/scope.h"
+
+static bool
+is_super(const struct app_ctx *ctx)
+{
+	return ctx->who.kind == ROUTE_JWT && ctx->who.role == ROLE_SUPER_ADMIN;
+}
+
+bool
+scope_list(struct app_ctx *ctx, const char **facility_id)
+{
+	static const struct valid_field f[] = {
+		{"facility_id", VALID_UUID, false, false, 0, 0},
+	};
+	struct valid_value v[1];
+
+	if (!is_super(ctx)) {
+		*facility_id = ctx->who.facility_id;
+		return true;
+	}
+	if (!valid_query(ctx->req, f, 1, v, ctx->resp))
+		return false;
+	if (!v[0].present) {
+		*facility_id = NULL;
+		return true;
+	}
+	memcpy(ctx->facility_filter, v[0].buf, sizeof(ctx->facility_filter));
+	*facility_id = ctx->facility_filter;
+	return true;
+}
+
+bool
+scope_create(struct app_ctx *ctx, const struct valid_value *given,
+	     const char **facility_id)
+{
+	if (is_super(ctx)) {
+		if (!given->present || given->is_null) {
+			http_error(ctx->resp, 400,
+				   "facility_id is required for a super_admin");
+			return false;
+		}
+		*facility_id = given->str;
+		return true;
+	}
+	if (given->present && !given->is_null &&
+	    strcmp(given->str, ctx->who.facility_id) != 0) {
+		http_error(ctx->resp, 403, "another facility's resource");
+		return false;
+	}
+	*facility_id = ctx->who.facility_id;
+	return true;
+}
+
+bool
+scope_check(struct app_ctx *ctx, const char *row_facility)
+{
+	if (is_super(ctx))
+		return true;
+	if (row_facility != NULL && *ctx->who.facility_id != '\0' &&
+	    strcmp(row_facility, ctx->who.facility_id) == 0)
+		return true;
+	http_error(ctx->resp, 403, "another facility's resource");
+	return false;
+}
+
+void
+scope_list_rows(struct app_ctx *ctx, const char *sql)
+{
+	const char *facility_id;
+	PGresult *res = NULL;
+	enum db_status st;
+
+	if (!scope_list(ctx, &facility_id))
+		return;
+	if ((st = db_query_ro(ctx->db, &res, sql, 1, &facility_id)) != DB_OK) {
+		app_db_error(ctx, st);
+		return;
+	}
+	http_json(ctx->resp, 200, dbjson_rows(res));
+	PQclear(res);
+}
+
+bool
+scope_row(struct app_ctx *ctx, const char *sql, const char *what)
+{
+	PGresult *res;
+
+	if (!scope_fetch(ctx, sql, 0, what, &res))
+		return false;
+	PQclear(res);
+	return true;
+}
+
+void
+scope_write_error(struct app_ctx *ctx, enum db_status st, const char *conflict)
+{
+	if (st == DB_CONFLICT)
+		http_error(ctx->resp, 409, "%s", conflict);
+	else if (st == DB_FOREIGN_KEY)
+		http_error(ctx->resp, 400, "facility_id names no facility");
+	else
+		app_db_error(ctx, st);
+}
+
+bool
+scope_fetch(struct app_ctx *ctx, const char *sql, int col, const char *what,
+	    PGresult **res)
+{
+	const char *params[1] = {ctx->params[0]};
+	enum db_status st;
+
+	*res = NULL;
+	if ((st = db_query_ro(ctx->db, res, sql, 1, params)) != DB_OK) {
+		app_db_error(ctx, st);
+		return false;
+	}
+	if (PQntuples(*res) == 0)
+		http_error(ctx->resp, 404, "%s not found", what);
+	else if (scope_check(ctx, PQgetisnull(*res, 0, col)
+					  ? NULL
+					  : PQgetvalue(*res, 0, col)))
+		return true;
+	PQclear(*res);
+	*res = NULL;
+	return false;
+}

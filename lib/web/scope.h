@@ -1,0 +1,71 @@
+/*
+ * scope.h - tenant isolation (spec 1 "Authentication" 4, DESIGN.md).
+ *
+ * Every facility-scoped handler asks here which facility a request may
+ * see or write, so the rule lives in one place: a super_admin sees every
+ * facility (lists filter with ?facility_id=, creations name facility_id
+ * in the body); anyone else, user or API key, only their own, and gets
+ * 403 for another facility's rows.
+ */
+#ifndef XMHUB_SCOPE_H
+#define XMHUB_SCOPE_H
+
+#include <stdbool.h>
+
+#include "web/app.h"
+#include "web/valid.h"
+
+/*
+ * The facility a list is limited to, into *facility_id: the caller's
+ * own, or for a super_admin the ?facility_id= filter or NULL for all.
+ * False with a 400 in the answer when the filter is not a UUID.
+ */
+bool scope_list(struct app_ctx *ctx, const char **facility_id);
+
+/*
+ * The facility a new row belongs to, into *facility_id.  given is the
+ * body's facility_id field (VALID_UUID, may be absent): required for a
+ * super_admin (400 without it); for anyone else absent or their own
+ * (403 for another).
+ */
+bool scope_create(struct app_ctx *ctx, const struct valid_value *given,
+		  const char **facility_id);
+
+/* True when the caller may touch a row of facility row_facility (NULL
+ * for rows of no facility, which only a super_admin may); false with a
+ * 403 in the answer. */
+bool scope_check(struct app_ctx *ctx, const char *row_facility);
+
+/*
+ * Answers a facility-scoped list: sql takes $1, the facility of
+ * scope_list() (NULL for all), and its rows are answered as a JSON array.
+ */
+void scope_list_rows(struct app_ctx *ctx, const char *sql);
+
+/*
+ * Checks the row whose id is the route's {id}: sql takes the id as $1
+ * and returns the row's facility_id.  404 "<what> not found" without a
+ * row, 403 as scope_check(), 503/500 on database failure; true when the
+ * caller may go on with the row.
+ */
+bool scope_row(struct app_ctx *ctx, const char *sql, const char *what);
+
+/*
+ * Answers a failed write of a facility-scoped row: 409 with the detail
+ * conflict on a unique violation, 400 when facility_id names no
+ * facility (the one foreign key a request body names), otherwise as
+ * app_db_error().
+ */
+void scope_write_error(struct app_ctx *ctx, enum db_status st,
+		       const char *conflict);
+
+/*
+ * Fetches the row whose id is the route's {id} into *res (the caller
+ * PQclear()s it): sql takes the id as $1 and returns the row's
+ * facility_id as column col.  False, *res NULL, with 404 "<what> not
+ * found", 403 as scope_check() or a database error answered.
+ */
+bool scope_fetch(struct app_ctx *ctx, const char *sql, int col,
+		 const char *what, PGresult **res);
+
+#endif

@@ -1,0 +1,233 @@
+/*
+ * apikeys-db - lib/api/apikeys.c's functions against a real PostgreSQL:
+ * apikeys_create() as the CLI calls it, apikeys_scopes_parse(), and
+ * authn_api_key() with every outcome, the scope checks included
+ * (no route of the platform core needs a scope yet, so the end-to-end
+ * tests can not reach them).  Run by t/e2e/apikeys-db.t, which starts the
+ * stack and gives its database in XMHUB_TEST_DATABASE_URL.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/apikeys.h"
+#include "web/authn.h"
+#include "tap.h"
+
+static struct db *db;
+
+/* The first value of the first row of sql with one parameter, copied
+ * into out ("" when there is none). */
+static void
+one(const char *sql, const char *param, char *out, size_t len)
+{
+	PGresult *res = NULL;
+
+	out[0] = '\0';
+	if (db_query(db, &res, sql, param != NULL ? 1 : 0, &param) == DB_OK &&
+	    PQntuples(res) > 0)
+		snprintf(out, len, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+}
+
+/* The status authn_api_key() answers key with for scope on d
+ * (200 when it accepts), the principal in *who. */
+static int
+auth(struct db *d, const char *key, const char *scope, struct authn_who *who)
+{
+	struct http_req req;
+	struct http_resp resp;
+	struct authn_who w;
+	int status;
+
+	memset(&req, 0, sizeof(req));
+	memset(&w, 0, sizeof(w));
+	http_resp_init(&resp);
+	req.method = "GET";
+	req.api_key = key;
+	status = authn_api_key(&req, d, scope, &w, &resp) ? 200 : resp.status;
+	if (status != 200 && resp.body.len == 0)
+		status = -status; /* an answer without its detail */
+	if (who != NULL)
+		*who = w;
+	http_resp_free(&resp);
+	return status;
+}
+
+static void
+test_scopes_parse(void)
+{
+	unsigned m;
+
+	ok(apikeys_scopes_parse("upload,ingest", &m) && m == APIKEYS_SCOPE_ALL,
+	   "scopes: upload,ingest");
+	ok(apikeys_scopes_parse("upload", &m) && m == APIKEYS_SCOPE_UPLOAD,
+	   "scopes: upload");
+	ok(apikeys_scopes_parse("ingest", &m) && m == APIKEYS_SCOPE_INGEST,
+	   "scopes: ingest");
+	ok(apikeys_scopes_parse("ingest,upload,ingest", &m) &&
+		   m == APIKEYS_SCOPE_ALL,
+	   "scopes: a repeat");
+	ok(!apikeys_scopes_parse("", &m), "scopes: empty");
+	ok(!apikeys_scopes_parse("upload,", &m), "scopes: trailing comma");
+	ok(!apikeys_scopes_parse(",upload", &m), "scopes: leading comma");
+	ok(!apikeys_scopes_parse("upload,admin", &m), "scopes: unknown");
+	ok(!apikeys_scopes_parse("Upload", &m), "scopes: capitals");
+	ok(!apikeys_scopes_parse("upload ingest", &m), "scopes: a space");
+}
+
+static void
+test_create(const char *fac)
+{
+	char key[AUTH_KEY_LEN], v[128];
+	PGresult *res = NULL;
+	enum db_status st;
+	static const char *const cols[] = {
+		"id",	  "facility_id", "key_prefix", "name",
+		"scopes", "expires_at",	 "created_at"};
+
+	st = apikeys_create(db, fac, "cli key", APIKEYS_SCOPE_ALL, NULL, NULL,
+			    key, &res);
+	is_int(st, DB_OK, "create: DB_OK");
+	ok(strncmp(key, "xmk_", 4) == 0 && strlen(key) == 47,
+	   "create: the key has its form");
+	ok(res != NULL && PQntuples(res) == 1 && PQnfields(res) == 7,
+	   "create: one row of 7 columns");
+	for (int i = 0; res != NULL && i < 7; i++)
+		is_str(PQfname(res, i), cols[i], "create: column %d", i);
+	if (res == NULL)
+		return;
+	ok(strncmp(PQgetvalue(res, 0, 2), key, 12) == 0 &&
+		   strlen(PQgetvalue(res, 0, 2)) == 12,
+	   "create: key_prefix");
+	is_str(PQgetvalue(res, 0, 1), fac, "create: facility_id");
+	is_str(PQgetvalue(res, 0, 4), "{upload,ingest}", "create: scopes");
+	ok(PQgetisnull(res, 0, 5), "create: no expiry");
+	one("SELECT coalesce(created_by::text, 'null') FROM api_keys "
+	    "WHERE id = $1",
+	    PQgetvalue(res, 0, 0), v, sizeof(v));
+	is_str(v, "null", "create: created_by null (CLI)");
+	PQclear(res);
+
+	st = apikeys_create(db, fac, "no result", APIKEYS_SCOPE_INGEST,
+			    "2099-01-01T00:00:00Z", NULL, key, NULL);
+	is_int(st, DB_OK, "create without a result: DB_OK");
+	is_int(apikeys_create(db, fac, "n", 0, NULL, NULL, key, &res),
+	       DB_INVALID, "create: no scopes");
+	ok(res == NULL && key[0] == '\0', "create refused: no result, no key");
+	is_int(apikeys_create(db, fac, "n", 4, NULL, NULL, key, &res),
+	       DB_INVALID, "create: an unknown scope bit");
+	is_int(apikeys_create(db, fac, "", 1, NULL, NULL, key, &res),
+	       DB_INVALID, "create: empty name");
+	is_int(apikeys_create(db, fac, NULL, 1, NULL, NULL, key, &res),
+	       DB_INVALID, "create: no name");
+	is_int(apikeys_create(db, fac, "n", 1, "2001-01-01T00:00:00Z", NULL,
+			      key, &res),
+	       DB_INVALID, "create: expiry in the past");
+	ok(key[0] == '\0', "create refused: the key is wiped");
+	is_int(apikeys_create(db, fac, "n", 1, "2030-13-01T00:00:00Z", NULL,
+			      key, &res),
+	       DB_INVALID, "create: expiry not a date");
+	is_int(apikeys_create(db, "00000000-0000-4000-8000-000000000000", "n",
+			      1, NULL, NULL, key, &res),
+	       DB_FOREIGN_KEY, "create: no such facility");
+	is_int(apikeys_create(db, "nope", "n", 1, NULL, NULL, key, &res),
+	       DB_INVALID, "create: facility not a UUID");
+	is_int(apikeys_create(db, NULL, "n", 1, NULL, NULL, key, &res),
+	       DB_INVALID, "create: no facility");
+}
+
+static void
+test_authenticate(const char *fac)
+{
+	char all[AUTH_KEY_LEN], up[AUTH_KEY_LEN], v[128], id[64];
+	struct authn_who who;
+	PGresult *res = NULL;
+	struct db *down;
+
+	if (apikeys_create(db, fac, "all scopes", APIKEYS_SCOPE_ALL, NULL, NULL,
+			   all, &res) != DB_OK ||
+	    apikeys_create(db, fac, "upload only", APIKEYS_SCOPE_UPLOAD, NULL,
+			   NULL, up, NULL) != DB_OK) {
+		ok(false, "authenticate: keys made");
+		PQclear(res);
+		return;
+	}
+	snprintf(id, sizeof(id), "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+
+	is_int(auth(db, all, NULL, &who), 200, "any scope: accepted");
+	ok(who.kind == ROUTE_API_KEY && who.role == ROLE_USER,
+	   "principal: an API key, role user");
+	is_str(who.facility_id, fac, "principal: facility_id");
+	is_str(who.key_id, id, "principal: key_id");
+	is_str(who.key_name, "all scopes", "principal: key_name");
+	ok(who.user_id[0] == '\0', "principal: no user");
+	one("SELECT last_used_at IS NOT NULL FROM api_keys WHERE id = $1", id,
+	    v, sizeof(v));
+	is_str(v, "t", "accepted: last_used_at set");
+
+	is_int(auth(db, all, "upload", NULL), 200, "upload on an all key");
+	is_int(auth(db, all, "ingest", NULL), 200, "ingest on an all key");
+	is_int(auth(db, up, "upload", NULL), 200, "upload on an upload key");
+	is_int(auth(db, up, "ingest", &who), 403, "ingest on an upload key");
+	ok(who.kind == ROUTE_PUBLIC && who.facility_id[0] == '\0',
+	   "refused: no principal");
+	is_int(auth(db, up, NULL, NULL), 200, "any scope on an upload key");
+
+	is_int(auth(db, NULL, NULL, NULL), 401, "no key");
+	is_int(auth(db, "", NULL, NULL), 401, "empty key");
+	is_int(auth(db, "xmk_short", NULL, NULL), 401, "malformed key");
+	is_int(auth(db, "xmk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+		    "ingest", NULL),
+	       401, "unknown key with a scope: 401, not 403");
+
+	one("UPDATE api_keys SET expires_at = now() - interval '1 s' "
+	    "WHERE id = $1 RETURNING 1",
+	    id, v, sizeof(v));
+	is_int(auth(db, all, NULL, NULL), 401, "expired");
+	is_int(auth(db, all, "upload", NULL), 401, "expired, with a scope");
+	one("UPDATE api_keys SET expires_at = NULL, is_active = false "
+	    "WHERE id = $1 RETURNING 1",
+	    id, v, sizeof(v));
+	is_int(auth(db, all, "upload", NULL), 401, "revoked");
+	one("UPDATE api_keys SET is_active = true WHERE id = $1 RETURNING 1",
+	    id, v, sizeof(v));
+	is_int(auth(db, all, "upload", NULL), 200, "active again");
+
+	/* A server that is not there. */
+	down = db_new("postgresql:///xmhub?host=/nonexistent-xmhub&"
+		      "connect_timeout=2");
+	is_int(auth(down, all, NULL, NULL), 503, "database unavailable: 503");
+	is_int(auth(down, "garbage", NULL, NULL), 401,
+	       "database unavailable, malformed key: 401 without a query");
+	db_free(down);
+}
+
+int
+main(void)
+{
+	const char *url = getenv("XMHUB_TEST_DATABASE_URL");
+	char fac[64];
+
+	if (url == NULL) {
+		printf("1..0 # SKIP XMHUB_TEST_DATABASE_URL is not set\n");
+		return 0;
+	}
+	if ((db = db_new(url)) == NULL) {
+		printf("Bail out! db_new\n");
+		return 1;
+	}
+	test_scopes_parse();
+	one("INSERT INTO facilities (name, slug) VALUES ('apikeys-db', $1) "
+	    "RETURNING id",
+	    "apikeys-db", fac, sizeof(fac));
+	if (!ok(fac[0] != '\0', "a facility"))
+		return tap_done();
+	test_create(fac);
+	test_authenticate(fac);
+	db_free(db);
+	return tap_done();
+}

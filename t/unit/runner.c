@@ -1,0 +1,79 @@
+/*
+ * t/unit/runner.c - the periodic jobs' plumbing (lib/core/runner.h): the command
+ * line, the stop flag set by SIGTERM and SIGINT, the sleep a signal cuts
+ * short.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/runner.h"
+#include "tap.h"
+
+/* runner_args() of argv (NULL-terminated); *loop set when it succeeds. */
+static bool
+args(bool *loop, const char *a1, const char *a2)
+{
+	char *argv[] = {"xmhub-test", (char *)a1, (char *)a2, NULL};
+	int argc = a1 == NULL ? 1 : a2 == NULL ? 2 : 3;
+
+	return runner_args(argc, argv, "xmhub-test", loop);
+}
+
+/* In a child: runner_signals(), then sig; exit 0 when it only set the
+ * flag. */
+static bool
+flag_set_by(int sig)
+{
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	if ((pid = fork()) < 0)
+		return false;
+	if (pid == 0) {
+		runner_signals();
+		raise(sig);
+		_exit(runner_stopping() ? 0 : 1);
+	}
+	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	       WEXITSTATUS(status) == 0;
+}
+
+int
+main(void)
+{
+	struct sigevent ev = {.sigev_notify = SIGEV_SIGNAL,
+			      .sigev_signo = SIGTERM};
+	struct itimerspec in = {.it_value = {0, 100000000}};
+	timer_t timer;
+	bool loop = true;
+
+	ok(args(&loop, "--once", NULL) && !loop, "--once: one pass");
+	ok(args(&loop, "--loop", NULL) && loop, "--loop: passes until stopped");
+	ok(!args(&loop, NULL, NULL), "no argument: usage");
+	ok(!args(&loop, "--every", NULL), "another argument: usage");
+	ok(!args(&loop, "--once", "--loop"), "two arguments: usage");
+
+	ok(flag_set_by(SIGTERM), "SIGTERM sets the flag, the process lives");
+	ok(flag_set_by(SIGINT), "SIGINT sets the flag, the process lives");
+
+	/* A hang would be a failure: SIGALRM ends the test. */
+	alarm(30);
+	runner_signals();
+	ok(!runner_stopping(), "no signal, no stop");
+	ok(runner_sleep(0), "a sleep without a signal: go on");
+	/* SIGTERM 0.1 s into an hour's sleep. */
+	if (!ok(timer_create(CLOCK_MONOTONIC, &ev, &timer) == 0 &&
+			timer_settime(timer, 0, &in, NULL) == 0,
+		"timer armed"))
+		return tap_done();
+	ok(!runner_sleep(3600), "SIGTERM cuts the sleep short: stop");
+	ok(runner_stopping(), "the flag stays set");
+	ok(!runner_sleep(3600), "no sleep once stopped");
+	timer_delete(timer);
+	return tap_done();
+}
