@@ -15,5 +15,5 @@ int
 main(void)
 {
 	return app_main("health", routes, sizeof(routes) / sizeof(routes[0]),
-			NULL);
+			health_init);
 }

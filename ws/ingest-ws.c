@@ -6,18 +6,21 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "core/conf.h"
 #include "core/db.h"
 #include "domain/ingest.h"
 #include "api/wsgate.h"
+#include "web/authn.h"
 #include "domain/wsingest.h"
 
 extern char **environ;
 
 struct target {
 	struct db *db;
+	const char *key; /* the X-Api-Key the connection was opened with */
 	char facility_id[AUTH_UUID_LEN + 1];
 	char session_id[AUTH_UUID_LEN + 1];
 };
@@ -71,6 +74,7 @@ main(void)
 			perror("xmhub-ingest-ws: write");
 		goto out;
 	}
+	t.key = getenv("HTTP_X_API_KEY");
 	io.idle_ms = (int)idle * 1000;
 	io.arg = &t;
 	rc = wsingest_serve(&io);

@@ -4,8 +4,10 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <time.h>
 
 #include "api/health.h"
+#include "core/conf.h"
 #include "store/storage.h"
 
 void
@@ -17,20 +19,45 @@ health_live(struct app_ctx *ctx)
 	http_json(ctx->resp, 200, o);
 }
 
-/* True when the store takes a write and gives it back (lib/store/storage's
- * store_check); why not goes to the log, never into the answer. */
+/* Seconds a successful store probe stands for (XMHUB_READY_INTERVAL). */
+static long long interval = 10;
+
+bool
+health_init(const char *name)
+{
+	if (!conf_int("XMHUB_READY_INTERVAL", 10, 0, 3600, &interval)) {
+		fprintf(stderr, "%s: XMHUB_READY_INTERVAL must be 0 to 3600 "
+				"(seconds)\n",
+			name);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * True when the store takes a write and gives it back (lib/store/storage's
+ * store_check); why not goes to the log, never into the answer.  A success
+ * stands for interval seconds, so that readiness, which anyone may ask,
+ * writes to the store at most once per interval and process whatever the
+ * request rate; a failure is probed again at once.
+ */
 static bool
 storage_ok(struct store *store)
 {
+	static time_t ok_at;
+	static bool ok;
+	time_t now = time(NULL);
 	char detail[256];
 
 	if (store == NULL)
 		return false;
-	if (store_check(store, detail, sizeof(detail)) != STORE_OK) {
+	if (ok && now - ok_at < interval)
+		return true;
+	ok = store_check(store, detail, sizeof(detail)) == STORE_OK;
+	if (!ok)
 		fprintf(stderr, "health: %s\n", detail);
-		return false;
-	}
-	return true;
+	ok_at = now;
+	return ok;
 }
 
 void

@@ -25,7 +25,8 @@ static long long refresh_ttl = AUTH_REFRESH_TTL;
  * the user and its facility (if any) are. */
 static const char SQL_FIND[] =
 	"SELECT u.id, u.password_hash, u.role, u.facility_id, "
-	"u.is_active AND coalesce(f.is_active, true) AS active "
+	"u.is_active AND coalesce(f.is_active, true) AS active, "
+	"u.token_version "
 	"FROM users u LEFT JOIN facilities f ON f.id = u.facility_id "
 	"WHERE lower(u.email) = lower($1)";
 
@@ -53,7 +54,8 @@ static const char SQL_REVOKE_FAMILY[] =
 
 static const char SQL_USER_STATE[] =
 	"SELECT u.role, u.facility_id, "
-	"u.is_active AND coalesce(f.is_active, true) AS active "
+	"u.is_active AND coalesce(f.is_active, true) AS active, "
+	"u.token_version "
 	"FROM users u LEFT JOIN facilities f ON f.id = u.facility_id "
 	"WHERE u.id = $1";
 
@@ -107,14 +109,14 @@ login_refresh_ttl(void)
 
 /*
  * Signs an access and a refresh token for user_id (role, facility_id
- * from the database: NULL or "" for none).  On success *access and
- * *refresh are malloc'd, rc holds the refresh token's claims (jti, exp)
- * and hash its SHA-256.
+ * from the database: NULL or "" for none; ver its token_version).  On success
+ * *access and *refresh are malloc'd, rc holds the refresh token's claims (jti,
+ * exp) and hash its SHA-256.
  */
 static bool
 issue_pair(const char *secret, const char *user_id, enum auth_role role,
-	   const char *facility_id, char **access, char **refresh,
-	   struct auth_claims *rc, char hash[AUTH_SHA256_HEX])
+	   const char *facility_id, const char *ver, char **access,
+	   char **refresh, struct auth_claims *rc, char hash[AUTH_SHA256_HEX])
 {
 	struct auth_claims ac;
 
@@ -122,6 +124,7 @@ issue_pair(const char *secret, const char *user_id, enum auth_role role,
 	memset(&ac, 0, sizeof(ac));
 	snprintf(ac.sub, sizeof(ac.sub), "%s", user_id);
 	ac.role = role;
+	ac.ver = strtoll(ver, NULL, 10);
 	snprintf(ac.facility_id, sizeof(ac.facility_id), "%s",
 		 facility_id != NULL ? facility_id : "");
 	*rc = ac;
@@ -202,7 +205,8 @@ login_login(struct app_ctx *ctx)
 	}
 	if (!auth_uuid(family) ||
 	    !issue_pair(ctx->jwt_secret, PQgetvalue(res, 0, 0), role,
-			col(res, 3), &access, &refresh, &rc, hash)) {
+			col(res, 3), PQgetvalue(res, 0, 5), &access, &refresh,
+			&rc, hash)) {
 		http_error(ctx->resp, 500, "internal error");
 		goto out;
 	}
@@ -291,8 +295,8 @@ rotate(struct app_ctx *ctx, const struct auth_claims *c, const char *hash,
 	p[0] = PQgetvalue(tok, 0, 0);
 	if ((*st = db_query(ctx->db, &res, SQL_USE, 1, p)) != DB_OK)
 		goto out;
-	if (!issue_pair(ctx->jwt_secret, c->sub, role, col(usr, 1), &access,
-			&refresh, &rc, nhash)) {
+	if (!issue_pair(ctx->jwt_secret, c->sub, role, col(usr, 1),
+			PQgetvalue(usr, 0, 3), &access, &refresh, &rc, nhash)) {
 		*st = DB_ERROR;
 		goto out;
 	}

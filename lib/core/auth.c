@@ -387,7 +387,8 @@ auth_jwt_issue(const char *secret, struct auth_claims *claims, long long ttl,
 	    jwt_add_grant(jwt, "facility_id", claims->facility_id) != 0 ||
 	    jwt_add_grant(jwt, "type", claims->type) != 0 ||
 	    jwt_add_grant_int(jwt, "iat", (long)claims->iat) != 0 ||
-	    jwt_add_grant_int(jwt, "exp", (long)claims->exp) != 0)
+	    jwt_add_grant_int(jwt, "exp", (long)claims->exp) != 0 ||
+	    jwt_add_grant_int(jwt, "ver", (long)claims->ver) != 0)
 		goto out;
 	if (claims->jti[0] != '\0' &&
 	    jwt_add_grant(jwt, "jti", claims->jti) != 0)
@@ -449,7 +450,7 @@ read_claims(const char *json, struct auth_claims *c)
 {
 	json_object *o, *v;
 	char detail[128], role[16];
-	int64_t iat, exp;
+	int64_t iat, exp, ver = 0;
 	bool ok = false;
 
 	o = jsonin_parse(json, strlen(json), detail, sizeof(detail));
@@ -485,8 +486,13 @@ read_claims(const char *json, struct auth_claims *c)
 	if (!json_object_object_get_ex(o, "exp", &v) ||
 	    !jsonin_range(v, 0, INT64_MAX / 2, &exp))
 		goto out;
+	/* Tokens made before versions existed have none: version 0. */
+	if (json_object_object_get_ex(o, "ver", &v) &&
+	    !jsonin_range(v, 0, INT32_MAX, &ver))
+		goto out;
 	c->iat = iat;
 	c->exp = exp;
+	c->ver = ver;
 	ok = true;
 out:
 	json_object_put(o);

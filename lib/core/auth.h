@@ -75,6 +75,8 @@ struct auth_claims {
 	char type[8];		     /* "access" or "refresh" */
 	char jti[AUTH_UUID_LEN + 1]; /* refresh tokens: the token's id */
 	long long iat, exp;
+	long long ver; /* users.token_version when issued ("ver"; 0 when
+			* absent) */
 };
 
 /*

@@ -20,8 +20,11 @@ struct db {
 	PGconn *conn;
 	char *stmt[DB_STMT_MAX]; /* SQL of prepared statement "xmN" */
 	int nstmt;
-	bool in_tx; /* between db_begin() and db_commit()/db_rollback() */
-	bool down;  /* the last connection attempt failed (logged once) */
+	bool in_tx;	 /* between db_begin() and db_commit()/db_rollback() */
+	bool down;	 /* the last connection attempt failed (logged once) */
+	char listen[64]; /* the channel LISTENed on, "" for none */
+	unsigned long epoch; /* connections made so far */
+	unsigned long seen;  /* the epoch db_notified() last saw */
 };
 
 /* Logs "db: what: msg" on stderr as one line: libpq's messages may
@@ -87,6 +90,29 @@ db_free(struct db *db)
 	free(db);
 }
 
+/* LISTENs on db->listen on the open connection; false (connection
+ * dropped) when the server refuses. */
+static bool
+listen_now(struct db *db)
+{
+	char sql[96];
+	PGresult *res;
+	bool ok;
+
+	/* A channel is an identifier, not a parameter; db_listen() checked
+	 * it is one. */
+	snprintf(sql, sizeof(sql), "LISTEN %s", db->listen);
+	res = PQexec(db->conn, sql);
+	ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+	if (!ok) {
+		log_msg("listen", PQerrorMessage(db->conn));
+		PQfinish(db->conn);
+		db->conn = NULL;
+	}
+	PQclear(res);
+	return ok;
+}
+
 /*
  * True when db->conn can take a statement: an open connection, or a new
  * one when it is down and no transaction is open (a new connection would
@@ -133,8 +159,12 @@ connected(struct db *db)
 	if (db->down)
 		fprintf(stderr, "db: connected again\n");
 	db->down = false;
+	db->epoch++;
 	forget_statements(db);
 	PQsetNoticeProcessor(db->conn, notice, NULL);
+	/* Before any statement: what is read after this is notified. */
+	if (db->listen[0] != '\0' && !listen_now(db))
+		return false;
 	return true;
 }
 
@@ -338,4 +368,45 @@ db_ping(struct db *db)
 
 	PQclear(res);
 	return st == DB_OK;
+}
+
+bool
+db_listen(struct db *db, const char *channel)
+{
+	size_t n = strlen(channel);
+
+	if (strcmp(db->listen, channel) == 0)
+		return true;
+	if (n == 0 || n >= sizeof(db->listen) ||
+	    strspn(channel, "abcdefghijklmnopqrstuvwxyz_") != n ||
+	    db->listen[0] != '\0')
+		return false;
+	memcpy(db->listen, channel, n + 1);
+	/* An open connection LISTENs now; a later one when it is made. */
+	if (db->conn != NULL && PQstatus(db->conn) == CONNECTION_OK &&
+	    !db->in_tx && !listen_now(db))
+		return false;
+	return true;
+}
+
+int
+db_notified(struct db *db)
+{
+	PGnotify *n;
+	int count = 0;
+
+	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK ||
+	    PQconsumeInput(db->conn) == 0 ||
+	    PQstatus(db->conn) != CONNECTION_OK || db->seen != db->epoch) {
+		db->seen = db->epoch;
+		/* Drop what an old connection queued: it is all stale. */
+		while (db->conn != NULL && (n = PQnotifies(db->conn)) != NULL)
+			PQfreemem(n);
+		return -1;
+	}
+	while ((n = PQnotifies(db->conn)) != NULL) {
+		count++;
+		PQfreemem(n);
+	}
+	return count;
 }

@@ -59,6 +59,23 @@ enum db_status db_rollback(struct db *db);
 /* True when the server answers a trivial query now (readiness). */
 bool db_ping(struct db *db);
 
+/*
+ * LISTENs on channel (lower-case letters and '_' only, at most 63) on this
+ * connection and on every one made after it (a reconnect LISTENs before
+ * its first statement).  One channel per handle (naming it again is a
+ * no-op).  False when channel is not such a name, another one is set,
+ * or the server refuses.
+ */
+bool db_listen(struct db *db, const char *channel);
+
+/*
+ * Without blocking: the number of notifications received on the LISTENed
+ * channel since the last call (0: none), taken off the queue; -1 when the
+ * connection is down or is not the one of the last call (notifications
+ * may have been missed: whatever they guard is stale).
+ */
+int db_notified(struct db *db);
+
 /* The SQLSTATE-derived status of a failed result (for tests, logging). */
 enum db_status db_status_of(const PGresult *res);
 

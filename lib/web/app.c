@@ -36,8 +36,8 @@ dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
 	if (r == NULL)
 		return;
 	if (r->auth == ROUTE_JWT &&
-	    !authn_jwt(ctx->req, ctx->jwt_secret, r->min_role, &ctx->who,
-		       ctx->resp))
+	    !authn_jwt(ctx->req, ctx->db, ctx->jwt_secret, r->min_role,
+		       &ctx->who, ctx->resp))
 		return;
 	if (r->auth == ROUTE_API_KEY &&
 	    !authn_api_key(ctx->req, ctx->db, r->scope, &ctx->who, ctx->resp))

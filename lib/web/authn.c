@@ -1,14 +1,76 @@
 /*
  * authn.c - who is calling: bearer tokens and API keys (see authn.h).
+ *
+ * The state a request is checked against (is the user or key still
+ * active, its role, facility and token version) is cached per process in
+ * two fixed tables, so that a valid request costs no query.  The cache is
+ * dropped whole whenever PostgreSQL notifies a change on CHANNEL (the
+ * triggers of sql/010_authn_state.sql) or the connection was made anew,
+ * which is looked at, without blocking, before each check.
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "core/auth.h"
 #include "web/authn.h"
+
+#define CHANNEL "xmhub_authn"
+#define SLOTS 512     /* per table; a colliding entry replaces the old */
+#define USED_EVERY 60 /* seconds between writes of a key's last_used_at */
+
+struct user_slot {
+	bool used;
+	char id[UUID_LEN + 1];
+	bool active; /* the user exists, is active, its facility too */
+	enum auth_role role;
+	char facility_id[UUID_LEN + 1]; /* "" for a super_admin */
+	long long ver;
+};
+
+struct key_slot {
+	bool used;
+	char hash[AUTH_SHA256_HEX];
+	char id[UUID_LEN + 1];
+	char facility_id[UUID_LEN + 1];
+	char name[256];
+	char scopes[64];   /* PostgreSQL's text of the array: {upload,ingest} */
+	long long expires; /* Unix time; 0 for never */
+	time_t used_at;	   /* when this process last wrote last_used_at */
+};
+
+static struct user_slot users[SLOTS];
+static struct key_slot keys[SLOTS];
+
+static size_t
+slot_of(const char *s)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h % SLOTS;
+}
+
+void
+authn_forget(void)
+{
+	memset(users, 0, sizeof(users));
+	memset(keys, 0, sizeof(keys));
+}
+
+/* Drops the cache when a change was notified or may have been missed. */
+static void
+sync_cache(struct db *db)
+{
+	if (!db_listen(db, CHANNEL) || db_notified(db) != 0)
+		authn_forget();
+}
 
 /* Answers a failed query: 503 when the database is unavailable. */
 static void
@@ -20,11 +82,49 @@ db_refused(struct http_resp *resp, enum db_status st)
 		http_error(resp, 500, "internal error");
 }
 
+static const char user_sql[] =
+	"SELECT u.role, coalesce(u.facility_id::text, ''), "
+	"u.is_active AND coalesce(f.is_active, true), u.token_version "
+	"FROM users u LEFT JOIN facilities f ON f.id = u.facility_id "
+	"WHERE u.id = $1::uuid";
+
+/* The state of user id, from the cache or the database; NULL with the
+ * answer set when the database fails. */
+static const struct user_slot *
+user_state(struct db *db, const char *id, struct http_resp *resp)
+{
+	struct user_slot *u = &users[slot_of(id)];
+	PGresult *res = NULL;
+	enum db_status st;
+
+	if (u->used && strcmp(u->id, id) == 0)
+		return u;
+	if ((st = db_query_ro(db, &res, user_sql, 1, &id)) != DB_OK) {
+		db_refused(resp, st);
+		PQclear(res);
+		return NULL;
+	}
+	memset(u, 0, sizeof(*u));
+	snprintf(u->id, sizeof(u->id), "%s", id);
+	/* A deleted user is cached too: its tokens are refused quickly. */
+	if (PQntuples(res) == 1 &&
+	    auth_role_from_name(PQgetvalue(res, 0, 0), &u->role)) {
+		snprintf(u->facility_id, sizeof(u->facility_id), "%s",
+			 PQgetvalue(res, 0, 1));
+		u->active = PQgetvalue(res, 0, 2)[0] == 't';
+		u->ver = strtoll(PQgetvalue(res, 0, 3), NULL, 10);
+	}
+	u->used = true;
+	PQclear(res);
+	return u;
+}
+
 bool
-authn_jwt(const struct http_req *req, const char *secret, int min_role,
-	  struct authn_who *who, struct http_resp *resp)
+authn_jwt(const struct http_req *req, struct db *db, const char *secret,
+	  int min_role, struct authn_who *who, struct http_resp *resp)
 {
 	const char *h = req->authorization;
+	const struct user_slot *u;
 	struct auth_claims c;
 
 	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0 || h[7] == '\0') {
@@ -41,6 +141,17 @@ authn_jwt(const struct http_req *req, const char *secret, int min_role,
 		http_error(resp, 401, "invalid access token");
 		return false;
 	}
+	sync_cache(db);
+	if ((u = user_state(db, c.sub, resp)) == NULL)
+		return false;
+	/* A token outlives no change of what it says: log in again. */
+	if (!u->active || u->role != c.role ||
+	    strcmp(u->facility_id, c.facility_id) != 0 || u->ver != c.ver) {
+		http_error(resp, 401,
+			   "the access token is no longer valid: the account "
+			   "changed; log in again");
+		return false;
+	}
 	if ((int)c.role < min_role) {
 		http_error(resp, 403, "insufficient role");
 		return false;
@@ -53,78 +164,133 @@ authn_jwt(const struct http_req *req, const char *secret, int min_role,
 	return true;
 }
 
-/*
- * A usable key (active, not expired, of an active facility) that has the
- * scope ($2 NULL: any), returned.  last_used_at is kept to the minute: it
- * is written only when unset or older, so a device's steady traffic does
- * not cost a write (and a WAL flush) per request.
- */
-static const char use_sql[] =
-	"WITH k AS (SELECT k.id, k.facility_id, k.name, k.last_used_at "
+static const char key_sql[] =
+	"SELECT k.id, k.facility_id, k.name, k.scopes, "
+	"coalesce(extract(epoch FROM k.expires_at)::bigint, 0) "
 	"FROM api_keys k JOIN facilities f ON f.id = k.facility_id "
-	"WHERE k.key_hash = $1 AND k.is_active "
-	"AND (k.expires_at IS NULL OR k.expires_at > now()) AND f.is_active "
-	"AND ($2::text IS NULL OR $2::text = ANY (k.scopes))), "
-	"u AS (UPDATE api_keys SET last_used_at = now() WHERE id IN "
-	"(SELECT id FROM k WHERE last_used_at IS NULL "
-	"OR last_used_at < now() - interval '60 seconds')) "
-	"SELECT id, facility_id, name FROM k";
+	"WHERE k.key_hash = $1 AND k.is_active AND f.is_active";
 
-/* Whether a usable key exists, whatever its scopes (403 versus 401). */
-static const char usable_sql[] =
-	"SELECT 1 FROM api_keys k JOIN facilities f ON f.id = k.facility_id "
-	"WHERE k.key_hash = $1 AND k.is_active "
-	"AND (k.expires_at IS NULL OR k.expires_at > now()) AND f.is_active";
+/* last_used_at is kept to the minute, so a device's steady traffic does
+ * not cost a write (and a WAL flush) per request. */
+static const char used_sql[] =
+	"UPDATE api_keys SET last_used_at = now() WHERE id = $1::uuid "
+	"AND (last_used_at IS NULL "
+	"OR last_used_at < now() - interval '60 seconds')";
+
+/* True when the array text scopes ("{upload,ingest}") holds name. */
+static bool
+has_scope(const char *scopes, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = scopes;
+
+	while (*p != '\0') {
+		p += strspn(p, "{,");
+		if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '}'))
+			return true;
+		p += strcspn(p, ",}");
+		if (*p == '}')
+			break;
+	}
+	return false;
+}
+
+/*
+ * The status of the key whose SHA-256 is hash for scope (NULL: any): 200
+ * with *who filled, 401 (unknown, revoked, expired, inactive facility),
+ * 403 (usable, without scope), 503 or 500; detail set when not 200.
+ */
+static int
+key_check(struct db *db, const char *hash, const char *scope,
+	  struct authn_who *who, char *detail, size_t dlen)
+{
+	struct key_slot *k = &keys[slot_of(hash)];
+	PGresult *res = NULL;
+	enum db_status st;
+	time_t now = time(NULL);
+
+	sync_cache(db);
+	if (!k->used || strcmp(k->hash, hash) != 0) {
+		if ((st = db_query_ro(db, &res, key_sql, 1, &hash)) != DB_OK) {
+			PQclear(res);
+			snprintf(detail, dlen, "%s",
+				 st == DB_UNAVAILABLE
+					 ? "the database is unavailable"
+					 : "internal error");
+			return st == DB_UNAVAILABLE ? 503 : 500;
+		}
+		/* Unknown keys are not cached: they would push known ones
+		 * out, and cost a query now as they did before. */
+		if (PQntuples(res) != 1) {
+			PQclear(res);
+			snprintf(detail, dlen, "invalid API key");
+			return 401;
+		}
+		memset(k, 0, sizeof(*k));
+		snprintf(k->hash, sizeof(k->hash), "%s", hash);
+		snprintf(k->id, sizeof(k->id), "%s", PQgetvalue(res, 0, 0));
+		snprintf(k->facility_id, sizeof(k->facility_id), "%s",
+			 PQgetvalue(res, 0, 1));
+		snprintf(k->name, sizeof(k->name), "%s", PQgetvalue(res, 0, 2));
+		snprintf(k->scopes, sizeof(k->scopes), "%s",
+			 PQgetvalue(res, 0, 3));
+		k->expires = strtoll(PQgetvalue(res, 0, 4), NULL, 10);
+		k->used = true;
+		PQclear(res);
+		res = NULL;
+	}
+	if (k->expires != 0 && (long long)now >= k->expires) {
+		snprintf(detail, dlen, "invalid API key");
+		return 401;
+	}
+	if (scope != NULL && !has_scope(k->scopes, scope)) {
+		snprintf(detail, dlen, "the API key lacks the %s scope", scope);
+		return 403;
+	}
+	if (now - k->used_at >= USED_EVERY) {
+		const char *id = k->id;
+
+		/* Best effort: a failed write of the time is no refusal. */
+		if (db_query(db, &res, used_sql, 1, &id) == DB_OK)
+			k->used_at = now;
+		PQclear(res);
+	}
+	memset(who, 0, sizeof(*who));
+	who->kind = ROUTE_API_KEY;
+	who->role = ROLE_USER;
+	snprintf(who->key_id, sizeof(who->key_id), "%s", k->id);
+	snprintf(who->facility_id, sizeof(who->facility_id), "%s",
+		 k->facility_id);
+	snprintf(who->key_name, sizeof(who->key_name), "%s", k->name);
+	return 200;
+}
+
+int
+authn_api_key_status(struct db *db, const char *key, const char *scope,
+		     struct authn_who *who, char *detail, size_t dlen)
+{
+	char prefix[AUTH_KEY_PREFIX], hash[AUTH_SHA256_HEX];
+
+	if (key == NULL || *key == '\0') {
+		snprintf(detail, dlen, "an X-Api-Key header is required");
+		return 401;
+	}
+	if (!auth_api_key_parse(key, prefix, hash)) {
+		snprintf(detail, dlen, "invalid API key");
+		return 401;
+	}
+	return key_check(db, hash, scope, who, detail, dlen);
+}
 
 bool
 authn_api_key(const struct http_req *req, struct db *db, const char *scope,
 	      struct authn_who *who, struct http_resp *resp)
 {
-	char prefix[AUTH_KEY_PREFIX], hash[AUTH_SHA256_HEX];
-	const char *params[2] = {hash, scope};
-	PGresult *res = NULL;
-	enum db_status st;
-	bool usable;
+	char detail[128];
+	int status = authn_api_key_status(db, req->api_key, scope, who, detail,
+					  sizeof(detail));
 
-	if (req->api_key == NULL || *req->api_key == '\0') {
-		http_error(resp, 401, "an X-Api-Key header is required");
-		return false;
-	}
-	if (!auth_api_key_parse(req->api_key, prefix, hash)) {
-		http_error(resp, 401, "invalid API key");
-		return false;
-	}
-	if ((st = db_query(db, &res, use_sql, 2, params)) != DB_OK) {
-		db_refused(resp, st);
-		return false;
-	}
-	if (PQntuples(res) == 1) {
-		who->kind = ROUTE_API_KEY;
-		who->role = ROLE_USER;
-		snprintf(who->key_id, sizeof(who->key_id), "%s",
-			 PQgetvalue(res, 0, 0));
-		snprintf(who->facility_id, sizeof(who->facility_id), "%s",
-			 PQgetvalue(res, 0, 1));
-		snprintf(who->key_name, sizeof(who->key_name), "%s",
-			 PQgetvalue(res, 0, 2));
-		PQclear(res);
-		return true;
-	}
-	PQclear(res);
-	res = NULL;
-	if (scope == NULL) {
-		http_error(resp, 401, "invalid API key");
-		return false;
-	}
-	if ((st = db_query_ro(db, &res, usable_sql, 1, params)) != DB_OK) {
-		db_refused(resp, st);
-		return false;
-	}
-	usable = PQntuples(res) > 0;
-	PQclear(res);
-	if (usable)
-		http_error(resp, 403, "the API key lacks the %s scope", scope);
-	else
-		http_error(resp, 401, "invalid API key");
-	return false;
+	if (status != 200)
+		http_error(resp, status, "%s", detail);
+	return status == 200;
 }

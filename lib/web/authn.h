@@ -6,6 +6,12 @@
  * calls it for every ROUTE_JWT and ROUTE_API_KEY route, and the WebSocket
  * gate (lib/api/wsgate) for its upgrade.  Tokens are made and verified by
  * lib/core/auth; keys are stored as their SHA-256 only (doc/auth.md).
+ *
+ * Each process caches the accounts and keys it has checked and drops the
+ * cache when PostgreSQL notifies a change (LISTEN xmhub_authn, before
+ * each check, without blocking): a deactivation, a new password or a
+ * revoked key takes effect on the next request of every process, and a
+ * valid request costs no query (doc/auth.md "Account state").
  */
 #ifndef XMHUB_AUTHN_H
 #define XMHUB_AUTHN_H
@@ -29,13 +35,17 @@ struct authn_who {
 
 /*
  * Checks the "Authorization: Bearer" access token of req with the HS256
- * key secret: 401 when it is missing, malformed, forged or expired,
- * 403 when its role is below min_role (an enum auth_role).  On success
+ * key secret, then the account it names as it is now (db, through the
+ * cache): 401 when the token is missing, malformed, forged or expired,
+ * or when the user is deleted or inactive, its facility inactive, or its
+ * role, facility or token version (a new password, a deactivation) are
+ * not the token's; 403 when its role is below min_role (an enum
+ * auth_role); 503 when the database is needed and unavailable.  On success
  * fills *who (kind ROUTE_JWT, role, user_id, facility_id) and returns
  * true; otherwise resp holds the answer and it returns false.
  */
-bool authn_jwt(const struct http_req *req, const char *secret, int min_role,
-	       struct authn_who *who, struct http_resp *resp);
+bool authn_jwt(const struct http_req *req, struct db *db, const char *secret,
+	       int min_role, struct authn_who *who, struct http_resp *resp);
 
 /*
  * Checks the X-Api-Key of req against db (the header only; a key in the query
@@ -49,5 +59,19 @@ bool authn_jwt(const struct http_req *req, const char *secret, int min_role,
  */
 bool authn_api_key(const struct http_req *req, struct db *db, const char *scope,
 		   struct authn_who *who, struct http_resp *resp);
+
+/*
+ * authn_api_key() for a key outside a request (key NULL or "" when
+ * absent): the status it would answer (200, 401, 403, 503, 500), *who
+ * filled on 200, detail otherwise.  Costs no query while the key is
+ * cached and no change was notified: a long-lived connection (the
+ * WebSocket ingest) calls it before each batch.
+ */
+int authn_api_key_status(struct db *db, const char *key, const char *scope,
+			 struct authn_who *who, char *detail, size_t dlen);
+
+/* Empties the per-process cache of users and keys (tests; a
+ * notification does it by itself). */
+void authn_forget(void);
 
 #endif

@@ -42,12 +42,32 @@ is($b->{storage}, 'ok', 'filesystem store: storage ok');
 
 # A file where the store's directory was: no write, as root or not.
 my $objects = $s->setting('XMHUB_STORAGE_DIR');
-rename($objects, "$objects.away") or die "$objects: $!";
-open my $f, '>', $objects or die "$objects: $!";
-close $f;
+sub break_store {
+	rename($objects, "$objects.away") or die "$objects: $!";
+	open my $f, '>', $objects or die "$objects: $!";
+	close $f;
+}
+sub mend_store {
+	unlink $objects;
+	rename("$objects.away", $objects) or die "$objects: $!";
+}
+
+# Anyone may ask: a success stands for XMHUB_READY_INTERVAL (10 s by
+# default), so asking again does not write to the store; a store broken
+# just after a success is not probed within the interval.
+ready() for 1 .. 20;
+break_store();
+($st) = ready();
+is($st, 200, 'default interval: no store probe right after a success');
+mend_store();
+
+# Every request probes from here on.
+$s->restart(env => { XMHUB_READY_INTERVAL => 0 });
+($st) = ready();
+is($st, 200, 'interval 0: ready 200');
+break_store();
 store_down('store directory replaced by a file');
-unlink $objects;
-rename("$objects.away", $objects) or die "$objects: $!";
+mend_store();
 ($st) = ready();
 is($st, 200, 'ready again with the directory back, same processes');
 opendir my $d, "$objects/.health" or die "$objects/.health: $!";

@@ -312,11 +312,15 @@ is_error($st, $b, 404, 'update (facility_admin): unknown id');
 	($st, $b) = req(POST => '/api/auth/login', undef,
 		{email => 'user.a@example.org', password => 'user.a-pw'});
 	is_error($st, $b, 401, 'the old password no longer logs in');
-	ok(login($p, 'user.a@example.org', 'user.a-new-pw'),
-		'the new password logs in');
+	my $new = login($p, 'user.a@example.org', 'user.a-new-pw');
+	ok($new->{access_token}, 'the new password logs in');
 	($st, $b) = req(POST => '/api/auth/refresh', undef,
 		{refresh_token => $old->{refresh_token}});
 	is_error($st, $b, 401, 'sessions from before the new password end');
+	($st, $b) = req(GET => '/api/auth/me', $tok{user_a});
+	is_error($st, $b, 401,
+		'an access token from before the new password ends at once');
+	$tok{user_a} = $new->{access_token};
 }
 
 # --- delete: soft, and reactivation ---
