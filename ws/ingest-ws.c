@@ -31,10 +31,17 @@ commit(void *arg, const uint8_t *batch, size_t len, uint32_t *accepted,
 {
 	struct target *t = arg;
 	struct ingest_ack ack = {0};
-	enum ingest_status st =
-		ingest_data(t->db, t->facility_id, t->session_id, batch, len,
-			    &ack, detail, dlen);
+	struct authn_who who;
+	enum ingest_status st;
 
+	/* A key revoked (or its facility gone) since the upgrade ends the
+	 * session before this batch is stored; no query unless a change
+	 * was notified. */
+	if (authn_api_key_status(t->db, t->key, "ingest", &who, detail, dlen) !=
+	    200)
+		return false;
+	st = ingest_data(t->db, t->facility_id, t->session_id, batch, len, &ack,
+			 detail, dlen);
 	*accepted = ack.accepted_samples;
 	return st == INGEST_OK;
 }

@@ -390,20 +390,21 @@ db_listen(struct db *db, const char *channel)
 }
 
 int
-db_notified(struct db *db)
+db_notified(struct db *db, bool *missed)
 {
 	PGnotify *n;
 	int count = 0;
 
+	*missed = db->seen != db->epoch;
+	db->seen = db->epoch;
 	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK ||
 	    PQconsumeInput(db->conn) == 0 ||
-	    PQstatus(db->conn) != CONNECTION_OK || db->seen != db->epoch) {
-		db->seen = db->epoch;
-		/* Drop what an old connection queued: it is all stale. */
-		while (db->conn != NULL && (n = PQnotifies(db->conn)) != NULL)
-			PQfreemem(n);
-		return -1;
+	    PQstatus(db->conn) != CONNECTION_OK) {
+		*missed = true;
+		return 0;
 	}
+	/* The connection LISTENed before its first statement: what it
+	 * queued is real, also on a connection new since the last call. */
 	while ((n = PQnotifies(db->conn)) != NULL) {
 		count++;
 		PQfreemem(n);

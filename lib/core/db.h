@@ -70,11 +70,11 @@ bool db_listen(struct db *db, const char *channel);
 
 /*
  * Without blocking: the number of notifications received on the LISTENed
- * channel since the last call (0: none), taken off the queue; -1 when the
- * connection is down or is not the one of the last call (notifications
- * may have been missed: whatever they guard is stale).
+ * channel since the last call (0: none), taken off the queue.  *missed
+ * is true when the connection is down or is not the one of the last call:
+ * notifications may have been lost, whatever they guard is stale.
  */
-int db_notified(struct db *db);
+int db_notified(struct db *db, bool *missed);
 
 /* The SQLSTATE-derived status of a failed result (for tests, logging). */
 enum db_status db_status_of(const PGresult *res);

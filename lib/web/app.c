@@ -103,6 +103,9 @@ app_main(const char *name, const struct route *table, size_t n,
 			ctx.jwt_secret = secret;
 			ctx.store = store;
 			dispatch(&ctx, table, n);
+			/* Before the answer: the client may ask another
+			 * process next. */
+			authn_settle(db);
 		}
 		http_send(&resp, &fcgi);
 		http_req_free(&req);

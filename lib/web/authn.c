@@ -5,17 +5,22 @@
  * active, its role, facility and token version) is cached per process in
  * two fixed tables, so that a valid request costs no query.  The cache is
  * dropped whole whenever PostgreSQL notifies a change on CHANNEL (the
- * triggers of sql/010_authn_state.sql) or the connection was made anew,
- * which is looked at, without blocking, before each check.
+ * triggers of sql/010_authn_state.sql), when another process of this
+ * host counted a change (host_epoch), or when the connection was made
+ * anew; all three are looked at, without blocking, before each check.
  */
 #include "config.h"
 
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/auth.h"
 #include "web/authn.h"
@@ -64,12 +69,71 @@ authn_forget(void)
 	memset(keys, 0, sizeof(keys));
 }
 
-/* Drops the cache when a change was notified or may have been missed. */
+/*
+ * The host's change counter, shared by the processes of one user: a
+ * process whose own request changed an account (it receives its own
+ * notification before its statement returns) adds one before it answers,
+ * and the others drop their caches on their next check.  A notification
+ * takes a moment to reach another process; the counter does not, so a
+ * change made through this host is seen by the very next request.
+ */
+static atomic_ulong *host_epoch;
+static unsigned long host_seen;
+
+static atomic_ulong *
+host_counter(void)
+{
+	static bool tried;
+	char name[64];
+	void *p;
+	int fd;
+
+	if (tried)
+		return host_epoch;
+	tried = true;
+	snprintf(name, sizeof(name), "/xmhub-authn-%u", (unsigned)geteuid());
+	if ((fd = shm_open(name, O_RDWR | O_CREAT, 0600)) < 0 ||
+	    ftruncate(fd, sizeof(atomic_ulong)) != 0 ||
+	    (p = mmap(NULL, sizeof(atomic_ulong), PROT_READ | PROT_WRITE,
+		      MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		/* Notifications alone still work, a moment later. */
+		perror("authn: shared change counter");
+		p = NULL;
+	}
+	if (fd >= 0)
+		close(fd);
+	host_epoch = p;
+	return host_epoch;
+}
+
+/* Drops the cache when a change was notified or counted, or may have
+ * been missed. */
 static void
 sync_cache(struct db *db)
 {
-	if (!db_listen(db, CHANNEL) || db_notified(db) != 0)
+	atomic_ulong *c = host_counter();
+	bool missed = false, stale = !db_listen(db, CHANNEL) ||
+				     db_notified(db, &missed) > 0 || missed;
+
+	if (c != NULL && atomic_load(c) != host_seen) {
+		host_seen = atomic_load(c);
+		stale = true;
+	}
+	if (stale)
 		authn_forget();
+}
+
+void
+authn_settle(struct db *db)
+{
+	atomic_ulong *c = host_counter();
+	bool missed;
+	int n = db_notified(db, &missed);
+
+	if (n > 0 || missed)
+		authn_forget();
+	if (n > 0 && c != NULL)
+		host_seen = atomic_fetch_add(c, 1) + 1;
 }
 
 /* Answers a failed query: 503 when the database is unavailable. */

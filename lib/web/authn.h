@@ -70,6 +70,14 @@ bool authn_api_key(const struct http_req *req, struct db *db, const char *scope,
 int authn_api_key_status(struct db *db, const char *key, const char *scope,
 			 struct authn_who *who, char *detail, size_t dlen);
 
+/*
+ * After a request that used db: when it changed an account or a key (its
+ * own notification came back), counts the change for the host's other
+ * processes, so that their next check drops their caches.  Call before
+ * the answer is sent.  Nothing to fail.
+ */
+void authn_settle(struct db *db);
+
 /* Empties the per-process cache of users and keys (tests; a
  * notification does it by itself). */
 void authn_forget(void);

@@ -85,7 +85,8 @@ sub user {
 }
 
 # token($user, $ttl): an HS256 access token for $user, as login makes
-# them (doc/auth.md), valid for $ttl seconds (default 900).
+# them (doc/auth.md), valid for $ttl seconds (default 900), of the
+# user's token version $user->{ver} (default 0, a new user's).
 sub token {
 	my ($self, $user, $ttl) = @_;
 	my $now = time;
@@ -98,6 +99,7 @@ sub token {
 		type => 'access',
 		iat => $now,
 		exp => $now + ($ttl // 900),
+		ver => $user->{ver} // 0,
 	}));
 	my $sig = encode_base64url(hmac_sha256("$header.$claims",
 		$self->{secret}));
