@@ -52,17 +52,27 @@ sub ok_200 {
 	is(ref $body, 'ARRAY', "$name: the list");
 }
 
+my $CHANGED = 'the access token is no longer valid: the account changed; '
+    . 'log in again';
+
+# refused_next($name, [$st, $body, $response]): the answer to the first
+# request after a change of the token's account made through the API:
+# refused at once (doc/auth.md "Account state on every request": a change
+# made through this host is seen by the very next request).
+sub refused_next {
+	my ($name, @answer) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	is_error(@answer, 401, "$name, the very next request");
+	is(ref $answer[1] eq 'HASH' && $answer[1]{detail}, $CHANGED,
+	    "$name: the detail of doc/auth.md");
+}
+
 # refused_soon($name, $request): a token refused after a change of its
-# account.  KNOWN MISMATCH, reported to the lead: the change should end
-# the token "on the very next request", but each program drops its cache
-# of accounts (lib/web/authn.c) when PostgreSQL's notification of the
-# change reaches its connection, which happens asynchronously, after the
-# commit: a request in the first milliseconds after the change may still
-# pass (measured on a test stack: 4 of 20 requests sent at once after a
-# deletion passed, none of 40 sent 5 ms or more later).  So the very next
-# request is not asserted (its status is noted); the token must be
-# refused within 2 s, and then 6 times in a row (the program runs in
-# more than one process).
+# account made in SQL, which doc/auth.md promises "as soon as its
+# notification arrives", not on the very next request (a notification
+# takes a moment to reach another backend): refused within 2 s, then 6
+# times in a row (the program runs in more than one process).  The first
+# answer is noted, not asserted.
 sub refused_soon {
 	my ($name, $request) = @_;
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
@@ -76,10 +86,9 @@ sub refused_soon {
 	ok($row == 6, "$name: refused within 2 s, 6 times in a row")
 	    or diag "last answer: $last[0]";
 	is_error(@last, 401, $name);
-	is(ref $last[1] eq 'HASH' && $last[1]{detail}, 'the access token is no '
-	    . 'longer valid: the account changed; log in again',
-	    "$name: the detail of doc/api.md");
-	note "$name: the very next request after the change got $first";
+	is(ref $last[1] eq 'HASH' && $last[1]{detail}, $CHANGED,
+	    "$name: the detail of doc/auth.md");
+	note "$name: the first request after the change got $first";
 }
 
 # --- helpers on the three parts of a token ---
@@ -190,8 +199,8 @@ ok_200(devices($carol->{access_token}), 'carol before her deletion');
 ($st, $b) = $p->req(DELETE => "/api/v1/users/$id{carol}",
 	token => $root->{access_token});
 is($st, 204, 'carol deleted (soft: inactive)') or diag explain $b;
-refused_soon("a deleted user's access token",
-    sub { devices($carol->{access_token}) });
+refused_next("a deleted user's access token",
+    devices($carol->{access_token}));
 is_error(refresh($carol->{refresh_token}), 401,
     "a deleted user's refresh token");
 my $dave = login($p, 'dave@example.org', 'dave password');
@@ -213,8 +222,8 @@ my $ver = claims($erin->{access_token})->{ver};
 ($st, $b) = $p->req(PATCH => "/api/v1/users/$id{erin}",
 	token => $root->{access_token}, json => {password => 'erin new one'});
 is($st, 200, "erin's password changed through the API") or diag explain $b;
-refused_soon('an access token from before the new password',
-    sub { devices($erin->{access_token}) });
+refused_next('an access token from before the new password',
+    devices($erin->{access_token}));
 is_error(refresh($erin->{refresh_token}), 401,
     'a refresh token from before the new password');
 my $erin2 = login($p, 'erin@example.org', 'erin new one');
@@ -231,15 +240,15 @@ ok_200(devices($frank->{access_token}), 'frank before his new role');
 ($st, $b) = $p->req(PATCH => "/api/v1/users/$id{frank}",
 	token => $root->{access_token}, json => {role => 'facility_admin'});
 is($st, 200, 'frank made a facility_admin') or diag explain $b;
-refused_soon('an access token from before a role change',
-    sub { devices($frank->{access_token}) });
+refused_next('an access token from before a role change',
+    devices($frank->{access_token}));
 my $gina = login($p, 'gina@example.org', 'gina password');
 ok_200(devices($gina->{access_token}), 'gina before her facility closes');
 ($st, $b) = $p->req(PATCH => "/api/v1/facilities/$closed",
 	token => $root->{access_token}, json => {is_active => JSON::PP::false});
 is($st, 200, "gina's facility deactivated") or diag explain $b;
-refused_soon('an access token of a user of an inactive facility',
-    sub { devices($gina->{access_token}) });
+refused_next('an access token of a user of an inactive facility',
+    devices($gina->{access_token}));
 is_error(refresh($gina->{refresh_token}), 401,
     'a refresh token of a user of an inactive facility');
 
