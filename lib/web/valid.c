@@ -192,7 +192,7 @@ check_text(const struct valid_field *f, const char *s, size_t n,
 }
 
 /* Checks an array of at most max (0: 1000) elements of f's type: UUIDs, or
- * strings of 1..64 bytes; false with the 400 set. */
+ * strings of 1..64 bytes without NUL; false with the 400 set. */
 static bool
 check_array(const struct valid_field *f, json_object *o, struct http_resp *resp)
 {
@@ -208,8 +208,9 @@ check_array(const struct valid_field *f, json_object *o, struct http_resp *resp)
 		size_t len = (size_t)json_object_get_string_len(e);
 
 		if (!json_object_is_type(e, json_type_string) ||
-		    (f->type == VALID_UUIDS ? !uuid_valid(s, len)
-					    : len == 0 || len > 64)) {
+		    (f->type == VALID_UUIDS
+			     ? !uuid_valid(s, len)
+			     : len == 0 || len > 64 || memchr(s, 0, len))) {
 			http_error(resp, 400, "%s[%zu] is not a valid %s",
 				   f->name, i,
 				   f->type == VALID_UUIDS ? "UUID" : "string");

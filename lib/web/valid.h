@@ -30,7 +30,7 @@ enum valid_type {
 	VALID_COLOR,	 /* #RRGGBB */
 	VALID_TIMESTAMP, /* ISO 8601 with a zone, e.g. 2026-01-02T03:04:05Z */
 	VALID_STRINGS,	 /* array of at most max (0: 1000) strings of 1..64
-			  * bytes each */
+			  * bytes each, no NUL */
 	VALID_UUIDS,	 /* array of at most max (0: 1000) UUIDs, kept as
 			  * given (not lower-cased) */
 	VALID_OBJECT	 /* a JSON object */

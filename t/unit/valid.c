@@ -124,6 +124,28 @@ main(void)
 		   false,
 	   "a valid small integer");
 	{
+		/* Built with json-c, as the parser may refuse \u0000 first. */
+		json_object *o = json_object_new_object(),
+			    *a = json_object_new_array();
+		struct http_resp resp;
+
+		json_object_object_add(o, "name",
+				       json_object_new_string_len("a\0", 2));
+		http_resp_init(&resp);
+		ok(!valid_body(o, fields, N, v, &resp) && resp.status == 400,
+		   "a NUL in a string refused with a 400");
+		http_resp_free(&resp);
+		json_object_array_add(
+			a, json_object_new_string_len("upload\0x", 8));
+		json_object_object_add(o, "name", json_object_new_string("a"));
+		json_object_object_add(o, "scopes", a);
+		http_resp_init(&resp);
+		ok(!valid_body(o, fields, N, v, &resp) && resp.status == 400,
+		   "a NUL in an array's string refused with a 400");
+		http_resp_free(&resp);
+		json_object_put(o);
+	}
+	{
 		struct http_req req;
 		struct http_resp resp;
 		static const struct valid_field q[] = {
