@@ -7,6 +7,7 @@
 #ifndef XMHUB_TESTUTIL_H
 #define XMHUB_TESTUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -98,41 +99,33 @@ val_raw(enum sample_type t, const void *p, size_t len)
 	return v;
 }
 
-/* One value as a table row writes it: bits for the fixed-width types,
- * p and n (bytes, or elements of an array) for the others. */
+/* One value as a table row writes it: bits for a fixed-width value, p and
+ * n (bytes, or elements of an array) for a variable one (raw). */
 struct test_value {
 	enum sample_type type;
 	uint64_t bits;
 	const void *p;
 	size_t n;
+	bool raw;
 };
 
 /* Rows of struct test_value: TV(type, bits) for a fixed-width value,
  * TV_RAW(type, p, n) for a variable one (p, n may come from one macro). */
 #define TV(t, bits)                                                            \
 	{                                                                      \
-		(t), (bits), NULL, 0                                           \
+		(t), (bits), NULL, 0, false                                    \
 	}
 #define TV_RAW(t, ...)                                                         \
 	{                                                                      \
-		(t), 0, __VA_ARGS__                                            \
+		(t), 0, __VA_ARGS__, true                                      \
 	}
 
-/* The value of row r (val_bits() or val_raw()). */
+/* The value of row r: val_raw() or val_bits(). */
 static struct sample_value __attribute__((unused))
 val_row(const struct test_value *r)
 {
-	switch (r->type) {
-	case SAMPLE_STRING:
-	case SAMPLE_BYTES:
-	case SAMPLE_JSON:
-	case SAMPLE_F64_ARRAY:
-	case SAMPLE_F32_ARRAY:
-	case SAMPLE_I32_ARRAY:
-		return val_raw(r->type, r->p, r->n);
-	default:
-		return val_bits(r->type, r->bits);
-	}
+	return r->raw ? val_raw(r->type, r->p, r->n)
+		      : val_bits(r->type, r->bits);
 }
 
 #endif

@@ -222,9 +222,7 @@ static const struct {
 	 false, "string \"abc\" and \"abd\""},
 	{TV_RAW(SAMPLE_BYTES, "ab", 2), TV_RAW(SAMPLE_BYTES, "abc", 3), false,
 	 "bytes \"ab\" and \"abc\""},
-	{{SAMPLE_JSON, 0, "{}", 2},
-	 {SAMPLE_JSON, 0, "{}", 2},
-	 true,
+	{TV_RAW(SAMPLE_JSON, "{}", 2), TV_RAW(SAMPLE_JSON, "{}", 2), true,
 	 "json {} twice"},
 
 	/* Empty payloads: no bytes read, NULL pointers allowed. */

@@ -1142,16 +1142,13 @@ check_invalid(struct xmbp_enc *enc, size_t before, const char *what)
 enum step {
 	ST_NONE, /* ends the list */
 	ST_BEGIN,
-	ST_STREAM_F32,
-	ST_STREAM_I32,
-	ST_STREAM_I8,
-	ST_STREAM_0D,	/* a stream of the reserved type 0x0D */
 	ST_256_STREAMS, /* 256 bool streams, ids 0..255 */
 	ST_STREAM_256,	/* one more bool stream, id 256 */
 	ST_I32,
 	ST_F64,
 	ST_END_STREAM,
-	ST_VALUE_0D /* xmbp_enc_value() of the reserved type 0x0D */
+	ST_VALUE_0D, /* xmbp_enc_value() of the reserved type 0x0D */
+	ST_STREAM    /* plus a type tag: a stream of that type, id 1 */
 };
 
 /* Calls that put the encoder in its INVALID state. */
@@ -1159,14 +1156,16 @@ static const struct {
 	const char *name;
 	enum step steps[6];
 } misuses[] = {
-	{"f64 sample in an f32 block", LIST(ST_BEGIN, ST_STREAM_F32, ST_F64)},
+	{"f64 sample in an f32 block",
+	 LIST(ST_BEGIN, ST_STREAM + SAMPLE_F32, ST_F64)},
 	{"sample before any stream", LIST(ST_BEGIN, ST_I32)},
 	{"sample after end_stream",
-	 LIST(ST_BEGIN, ST_STREAM_I32, ST_I32, ST_END_STREAM, ST_I32)},
-	{"stream before begin", LIST(ST_STREAM_I8)},
+	 LIST(ST_BEGIN, ST_STREAM + SAMPLE_I32, ST_I32, ST_END_STREAM, ST_I32)},
+	{"stream before begin", LIST(ST_STREAM + SAMPLE_I8)},
 	{"begin twice", LIST(ST_BEGIN, ST_BEGIN)},
-	{"stream of type 0x0D", LIST(ST_BEGIN, ST_STREAM_0D)},
-	{"enc_value of type 0x0D", LIST(ST_BEGIN, ST_STREAM_I8, ST_VALUE_0D)},
+	{"stream of type 0x0D", LIST(ST_BEGIN, ST_STREAM + 0x0D)},
+	{"enc_value of type 0x0D",
+	 LIST(ST_BEGIN, ST_STREAM + SAMPLE_I8, ST_VALUE_0D)},
 	{"a 257th stream", LIST(ST_BEGIN, ST_256_STREAMS, ST_STREAM_256)},
 };
 
@@ -1175,20 +1174,10 @@ static void
 step(struct xmbp_enc *enc, enum step st, size_t k)
 {
 	switch (st) {
+	case ST_NONE:
+		abort();
 	case ST_BEGIN:
 		xmbp_enc_begin(enc, (uint16_t)k, NULL);
-		break;
-	case ST_STREAM_F32:
-		xmbp_enc_stream(enc, 1, SAMPLE_F32);
-		break;
-	case ST_STREAM_I32:
-		xmbp_enc_stream(enc, 1, SAMPLE_I32);
-		break;
-	case ST_STREAM_I8:
-		xmbp_enc_stream(enc, 1, SAMPLE_I8);
-		break;
-	case ST_STREAM_0D:
-		xmbp_enc_stream(enc, 1, (enum sample_type)0x0D);
 		break;
 	case ST_256_STREAMS:
 		for (unsigned int i = 0; i < 256; i++)
@@ -1211,8 +1200,9 @@ step(struct xmbp_enc *enc, enum step st, size_t k)
 			enc, k,
 			&(struct sample_value){.type = (enum sample_type)0x0D});
 		break;
-	case ST_NONE:
-		abort();
+	default:
+		xmbp_enc_stream(enc, 1, (enum sample_type)(st - ST_STREAM));
+		break;
 	}
 }
 
