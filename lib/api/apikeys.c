@@ -141,10 +141,22 @@ apikeys_list(struct app_ctx *ctx)
 enum { F_NAME, F_SCOPES, F_EXPIRES, F_FACILITY, NFIELDS };
 
 static const struct valid_field post_fields[NFIELDS] = {
-	[F_NAME] = {"name", VALID_STRING, true, false, 1, APIKEYS_NAME_MAX},
-	[F_SCOPES] = {"scopes", VALID_STRINGS, false, true, 0, 16},
-	[F_EXPIRES] = {"expires_at", VALID_TIMESTAMP, false, true, 0, 0},
-	[F_FACILITY] = {"facility_id", VALID_UUID, false, true, 0, 0},
+	[F_NAME] = {.name = "name",
+		    .type = VALID_STRING,
+		    .flags = VALID_REQUIRED,
+		    .min = 1,
+		    .max = APIKEYS_NAME_MAX},
+	[F_SCOPES] = {.name = "scopes",
+		      .type = VALID_STRINGS,
+		      .flags = VALID_NULLABLE,
+		      .min = 0,
+		      .max = 16},
+	[F_EXPIRES] = {.name = "expires_at",
+		       .type = VALID_TIMESTAMP,
+		       .flags = VALID_NULLABLE},
+	[F_FACILITY] = {.name = "facility_id",
+			.type = VALID_UUID,
+			.flags = VALID_NULLABLE},
 };
 
 /* The mask of the body's scopes (absent or null: all); false with a 400

@@ -28,13 +28,29 @@ devices_list(struct app_ctx *ctx)
 enum { P_UID, P_NAME, P_HW, P_FW, P_FACILITY, NPOST };
 
 static const struct valid_field post_fields[NPOST] = {
-	[P_UID] = {"device_uid", VALID_INT, true, false, 0, 4294967295LL},
-	[P_NAME] = {"name", VALID_STRING, true, false, 1, DEVICES_NAME_MAX},
-	[P_HW] = {"hardware_version", VALID_STRING, false, true, 0,
-		  DEVICES_VERSION_MAX},
-	[P_FW] = {"firmware_version", VALID_STRING, false, true, 0,
-		  DEVICES_VERSION_MAX},
-	[P_FACILITY] = {"facility_id", VALID_UUID, false, true, 0, 0},
+	[P_UID] = {.name = "device_uid",
+		   .type = VALID_INT,
+		   .flags = VALID_REQUIRED,
+		   .min = 0,
+		   .max = 4294967295LL},
+	[P_NAME] = {.name = "name",
+		    .type = VALID_STRING,
+		    .flags = VALID_REQUIRED,
+		    .min = 1,
+		    .max = DEVICES_NAME_MAX},
+	[P_HW] = {.name = "hardware_version",
+		  .type = VALID_STRING,
+		  .flags = VALID_NULLABLE,
+		  .min = 0,
+		  .max = DEVICES_VERSION_MAX},
+	[P_FW] = {.name = "firmware_version",
+		  .type = VALID_STRING,
+		  .flags = VALID_NULLABLE,
+		  .min = 0,
+		  .max = DEVICES_VERSION_MAX},
+	[P_FACILITY] = {.name = "facility_id",
+			.type = VALID_UUID,
+			.flags = VALID_NULLABLE},
 };
 
 static const char insert_sql[] =
@@ -93,12 +109,21 @@ devices_get(struct app_ctx *ctx)
 enum { U_NAME, U_HW, U_FW, U_ACTIVE, NPATCH };
 
 static const struct valid_field patch_fields[NPATCH] = {
-	[U_NAME] = {"name", VALID_STRING, false, false, 1, DEVICES_NAME_MAX},
-	[U_HW] = {"hardware_version", VALID_STRING, false, true, 0,
-		  DEVICES_VERSION_MAX},
-	[U_FW] = {"firmware_version", VALID_STRING, false, true, 0,
-		  DEVICES_VERSION_MAX},
-	[U_ACTIVE] = {"is_active", VALID_BOOL, false, false, 0, 0},
+	[U_NAME] = {.name = "name",
+		    .type = VALID_STRING,
+		    .min = 1,
+		    .max = DEVICES_NAME_MAX},
+	[U_HW] = {.name = "hardware_version",
+		  .type = VALID_STRING,
+		  .flags = VALID_NULLABLE,
+		  .min = 0,
+		  .max = DEVICES_VERSION_MAX},
+	[U_FW] = {.name = "firmware_version",
+		  .type = VALID_STRING,
+		  .flags = VALID_NULLABLE,
+		  .min = 0,
+		  .max = DEVICES_VERSION_MAX},
+	[U_ACTIVE] = {.name = "is_active", .type = VALID_BOOL},
 };
 
 /* Fields not given keep their values; the versions may be set to null. */

@@ -91,10 +91,17 @@ void
 facilities_post(struct app_ctx *ctx)
 {
 	static const struct valid_field f[] = {
-		{"name", VALID_STRING, true, false, 1, FACILITY_NAME_MAX},
-		{"slug", VALID_SLUG, true, false, 0, 0},
-		{"description", VALID_STRING, false, true, 0,
-		 FACILITY_DESC_MAX},
+		{.name = "name",
+		 .type = VALID_STRING,
+		 .flags = VALID_REQUIRED,
+		 .min = 1,
+		 .max = FACILITY_NAME_MAX},
+		{.name = "slug", .type = VALID_SLUG, .flags = VALID_REQUIRED},
+		{.name = "description",
+		 .type = VALID_STRING,
+		 .flags = VALID_NULLABLE,
+		 .min = 0,
+		 .max = FACILITY_DESC_MAX},
 	};
 	struct valid_value v[3];
 	json_object *body;
@@ -129,10 +136,16 @@ void
 facilities_patch(struct app_ctx *ctx)
 {
 	static const struct valid_field f[] = {
-		{"name", VALID_STRING, false, false, 1, FACILITY_NAME_MAX},
-		{"description", VALID_STRING, false, true, 0,
-		 FACILITY_DESC_MAX},
-		{"is_active", VALID_BOOL, false, false, 0, 0},
+		{.name = "name",
+		 .type = VALID_STRING,
+		 .min = 1,
+		 .max = FACILITY_NAME_MAX},
+		{.name = "description",
+		 .type = VALID_STRING,
+		 .flags = VALID_NULLABLE,
+		 .min = 0,
+		 .max = FACILITY_DESC_MAX},
+		{.name = "is_active", .type = VALID_BOOL},
 	};
 	struct valid_value v[3];
 	json_object *body;

@@ -51,19 +51,49 @@ ingestapi_error(struct http_resp *resp, enum ingest_status st,
 enum { P_UID, P_NAME, P_META, NPOST };
 
 static const struct valid_field post_fields[NPOST] = {
-	[P_UID] = {"device_uid", VALID_INT, true, false, 0, 4294967295LL},
-	[P_NAME] = {"name", VALID_STRING, false, true, 0, INGEST_NAME_MAX},
-	[P_META] = {"metadata", VALID_OBJECT, false, true, 0, 0},
+	[P_UID] = {.name = "device_uid",
+		   .type = VALID_INT,
+		   .flags = VALID_REQUIRED,
+		   .min = 0,
+		   .max = 4294967295LL},
+	[P_NAME] = {.name = "name",
+		    .type = VALID_STRING,
+		    .flags = VALID_NULLABLE,
+		    .min = 0,
+		    .max = INGEST_NAME_MAX},
+	[P_META] = {.name = "metadata",
+		    .type = VALID_OBJECT,
+		    .flags = VALID_NULLABLE},
 };
 
 enum { S_INDEX, S_NAME, S_TYPE, S_UNIT, S_DESC, NSTREAM };
 
 static const struct valid_field stream_fields[NSTREAM] = {
-	[S_INDEX] = {"stream_index", VALID_INT, true, false, 0, 65535},
-	[S_NAME] = {"name", VALID_STRING, true, false, 1, INGEST_NAME_MAX},
-	[S_TYPE] = {"value_type", VALID_STRING, true, false, 1, 16},
-	[S_UNIT] = {"unit", VALID_STRING, false, true, 0, 100},
-	[S_DESC] = {"description", VALID_STRING, false, true, 0, 2000},
+	[S_INDEX] = {.name = "stream_index",
+		     .type = VALID_INT,
+		     .flags = VALID_REQUIRED,
+		     .min = 0,
+		     .max = 65535},
+	[S_NAME] = {.name = "name",
+		    .type = VALID_STRING,
+		    .flags = VALID_REQUIRED,
+		    .min = 1,
+		    .max = INGEST_NAME_MAX},
+	[S_TYPE] = {.name = "value_type",
+		    .type = VALID_STRING,
+		    .flags = VALID_REQUIRED,
+		    .min = 1,
+		    .max = 16},
+	[S_UNIT] = {.name = "unit",
+		    .type = VALID_STRING,
+		    .flags = VALID_NULLABLE,
+		    .min = 0,
+		    .max = 100},
+	[S_DESC] = {.name = "description",
+		    .type = VALID_STRING,
+		    .flags = VALID_NULLABLE,
+		    .min = 0,
+		    .max = 2000},
 };
 
 /* sample_rate_hz of stream object o, when given and not null, into

@@ -170,8 +170,16 @@ void
 login_login(struct app_ctx *ctx)
 {
 	static const struct valid_field f[] = {
-		{"email", VALID_STRING, true, false, 1, 254},
-		{"password", VALID_STRING, true, false, 1, AUTH_PASSWORD_MAX},
+		{.name = "email",
+		 .type = VALID_STRING,
+		 .flags = VALID_REQUIRED,
+		 .min = 1,
+		 .max = 254},
+		{.name = "password",
+		 .type = VALID_STRING,
+		 .flags = VALID_REQUIRED,
+		 .min = 1,
+		 .max = AUTH_PASSWORD_MAX},
 	};
 	struct valid_value v[2];
 	struct auth_claims rc;
@@ -327,7 +335,11 @@ void
 login_refresh(struct app_ctx *ctx)
 {
 	static const struct valid_field f[] = {
-		{"refresh_token", VALID_STRING, true, false, 1, AUTH_JWT_MAX},
+		{.name = "refresh_token",
+		 .type = VALID_STRING,
+		 .flags = VALID_REQUIRED,
+		 .min = 1,
+		 .max = AUTH_JWT_MAX},
 	};
 	struct valid_value v[1];
 	struct auth_claims c;

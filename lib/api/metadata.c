@@ -39,7 +39,7 @@ void
 metadata_sessions_list(struct app_ctx *ctx)
 {
 	static const struct valid_field f[] = {
-		{"device_id", VALID_UUID, false, false, 0, 0},
+		{.name = "device_id", .type = VALID_UUID},
 	};
 	struct valid_value dev;
 	struct page pg;
@@ -99,7 +99,10 @@ static bool
 parse_query(struct app_ctx *ctx, struct query *q)
 {
 	static const struct valid_field f[] = {
-		{"limit", VALID_INT, false, false, 1, METADATA_LIMIT_MAX},
+		{.name = "limit",
+		 .type = VALID_INT,
+		 .min = 1,
+		 .max = METADATA_LIMIT_MAX},
 	};
 	const char *n = ctx->params[1];
 	struct valid_value lim;

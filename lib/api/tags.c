@@ -22,9 +22,17 @@ tags_list(struct app_ctx *ctx)
 enum { F_NAME, F_COLOR, F_FACILITY, NFIELDS };
 
 static const struct valid_field post_fields[NFIELDS] = {
-	[F_NAME] = {"name", VALID_STRING, true, false, 1, TAGS_NAME_MAX},
-	[F_COLOR] = {"color", VALID_COLOR, false, true, 0, 0},
-	[F_FACILITY] = {"facility_id", VALID_UUID, false, true, 0, 0},
+	[F_NAME] = {.name = "name",
+		    .type = VALID_STRING,
+		    .flags = VALID_REQUIRED,
+		    .min = 1,
+		    .max = TAGS_NAME_MAX},
+	[F_COLOR] = {.name = "color",
+		     .type = VALID_COLOR,
+		     .flags = VALID_NULLABLE},
+	[F_FACILITY] = {.name = "facility_id",
+			.type = VALID_UUID,
+			.flags = VALID_NULLABLE},
 };
 
 static const char insert_sql[] =

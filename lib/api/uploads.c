@@ -731,8 +731,11 @@ own_upload(struct app_ctx *ctx, char fac[ROUTE_UUID_LEN + 1],
 enum { P_METADATA, P_TAGS, NPATCH };
 
 static const struct valid_field patch_fields[NPATCH] = {
-	[P_METADATA] = {"metadata", VALID_OBJECT, false, false, 0, 0},
-	[P_TAGS] = {"tags", VALID_UUIDS, false, false, 0, UPLOADS_TAGS_MAX},
+	[P_METADATA] = {.name = "metadata", .type = VALID_OBJECT},
+	[P_TAGS] = {.name = "tags",
+		    .type = VALID_UUIDS,
+		    .min = 0,
+		    .max = UPLOADS_TAGS_MAX},
 };
 
 /* $2 NULL keeps the metadata; the update also moves updated_at. */

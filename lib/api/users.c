@@ -141,12 +141,21 @@ void
 users_post(struct app_ctx *ctx)
 {
 	static const struct valid_field f[] = {
-		{"email", VALID_EMAIL, true, false, 0, 0},
-		{"password", VALID_STRING, true, false, USER_PASSWORD_MIN,
-		 AUTH_PASSWORD_MAX},
-		{"display_name", VALID_STRING, true, false, 1, USER_NAME_MAX},
-		{"role", VALID_ROLE, true, false, 0, 0},
-		{"facility_id", VALID_UUID, false, true, 0, 0},
+		{.name = "email", .type = VALID_EMAIL, .flags = VALID_REQUIRED},
+		{.name = "password",
+		 .type = VALID_STRING,
+		 .flags = VALID_REQUIRED,
+		 .min = USER_PASSWORD_MIN,
+		 .max = AUTH_PASSWORD_MAX},
+		{.name = "display_name",
+		 .type = VALID_STRING,
+		 .flags = VALID_REQUIRED,
+		 .min = 1,
+		 .max = USER_NAME_MAX},
+		{.name = "role", .type = VALID_ROLE, .flags = VALID_REQUIRED},
+		{.name = "facility_id",
+		 .type = VALID_UUID,
+		 .flags = VALID_NULLABLE},
 	};
 	struct valid_value v[5];
 	json_object *body;
@@ -279,12 +288,17 @@ void
 users_patch(struct app_ctx *ctx)
 {
 	static const struct valid_field f[] = {
-		{"display_name", VALID_STRING, false, false, 1, USER_NAME_MAX},
-		{"role", VALID_ROLE, false, false, 0, 0},
-		{"is_active", VALID_BOOL, false, false, 0, 0},
-		{"password", VALID_STRING, false, false, USER_PASSWORD_MIN,
-		 AUTH_PASSWORD_MAX},
-		{"facility_id", VALID_UUID, false, false, 0, 0},
+		{.name = "display_name",
+		 .type = VALID_STRING,
+		 .min = 1,
+		 .max = USER_NAME_MAX},
+		{.name = "role", .type = VALID_ROLE},
+		{.name = "is_active", .type = VALID_BOOL},
+		{.name = "password",
+		 .type = VALID_STRING,
+		 .min = USER_PASSWORD_MIN,
+		 .max = AUTH_PASSWORD_MAX},
+		{.name = "facility_id", .type = VALID_UUID},
 	};
 	struct valid_value v[5];
 	json_object *body;

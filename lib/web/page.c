@@ -15,10 +15,18 @@
 enum { Q_PAGE, Q_PER_PAGE, Q_STATUS, NQUERY };
 
 static const struct valid_field fields[NQUERY] = {
-	[Q_PAGE] = {"page", VALID_INT, false, false, 1, PAGE_MAX},
-	[Q_PER_PAGE] = {"per_page", VALID_INT, false, false, 1,
-			PAGE_PER_PAGE_MAX},
-	[Q_STATUS] = {"status", VALID_STRING, false, false, 0, 32},
+	[Q_PAGE] = {.name = "page",
+		    .type = VALID_INT,
+		    .min = 1,
+		    .max = PAGE_MAX},
+	[Q_PER_PAGE] = {.name = "per_page",
+			.type = VALID_INT,
+			.min = 1,
+			.max = PAGE_PER_PAGE_MAX},
+	[Q_STATUS] = {.name = "status",
+		      .type = VALID_STRING,
+		      .min = 0,
+		      .max = 32},
 };
 
 bool

@@ -18,7 +18,7 @@ bool
 scope_list(struct app_ctx *ctx, const char **facility_id)
 {
 	static const struct valid_field f[] = {
-		{"facility_id", VALID_UUID, false, false, 0, 0},
+		{.name = "facility_id", .type = VALID_UUID},
 	};
 	struct valid_value v[1];
 

@@ -191,7 +191,8 @@ check_text(const struct valid_field *f, const char *s, size_t n,
 	}
 }
 
-/* Checks an array of text values of type t, each 1..max bytes. */
+/* Checks an array of at most max (0: 1000) elements of f's type: UUIDs, or
+ * strings of 1..64 bytes without NUL; false with the 400 set. */
 static bool
 check_array(const struct valid_field *f, json_object *o, struct http_resp *resp)
 {
@@ -207,8 +208,9 @@ check_array(const struct valid_field *f, json_object *o, struct http_resp *resp)
 		size_t len = (size_t)json_object_get_string_len(e);
 
 		if (!json_object_is_type(e, json_type_string) ||
-		    (f->type == VALID_UUIDS ? !uuid_valid(s, len)
-					    : len == 0 || len > 64)) {
+		    (f->type == VALID_UUIDS
+			     ? !uuid_valid(s, len)
+			     : len == 0 || len > 64 || memchr(s, 0, len))) {
 			http_error(resp, 400, "%s[%zu] is not a valid %s",
 				   f->name, i,
 				   f->type == VALID_UUIDS ? "UUID" : "string");
@@ -230,7 +232,7 @@ valid_body(json_object *obj, const struct valid_field *fields, size_t n,
 
 		memset(v, 0, sizeof(*v));
 		if (!json_object_object_get_ex(obj, f->name, &o)) {
-			if (f->required) {
+			if (f->flags & VALID_REQUIRED) {
 				http_error(resp, 400, "%s is required",
 					   f->name);
 				return false;
@@ -239,7 +241,7 @@ valid_body(json_object *obj, const struct valid_field *fields, size_t n,
 		}
 		v->present = true;
 		if (o == NULL) {
-			if (!f->nullable) {
+			if (!(f->flags & VALID_NULLABLE)) {
 				http_error(resp, 400, "%s must not be null",
 					   f->name);
 				return false;
@@ -336,7 +338,7 @@ valid_query(const struct http_req *req, const struct valid_field *fields,
 
 		memset(v, 0, sizeof(*v));
 		if (s == NULL) {
-			if (f->required) {
+			if (f->flags & VALID_REQUIRED) {
 				http_error(resp, 400, "%s is required",
 					   f->name);
 				return false;

@@ -29,17 +29,30 @@ enum valid_type {
 	VALID_ROLE,	 /* user, facility_admin, super_admin */
 	VALID_COLOR,	 /* #RRGGBB */
 	VALID_TIMESTAMP, /* ISO 8601 with a zone, e.g. 2026-01-02T03:04:05Z */
-	VALID_STRINGS,	 /* array of strings, each 1..max bytes */
-	VALID_UUIDS,	 /* array of UUIDs */
+	VALID_STRINGS,	 /* array of at most max (0: 1000) strings of 1..64
+			  * bytes each, no NUL */
+	VALID_UUIDS,	 /* array of at most max (0: 1000) UUIDs, kept as
+			  * given (not lower-cased) */
 	VALID_OBJECT	 /* a JSON object */
 };
 
+/* Bits of valid_field.flags. */
+enum valid_flag {
+	VALID_REQUIRED = 1 << 0, /* absent: 400 "NAME is required" */
+	VALID_NULLABLE = 1 << 1	 /* JSON null accepted (value has is_null) */
+};
+
+/*
+ * One field, written with designated initializers:
+ * {.name = "uid", .type = VALID_INT, .flags = VALID_REQUIRED, .min = 0,
+ *  .max = 4294967295LL}; members left out are 0 (optional, not nullable).
+ */
 struct valid_field {
 	const char *name;
 	enum valid_type type;
-	bool required;
-	bool nullable;	    /* JSON null accepted (value has is_null set) */
-	long long min, max; /* VALID_INT range; VALID_STRING length */
+	unsigned flags;	    /* VALID_REQUIRED | VALID_NULLABLE */
+	long long min, max; /* VALID_INT range; VALID_STRING length; array
+			     * types: max elements */
 };
 
 struct valid_value {
@@ -76,8 +89,12 @@ json_object *valid_json_body(struct http_req *req,
 			     const struct valid_field *fields, size_t n,
 			     struct valid_value *out, struct http_resp *resp);
 
-/* The same for query parameters (text; VALID_INT, VALID_UUID, VALID_BOOL,
- * VALID_STRING and the enumerations make sense there). */
+/*
+ * The same for the request's query parameters (text: VALID_INT, VALID_UUID,
+ * VALID_BOOL, VALID_STRING and the enumerations make sense there; null does
+ * not exist, so VALID_NULLABLE is ignored).  Values borrow from req.  False
+ * with a 400 in resp at the first bad or missing parameter.
+ */
 bool valid_query(const struct http_req *req, const struct valid_field *fields,
 		 size_t n, struct valid_value *out, struct http_resp *resp);
 

@@ -1,12 +1,13 @@
 /*
  * testutil.h - helpers shared by the C unit tests: a seeded PRNG and
- * sample values built from raw bits or payloads.
+ * sample values built from raw bits, payloads or table rows.
  *
  * Header-only, like tap.h: each test program includes it once.
  */
 #ifndef XMHUB_TESTUTIL_H
 #define XMHUB_TESTUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -51,6 +52,42 @@ static struct sample_value __attribute__((unused)) val_f32_bits(uint32_t bits)
 	return v;
 }
 
+/*
+ * A fixed-width value of type t from raw bits, as tables write them:
+ * floats bit for bit, integers truncated to their width, bool non-zero.
+ * Any other type comes back with its type only.
+ */
+static struct sample_value __attribute__((unused))
+val_bits(enum sample_type t, uint64_t bits)
+{
+	struct sample_value v = {.type = t};
+
+	switch (t) {
+	case SAMPLE_F64:
+		return val_f64_bits(bits);
+	case SAMPLE_F32:
+		return val_f32_bits((uint32_t)bits);
+	case SAMPLE_I64:
+		v.u.i64 = (int64_t)bits;
+		break;
+	case SAMPLE_I32:
+		v.u.i32 = (int32_t)(uint32_t)bits;
+		break;
+	case SAMPLE_I16:
+		v.u.i16 = (int16_t)(uint16_t)bits;
+		break;
+	case SAMPLE_I8:
+		v.u.i8 = (int8_t)(uint8_t)bits;
+		break;
+	case SAMPLE_BOOL:
+		v.u.b = bits != 0;
+		break;
+	default:
+		break;
+	}
+	return v;
+}
+
 /* A variable value: len bytes, or len elements of an array type. */
 static struct sample_value __attribute__((unused))
 val_raw(enum sample_type t, const void *p, size_t len)
@@ -60,6 +97,35 @@ val_raw(enum sample_type t, const void *p, size_t len)
 	v.u.raw.p = p;
 	v.u.raw.len = len;
 	return v;
+}
+
+/* One value as a table row writes it: bits for a fixed-width value, p and
+ * n (bytes, or elements of an array) for a variable one (raw). */
+struct test_value {
+	enum sample_type type;
+	uint64_t bits;
+	const void *p;
+	size_t n;
+	bool raw;
+};
+
+/* Rows of struct test_value: TV(type, bits) for a fixed-width value,
+ * TV_RAW(type, p, n) for a variable one (p, n may come from one macro). */
+#define TV(t, bits)                                                            \
+	{                                                                      \
+		(t), (bits), NULL, 0, false                                    \
+	}
+#define TV_RAW(t, ...)                                                         \
+	{                                                                      \
+		(t), 0, __VA_ARGS__, true                                      \
+	}
+
+/* The value of row r: val_raw() or val_bits(). */
+static struct sample_value __attribute__((unused))
+val_row(const struct test_value *r)
+{
+	return r->raw ? val_raw(r->type, r->p, r->n)
+		      : val_bits(r->type, r->bits);
 }
 
 #endif

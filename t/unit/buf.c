@@ -228,13 +228,30 @@ tempfile(size_t n)
 	return rd;
 }
 
+/* More than one 64 KiB read, not a multiple of it. */
+#define BIG ((size_t)200 * 1000 + 3)
+
+/* Files of size pattern bytes read into a buffer of limit (0: none). */
+static const struct {
+	size_t size, limit;
+	bool fits;
+	const char *name;
+} files[] = {
+	{BIG, 0, true, "buf_read_fd of a 200003-byte file"},
+	{0, 0, true, "buf_read_fd of an empty file"},
+	/* Over the limit: refused, failed set. */
+	{BIG, BIG - 1, false,
+	 "buf_read_fd of a file larger than the limit fails"},
+	/* Within the limit: must work whatever the read size inside is. */
+	{100, 1000, true, "buf_read_fd of 100 bytes under a 1000-byte limit"},
+	{BIG, BIG, true, "buf_read_fd of a file exactly as large as the limit"},
+};
+
 static void
 test_read_fd(void)
 {
 	struct buf b;
 	int fds[2], fd;
-	/* More than one 64 KiB read, not a multiple of it. */
-	size_t n = 200 * 1000 + 3;
 
 	/* A pipe small enough for the writer to finish before we read. */
 	if (pipe(fds) != 0)
@@ -248,47 +265,22 @@ test_read_fd(void)
 	close(fds[0]);
 	buf_free(&b);
 
-	if ((fd = tempfile(n)) < 0)
-		abort();
-	buf_init(&b, 0);
-	ok(buf_read_fd(&b, fd) && b.len == n && pattern(&b, 0, n),
-	   "buf_read_fd of a %zu-byte file", n);
-	close(fd);
-	buf_free(&b);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		size_t size = files[i].size, limit = files[i].limit;
 
-	if ((fd = tempfile(0)) < 0)
-		abort();
-	ok(buf_read_fd(&b, fd) && b.len == 0 && !b.failed,
-	   "buf_read_fd of an empty file");
-	close(fd);
-	buf_free(&b);
-
-	/* Over the limit: refused, failed set. */
-	if ((fd = tempfile(n)) < 0)
-		abort();
-	buf_init(&b, n - 1);
-	ok(!buf_read_fd(&b, fd) && b.failed,
-	   "buf_read_fd of a file larger than the limit fails");
-	close(fd);
-	buf_free(&b);
-
-	/* Within the limit: must work whatever the read size inside is. */
-	if ((fd = tempfile(100)) < 0)
-		abort();
-	buf_init(&b, 1000);
-	ok(buf_read_fd(&b, fd) && !b.failed && b.len == 100 &&
-		   pattern(&b, 0, 100),
-	   "buf_read_fd of 100 bytes under a 1000-byte limit");
-	close(fd);
-	buf_free(&b);
-
-	if ((fd = tempfile(n)) < 0)
-		abort();
-	buf_init(&b, n);
-	ok(buf_read_fd(&b, fd) && !b.failed && b.len == n,
-	   "buf_read_fd of a file exactly as large as the limit");
-	close(fd);
-	buf_free(&b);
+		if ((fd = tempfile(size)) < 0)
+			abort();
+		buf_init(&b, limit);
+		if (files[i].fits)
+			ok(buf_read_fd(&b, fd) && !b.failed && b.len == size &&
+				   pattern(&b, 0, size),
+			   "%s", files[i].name);
+		else
+			ok(!buf_read_fd(&b, fd) && b.failed, "%s",
+			   files[i].name);
+		close(fd);
+		buf_free(&b);
+	}
 
 	/* A bad descriptor: false, errno set, but not a buffer failure. */
 	buf_init(&b, 0);

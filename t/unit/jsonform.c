@@ -41,130 +41,121 @@ buf_str(struct buf *b)
 	return b->p != NULL ? (const char *)b->p : "";
 }
 
-/* Values. */
+/* Values: a sample value, the text it prints as, a name. */
 
+struct vcase {
+	struct test_value v;
+	const char *want, *name;
+};
+
+/* jsonform_value() of each case prints exactly its text. */
 static void
-is_value(struct sample_value v, const char *want, const char *name)
+is_values(const struct vcase *c, size_t n)
 {
 	struct buf b;
 
-	buf_init(&b, 0);
-	jsonform_value(&b, &v);
-	if (!ok(buf_is(&b, want, strlen(want)), "%s prints %s", name, want))
-		diag("got %s", buf_str(&b));
-	buf_free(&b);
+	for (size_t i = 0; i < n; i++) {
+		struct sample_value v = val_row(&c[i].v);
+
+		buf_init(&b, 0);
+		jsonform_value(&b, &v);
+		if (!ok(buf_is(&b, c[i].want, strlen(c[i].want)),
+			"%s prints %s", c[i].name, c[i].want))
+			diag("got %s", buf_str(&b));
+		buf_free(&b);
+	}
 }
+
+#define NCASES(a) (sizeof(a) / sizeof((a)[0]))
 
 static void
 test_numbers(void)
 {
-	struct sample_value v;
+	static const struct vcase cases[] = {
+		{TV(SAMPLE_F32, 0x3DCCCCCD), "0.1", "f32 0.1"},
+		{TV(SAMPLE_F64, 0x3FB999999999999AULL), "0.1", "f64 0.1"},
+		{TV(SAMPLE_F64, 0x3FD3333333333334ULL), "0.30000000000000004",
+		 "f64 0.1+0.2"},
+		{TV(SAMPLE_F32, 0x3EAAAAAB), "0.33333334", "f32 1/3"},
+		{TV(SAMPLE_F64, 0x3FF8000000000000ULL), "1.5", "f64 1.5"},
+		{TV(SAMPLE_F32, 0xC0200000), "-2.5", "f32 -2.5"},
+		{TV(SAMPLE_F64, 0x7FEFFFFFFFFFFFFFULL),
+		 "1.7976931348623157e+308", "f64 DBL_MAX"},
+		{TV(SAMPLE_F32, 0x7F7FFFFF), "3.4028235e+38", "f32 FLT_MAX"},
+		{TV(SAMPLE_F64, 0x8000000000000000ULL), "-0.0", "f64 -0.0"},
+		{TV(SAMPLE_F32, 0x80000000), "-0.0", "f32 -0.0"},
+		{TV(SAMPLE_F64, 0), "0", "f64 0.0"},
 
-	v = val_f32_bits(0x3DCCCCCD); /* 0.1f */
-	is_value(v, "0.1", "f32 0.1");
-	v = val_f64_bits(0x3FB999999999999AULL);
-	is_value(v, "0.1", "f64 0.1");
-	v = val_f64_bits(0x3FD3333333333334ULL); /* 0.1 + 0.2 */
-	is_value(v, "0.30000000000000004", "f64 0.1+0.2");
-	v = val_f32_bits(0x3EAAAAAB); /* 1.0f / 3 */
-	is_value(v, "0.33333334", "f32 1/3");
-	v = val_f64_bits(0x3FF8000000000000ULL);
-	is_value(v, "1.5", "f64 1.5");
-	v = val_f32_bits(0xC0200000);
-	is_value(v, "-2.5", "f32 -2.5");
-	v = val_f64_bits(0x7FEFFFFFFFFFFFFFULL);
-	is_value(v, "1.7976931348623157e+308", "f64 DBL_MAX");
-	v = val_f32_bits(0x7F7FFFFF);
-	is_value(v, "3.4028235e+38", "f32 FLT_MAX");
-	v = val_f64_bits(0x8000000000000000ULL);
-	is_value(v, "-0.0", "f64 -0.0");
-	v = val_f32_bits(0x80000000);
-	is_value(v, "-0.0", "f32 -0.0");
-	v = val_f64_bits(0);
-	is_value(v, "0", "f64 0.0");
+		{TV(SAMPLE_F64, 0x7FF8000000000000ULL), "\"NaN\"",
+		 "f64 default NaN"},
+		{TV(SAMPLE_F32, 0x7FC00000), "\"NaN\"", "f32 default NaN"},
+		{TV(SAMPLE_F64, 0x7FF0000000000001ULL),
+		 "\"NaN:0x7ff0000000000001\"", "f64 signalling NaN"},
+		{TV(SAMPLE_F64, 0xFFF8000000000000ULL),
+		 "\"NaN:0xfff8000000000000\"", "f64 negative NaN"},
+		{TV(SAMPLE_F32, 0x7F800001), "\"NaN:0x7f800001\"",
+		 "f32 signalling NaN"},
+		{TV(SAMPLE_F32, 0xFFC00000), "\"NaN:0xffc00000\"",
+		 "f32 negative NaN"},
+		{TV(SAMPLE_F32, 0x7FC00001), "\"NaN:0x7fc00001\"",
+		 "f32 NaN with payload 1"},
+		{TV(SAMPLE_F64, 0x7FF0000000000000ULL), "\"Infinity\"",
+		 "f64 +inf"},
+		{TV(SAMPLE_F64, 0xFFF0000000000000ULL), "\"-Infinity\"",
+		 "f64 -inf"},
+		{TV(SAMPLE_F32, 0x7F800000), "\"Infinity\"", "f32 +inf"},
+		{TV(SAMPLE_F32, 0xFF800000), "\"-Infinity\"", "f32 -inf"},
 
-	v = val_f64_bits(0x7FF8000000000000ULL);
-	is_value(v, "\"NaN\"", "f64 default NaN");
-	v = val_f32_bits(0x7FC00000);
-	is_value(v, "\"NaN\"", "f32 default NaN");
-	v = val_f64_bits(0x7FF0000000000001ULL);
-	is_value(v, "\"NaN:0x7ff0000000000001\"", "f64 signalling NaN");
-	v = val_f64_bits(0xFFF8000000000000ULL);
-	is_value(v, "\"NaN:0xfff8000000000000\"", "f64 negative NaN");
-	v = val_f32_bits(0x7F800001);
-	is_value(v, "\"NaN:0x7f800001\"", "f32 signalling NaN");
-	v = val_f32_bits(0xFFC00000);
-	is_value(v, "\"NaN:0xffc00000\"", "f32 negative NaN");
-	v = val_f32_bits(0x7FC00001);
-	is_value(v, "\"NaN:0x7fc00001\"", "f32 NaN with payload 1");
-	v = val_f64_bits(0x7FF0000000000000ULL);
-	is_value(v, "\"Infinity\"", "f64 +inf");
-	v = val_f64_bits(0xFFF0000000000000ULL);
-	is_value(v, "\"-Infinity\"", "f64 -inf");
-	v = val_f32_bits(0x7F800000);
-	is_value(v, "\"Infinity\"", "f32 +inf");
-	v = val_f32_bits(0xFF800000);
-	is_value(v, "\"-Infinity\"", "f32 -inf");
+		{TV(SAMPLE_I64, (uint64_t)INT64_MIN), "-9223372036854775808",
+		 "i64 min"},
+		{TV(SAMPLE_I64, INT64_MAX), "9223372036854775807", "i64 max"},
+		{TV(SAMPLE_I32, (uint64_t)INT32_MIN), "-2147483648", "i32 min"},
+		{TV(SAMPLE_I32, INT32_MAX), "2147483647", "i32 max"},
+		{TV(SAMPLE_I16, (uint64_t)INT16_MIN), "-32768", "i16 min"},
+		{TV(SAMPLE_I16, INT16_MAX), "32767", "i16 max"},
+		{TV(SAMPLE_I8, (uint64_t)INT8_MIN), "-128", "i8 min"},
+		{TV(SAMPLE_I8, INT8_MAX), "127", "i8 max"},
+		{TV(SAMPLE_BOOL, 1), "true", "bool true"},
+		{TV(SAMPLE_BOOL, 0), "false", "bool false"},
+	};
 
-	v.type = SAMPLE_I64;
-	v.u.i64 = INT64_MIN;
-	is_value(v, "-9223372036854775808", "i64 min");
-	v.u.i64 = INT64_MAX;
-	is_value(v, "9223372036854775807", "i64 max");
-	v.type = SAMPLE_I32;
-	v.u.i32 = INT32_MIN;
-	is_value(v, "-2147483648", "i32 min");
-	v.u.i32 = INT32_MAX;
-	is_value(v, "2147483647", "i32 max");
-	v.type = SAMPLE_I16;
-	v.u.i16 = INT16_MIN;
-	is_value(v, "-32768", "i16 min");
-	v.u.i16 = INT16_MAX;
-	is_value(v, "32767", "i16 max");
-	v.type = SAMPLE_I8;
-	v.u.i8 = INT8_MIN;
-	is_value(v, "-128", "i8 min");
-	v.u.i8 = INT8_MAX;
-	is_value(v, "127", "i8 max");
-	v.type = SAMPLE_BOOL;
-	v.u.b = true;
-	is_value(v, "true", "bool true");
-	v.u.b = false;
-	is_value(v, "false", "bool false");
+	is_values(cases, NCASES(cases));
 }
 
 static void
 test_text(void)
 {
+	static const struct vcase cases[] = {
+		{TV_RAW(SAMPLE_STRING, "", 0), "\"\"", "empty string"},
+		{TV_RAW(SAMPLE_STRING, S("a\"b\\c/d")), "\"a\\\"b\\\\c/d\"",
+		 "quote, backslash and slash"},
+		{TV_RAW(SAMPLE_STRING, S("\n\r\t")), "\"\\n\\r\\t\"",
+		 "newline, return, tab"},
+		{TV_RAW(SAMPLE_STRING, S("\x01\x08\x0C\x1F\x7F")),
+		 "\"\\u0001\\u0008\\u000c\\u001f\x7F\"",
+		 "other control characters (DEL stays raw)"},
+		{TV_RAW(SAMPLE_STRING, S("a\0b")), "\"a\\u0000b\"", "U+0000"},
+		{TV_RAW(SAMPLE_STRING, S("caf\xC3\xA9 \xF0\x9F\x98\x80")),
+		 "\"caf\xC3\xA9 \xF0\x9F\x98\x80\"",
+		 "raw UTF-8 kept, 4-byte form included"},
+		{TV_RAW(SAMPLE_JSON, S("{\"a\":[1,\"x\"]}")),
+		 "\"{\\\"a\\\":[1,\\\"x\\\"]}\"", "json value as a string"},
+		{TV_RAW(SAMPLE_JSON, S("\"\\u00e9\"\n")),
+		 "\"\\\"\\\\u00e9\\\"\\n\"",
+		 "json text byte for byte, escapes and newline included"},
+
+		{TV_RAW(SAMPLE_BYTES, NULL, 0), "\"\"", "bytes, empty"},
+		{TV_RAW(SAMPLE_BYTES, S("f")), "\"Zg==\"", "bytes f"},
+		{TV_RAW(SAMPLE_BYTES, S("fo")), "\"Zm8=\"", "bytes fo"},
+		{TV_RAW(SAMPLE_BYTES, S("foo")), "\"Zm9v\"", "bytes foo"},
+		{TV_RAW(SAMPLE_BYTES, S("foob")), "\"Zm9vYg==\"", "bytes foob"},
+		{TV_RAW(SAMPLE_BYTES, S("\x00")), "\"AA==\"", "bytes 00"},
+		{TV_RAW(SAMPLE_BYTES, S("\xFB\xFF\xBF")), "\"+/+/\"",
+		 "bytes FB FF BF (+ and /)"},
+	};
 	struct buf b;
 
-	is_value(val_raw(SAMPLE_STRING, "", 0), "\"\"", "empty string");
-	is_value(val_raw(SAMPLE_STRING, S("a\"b\\c/d")), "\"a\\\"b\\\\c/d\"",
-		 "quote, backslash and slash");
-	is_value(val_raw(SAMPLE_STRING, S("\n\r\t")), "\"\\n\\r\\t\"",
-		 "newline, return, tab");
-	is_value(val_raw(SAMPLE_STRING, S("\x01\x08\x0C\x1F\x7F")),
-		 "\"\\u0001\\u0008\\u000c\\u001f\x7F\"",
-		 "other control characters (DEL stays raw)");
-	is_value(val_raw(SAMPLE_STRING, S("a\0b")), "\"a\\u0000b\"", "U+0000");
-	is_value(val_raw(SAMPLE_STRING, S("caf\xC3\xA9 \xF0\x9F\x98\x80")),
-		 "\"caf\xC3\xA9 \xF0\x9F\x98\x80\"",
-		 "raw UTF-8 kept, 4-byte form included");
-	is_value(val_raw(SAMPLE_JSON, S("{\"a\":[1,\"x\"]}")),
-		 "\"{\\\"a\\\":[1,\\\"x\\\"]}\"", "json value as a string");
-	is_value(val_raw(SAMPLE_JSON, S("\"\\u00e9\"\n")),
-		 "\"\\\"\\\\u00e9\\\"\\n\"",
-		 "json text byte for byte, escapes and newline included");
-
-	is_value(val_raw(SAMPLE_BYTES, NULL, 0), "\"\"", "bytes, empty");
-	is_value(val_raw(SAMPLE_BYTES, S("f")), "\"Zg==\"", "bytes f");
-	is_value(val_raw(SAMPLE_BYTES, S("fo")), "\"Zm8=\"", "bytes fo");
-	is_value(val_raw(SAMPLE_BYTES, S("foo")), "\"Zm9v\"", "bytes foo");
-	is_value(val_raw(SAMPLE_BYTES, S("foob")), "\"Zm9vYg==\"",
-		 "bytes foob");
-	is_value(val_raw(SAMPLE_BYTES, S("\x00")), "\"AA==\"", "bytes 00");
-	is_value(val_raw(SAMPLE_BYTES, S("\xFB\xFF\xBF")), "\"+/+/\"",
-		 "bytes FB FF BF (+ and /)");
+	is_values(cases, NCASES(cases));
 
 	buf_init(&b, 0);
 	jsonform_string(&b, (const uint8_t *)"x\"", 2);
@@ -190,29 +181,33 @@ test_arrays(void)
 	static const uint32_t f32s[] = {0x3DCCCCCD, 0x80000000, 0x7FC00000,
 					0xFFC00000, 0x7F800000, 0x7F800001};
 	static const int32_t i32s[] = {INT32_MIN, -1, 0, INT32_MAX};
-	uint8_t a64[sizeof(f64s)], a32[sizeof(f32s)], ai[sizeof(i32s)];
-
-	for (size_t i = 0; i < 7; i++)
-		be64_put(a64 + 8 * i, f64s[i]);
-	for (size_t i = 0; i < 6; i++)
-		be32_put(a32 + 4 * i, f32s[i]);
-	for (size_t i = 0; i < 4; i++)
-		be32_put(ai + 4 * i, (uint32_t)i32s[i]);
-	is_value(val_raw(SAMPLE_F64_ARRAY, NULL, 0), "[]", "empty f64_array");
-	is_value(val_raw(SAMPLE_F32_ARRAY, NULL, 0), "[]", "empty f32_array");
-	is_value(val_raw(SAMPLE_I32_ARRAY, NULL, 0), "[]", "empty i32_array");
-	is_value(val_raw(SAMPLE_F64_ARRAY, a64, 7),
+	/* The elements big-endian, as samples hold them. */
+	static uint8_t a64[sizeof(f64s)], a32[sizeof(f32s)], ai[sizeof(i32s)];
+	static const struct vcase cases[] = {
+		{TV_RAW(SAMPLE_F64_ARRAY, NULL, 0), "[]", "empty f64_array"},
+		{TV_RAW(SAMPLE_F32_ARRAY, NULL, 0), "[]", "empty f32_array"},
+		{TV_RAW(SAMPLE_I32_ARRAY, NULL, 0), "[]", "empty i32_array"},
+		{TV_RAW(SAMPLE_F64_ARRAY, a64, 7),
 		 "[0.1,-0.0,\"NaN\",\"NaN:0x7ff0000000000001\",\"Infinity\","
 		 "\"-Infinity\",1.5]",
-		 "f64_array of specials");
-	is_value(val_raw(SAMPLE_F32_ARRAY, a32, 5),
+		 "f64_array of specials"},
+		{TV_RAW(SAMPLE_F32_ARRAY, a32, 5),
 		 "[0.1,-0.0,\"NaN\",\"NaN:0xffc00000\",\"Infinity\"]",
-		 "f32_array of specials");
-	/* Element 0x7F800001 is a signalling NaN: its bits must survive. */
-	is_value(val_raw(SAMPLE_F32_ARRAY, a32 + 20, 1), "[\"NaN:0x7f800001\"]",
-		 "f32_array holding a signalling NaN");
-	is_value(val_raw(SAMPLE_I32_ARRAY, ai, 4),
-		 "[-2147483648,-1,0,2147483647]", "i32_array extremes");
+		 "f32_array of specials"},
+		/* Element 0x7F800001 is a signalling NaN: its bits survive. */
+		{TV_RAW(SAMPLE_F32_ARRAY, a32 + 20, 1), "[\"NaN:0x7f800001\"]",
+		 "f32_array holding a signalling NaN"},
+		{TV_RAW(SAMPLE_I32_ARRAY, ai, 4),
+		 "[-2147483648,-1,0,2147483647]", "i32_array extremes"},
+	};
+
+	for (size_t i = 0; i < NCASES(f64s); i++)
+		be64_put(a64 + 8 * i, f64s[i]);
+	for (size_t i = 0; i < NCASES(f32s); i++)
+		be32_put(a32 + 4 * i, f32s[i]);
+	for (size_t i = 0; i < NCASES(i32s); i++)
+		be32_put(ai + 4 * i, (uint32_t)i32s[i]);
+	is_values(cases, NCASES(cases));
 }
 
 /* Reading JSON back: one-sample batches through the batch reader. */
@@ -390,74 +385,225 @@ array_property(enum sample_type t, size_t n)
 
 /* Batch refusals. */
 
+/*
+ * Encodes the len bytes of text as a batch: with kind NULL it must be
+ * accepted and decode, otherwise be refused with that kind, a message and
+ * no output.
+ */
 static void
-refuse_len(const char *text, size_t len, const char *kind, const char *name)
+batch_case(const char *text, size_t len, const char *kind, const char *name)
 {
 	struct jsonform_error err = {NULL, ""};
+	struct xmbp_batch batch;
 	struct buf out;
 	bool r;
 
 	buf_init(&out, 0);
 	r = jsonform_encode_batch(text, len, &out, &err);
-	if (!ok(!r && err.kind != NULL && strcmp(err.kind, kind) == 0 &&
-			err.msg[0] != '\0' && out.len == 0,
-		"refuses %s: %s", name, kind))
+	if (kind == NULL) {
+		if (!ok(r && xmbp_decode(out.p, out.len, &batch, NULL) ==
+					XMBP_OK,
+			"accepts %s", name))
+			diag("%s: %s", err.kind != NULL ? err.kind : "-",
+			     err.msg);
+	} else if (!ok(!r && err.kind != NULL && strcmp(err.kind, kind) == 0 &&
+			       err.msg[0] != '\0' && out.len == 0,
+		       "refuses %s: %s", name, kind))
 		diag("returned %d, kind %s, msg \"%s\", %zu bytes out", r,
 		     err.kind != NULL ? err.kind : "(null)", err.msg, out.len);
 	buf_free(&out);
 }
 
+/* batch_case() of a batch of one stream of type whose samples are the
+ * JSON text samples. */
 static void
-refuse(const char *text, const char *kind, const char *name)
+samples_case(const char *type, const char *samples, const char *kind,
+	     const char *name)
 {
-	refuse_len(text, strlen(text), kind, name);
-}
+	struct buf b;
 
-static void
-accept(const char *text, size_t len, const char *name)
-{
-	struct jsonform_error err = {NULL, ""};
-	struct xmbp_batch batch;
-	struct buf out;
-
-	buf_init(&out, 0);
-	if (!ok(jsonform_encode_batch(text, len, &out, &err) &&
-			xmbp_decode(out.p, out.len, &batch, NULL) == XMBP_OK,
-		"accepts %s", name))
-		diag("%s: %s", err.kind != NULL ? err.kind : "-", err.msg);
-	buf_free(&out);
-}
-
-/* A batch of one stream whose samples are the JSON text samples. */
-static void
-stream_text(struct buf *b, const char *type, const char *samples)
-{
-	buf_init(b, 0);
-	buf_printf(b,
+	buf_init(&b, 0);
+	buf_printf(&b,
 		   "{\"batch_seq\":1,\"streams\":[{\"stream_id\":0,"
 		   "\"value_type\":\"%s\",\"samples\":[%s]}]}",
 		   type, samples);
-}
-
-static void
-refuse_samples(const char *type, const char *samples, const char *kind,
-	       const char *name)
-{
-	struct buf b;
-
-	stream_text(&b, type, samples);
-	refuse_len((const char *)b.p, b.len, kind, name);
+	batch_case((const char *)b.p, b.len, kind, name);
 	buf_free(&b);
 }
 
-static void
-accept_samples(const char *type, const char *samples, const char *name)
-{
-	struct buf b;
+/* Batches refused as a whole: text, kind, name. */
+static const struct {
+	const char *text, *kind, *name;
+} batches[] = {
+	{"[]", "InvalidInput", "an array"},
+	{"\"batch\"", "InvalidInput", "a string"},
+	{"null", "InvalidInput", "null"},
+	{"", "InvalidInput", "empty text"},
+	{"{\"batch_seq\":1,\"streams\":[]", "InvalidInput", "truncated JSON"},
+	{"{\"batch_seq\":1,\"streams\":[],\"extra\":1}", "InvalidInput",
+	 "an unknown key"},
+	{"{\"batch_seq\":1,\"streams\":[{\"stream_id\":0,"
+	 "\"value_type\":\"f32\",\"samples\":[],\"rate\":1}]}",
+	 "InvalidInput", "an unknown key in a stream"},
+	{"{\"streams\":[]}", "InvalidInput", "missing batch_seq"},
+	{"{\"batch_seq\":65536,\"streams\":[]}", "InvalidInput",
+	 "batch_seq 65536"},
+	{"{\"batch_seq\":-1,\"streams\":[]}", "InvalidInput", "batch_seq -1"},
+	{"{\"batch_seq\":1.0,\"streams\":[]}", "InvalidInput", "batch_seq 1.0"},
+	{"{\"batch_seq\":1}", "InvalidInput", "missing streams"},
+	{"{\"batch_seq\":1,\"device_id\":-1,\"streams\":[]}", "InvalidInput",
+	 "device_id -1"},
+	{"{\"batch_seq\":1,\"device_id\":4294967296,\"streams\":[]}",
+	 "InvalidInput", "device_id 2^32"},
+	{"{\"batch_seq\":1,\"device_id\":\"42\",\"streams\":[]}",
+	 "InvalidInput", "device_id as a string"},
+	{"{\"batch_seq\":1,\"flags\":2,\"streams\":[]}", "UnsupportedVersion",
+	 "flags 2 (zstd bit)"},
+	{"{\"batch_seq\":1,\"flags\":3,\"device_id\":1,\"streams\":[]}",
+	 "UnsupportedVersion", "flags 3 with a device_id"},
+	{"{\"batch_seq\":1,\"flags\":1,\"device_id\":null,"
+	 "\"streams\":[]}",
+	 "InvalidInput", "flags 1 with device_id null"},
+	{"{\"batch_seq\":1,\"flags\":1,\"streams\":[]}", "InvalidInput",
+	 "flags 1 without device_id"},
+	{"{\"batch_seq\":1,\"flags\":0,\"device_id\":5,\"streams\":[]}",
+	 "InvalidInput", "flags 0 with device_id 5"},
+	{"{\"batch_seq\":1,\"flags\":256,\"streams\":[]}", "InvalidInput",
+	 "flags 256"},
+	{"{\"version\":2,\"batch_seq\":1,\"streams\":[]}", "UnsupportedVersion",
+	 "version 2"},
+	{"{\"version\":0,\"batch_seq\":1,\"streams\":[]}", "UnsupportedVersion",
+	 "version 0"},
+	{"{\"batch_seq\":1,\"streams\":[{\"stream_id\":0,"
+	 "\"value_type\":\"f16\",\"samples\":[]}]}",
+	 "InvalidValueType", "value_type f16"},
+	{"{\"batch_seq\":1,\"streams\":[{\"stream_id\":0,"
+	 "\"value_type\":1,\"samples\":[]}]}",
+	 "InvalidValueType", "value_type as a number"},
+	{"{\"batch_seq\":1,\"streams\":[{\"stream_id\":0,"
+	 "\"samples\":[]}]}",
+	 "InvalidValueType", "missing value_type"},
+	{"{\"batch_seq\":1,\"streams\":[{\"stream_id\":65536,"
+	 "\"value_type\":\"f32\",\"samples\":[]}]}",
+	 "InvalidInput", "stream_id 65536"},
+	{"{\"batch_seq\":1,\"streams\":[7]}", "InvalidInput",
+	 "a stream that is not an object"},
+};
 
-	stream_text(&b, type, samples);
-	accept((const char *)b.p, b.len, name);
-	buf_free(&b);
+/*
+ * One stream's samples: values out of their type's range and malformed
+ * samples (kind: the refusal, NULL when accepted).
+ */
+static const struct {
+	const char *type, *samples, *kind, *name;
+} sample_texts[] = {
+	{"i8", "[0,-128],[0,127]", NULL, "i8 -128 and 127"},
+	{"i8", "[0,128]", "InvalidInput", "i8 128"},
+	{"i8", "[0,-129]", "InvalidInput", "i8 -129"},
+	{"i16", "[0,32768]", "InvalidInput", "i16 32768"},
+	{"i32", "[0,-2147483648],[0,2147483647]", NULL, "i32 extremes"},
+	{"i32", "[0,2147483648]", "InvalidInput", "i32 2147483648"},
+	{"i32", "[0,-2147483649]", "InvalidInput", "i32 -2147483649"},
+	{"i32", "[0,1.0]", "InvalidInput", "i32 1.0"},
+	{"i64", "[0,9223372036854775808]", "InvalidInput", "i64 2^63"},
+	{"i32_array", "[0,[1,2147483648]]", "InvalidInput",
+	 "i32_array element 2147483648"},
+	{"bool", "[0,1]", "InvalidInput", "bool 1"},
+	{"f32", "[0,1e39]", "InvalidInput", "f32 1e39 (beyond float)"},
+	{"f64", "[0,1e400]", "InvalidInput", "f64 1e400 (beyond double)"},
+	{"f64", "[0,\"nan\"]", "InvalidInput",
+	 "f64 \"nan\" (not the NaN spelling)"},
+	{"f64", "[0,\"NaN:0x7ff0000000000000\"]", "InvalidInput",
+	 "f64 \"NaN:\" with infinity's bits"},
+	{"f32", "[0,\"NaN:0x7fc0000\"]", "InvalidInput",
+	 "f32 \"NaN:\" with 7 digits"},
+	{"string", "[0,5]", "InvalidInput", "string value a number"},
+	{"i8", "[18446744073709551615,0]", NULL, "timestamp 2^64-1"},
+	{"i8", "[-1,0]", "InvalidInput", "timestamp -1"},
+	{"i8", "[1.5,0]", "InvalidInput", "timestamp 1.5"},
+	{"i8", "[\"1\",0]", "InvalidInput", "timestamp as a string"},
+	{"i8", "[1]", "InvalidInput", "a 1-element sample"},
+	{"i8", "[1,2,3]", "InvalidInput", "a 3-element sample"},
+	{"i8", "{\"ts\":1,\"v\":2}", "InvalidInput",
+	 "a sample that is an object"},
+	{"i8", "5", "InvalidInput", "a sample that is a number"},
+	{"bytes", "[0,\"Zg=\"]", "InvalidInput",
+	 "base64 Zg= (length not a multiple of 4)"},
+	{"bytes", "[0,\"Zh==\"]", "InvalidInput",
+	 "base64 Zh== (unused bits set)"},
+	{"bytes", "[0,\"Zg==Zg==\"]", "InvalidInput",
+	 "base64 with padding in the middle"},
+	{"bytes", "[0,\"Zm9v\\n\"]", "InvalidInput", "base64 with a newline"},
+	{"bytes", "[0,\"Zm-_\"]", "InvalidInput", "base64url digits"},
+	{"bytes", "[0,\"\"],[1,\"Zm9vYg==\"]", NULL, "base64 empty and padded"},
+};
+
+/* The large texts of test_refusals(): what each is made of. */
+enum gen { GEN_STREAMS, GEN_ELEMENTS, GEN_CHARS, GEN_ZERO_BYTES, GEN_SAMPLES };
+
+/* Up to the limits and one past them: a batch of n streams, or one
+ * stream's samples (n array elements, characters, bytes or samples). */
+static const struct {
+	enum gen gen;
+	size_t n;
+	const char *type, *kind, *name;
+} limits[] = {
+	{GEN_STREAMS, 256, NULL, NULL, "256 streams"},
+	{GEN_STREAMS, 257, NULL, "BufferOverflow", "257 streams"},
+	{GEN_ELEMENTS, 4096, "f32_array", NULL, "an f32_array of 4096"},
+	{GEN_ELEMENTS, 4097, "f32_array", "BufferOverflow",
+	 "an f32_array of 4097"},
+	{GEN_CHARS, 65535, "string", NULL, "a string of 65535 bytes"},
+	{GEN_CHARS, 65536, "string", "BufferOverflow",
+	 "a string of 65536 bytes"},
+	{GEN_ZERO_BYTES, 65536, "bytes", "BufferOverflow",
+	 "bytes of 65536 (base64)"},
+	/* 65536 samples do not fit a u16 sample_count. */
+	{GEN_SAMPLES, 65536, "i8", "BufferOverflow",
+	 "65536 samples in one stream"},
+};
+
+/* The text of limits[] row gen, n, NUL-terminated but for GEN_STREAMS. */
+static void
+gen_text(enum gen gen, size_t n, struct buf *s)
+{
+	buf_init(s, 0);
+	switch (gen) {
+	case GEN_STREAMS:
+		buf_puts(s, "{\"batch_seq\":1,\"streams\":[");
+		for (size_t i = 0; i < n; i++)
+			buf_printf(s,
+				   "%s{\"stream_id\":%zu,\"value_type\":\"i8\","
+				   "\"samples\":[[0,1]]}",
+				   i > 0 ? "," : "", i);
+		buf_puts(s, "]}");
+		return;
+	case GEN_ELEMENTS:
+		buf_puts(s, "[0,[");
+		for (size_t i = 0; i < n; i++)
+			buf_printf(s, "%s%zu", i > 0 ? "," : "", i);
+		buf_puts(s, "]]");
+		break;
+	case GEN_CHARS:
+		buf_puts(s, "[0,\"");
+		for (size_t i = 0; i < n; i++)
+			buf_putc(s, (char)('a' + i % 26));
+		buf_puts(s, "\"]");
+		break;
+	case GEN_ZERO_BYTES:
+		/* Zeros in base64: "AAAA" per 3 bytes, then the rest. */
+		buf_puts(s, "[0,\"");
+		for (size_t i = 0; i < n / 3; i++)
+			buf_puts(s, "AAAA");
+		buf_puts(s, n % 3 == 0 ? "" : n % 3 == 1 ? "AA==" : "AAA=");
+		buf_puts(s, "\"]");
+		break;
+	case GEN_SAMPLES:
+		for (size_t i = 0; i < n; i++)
+			buf_puts(s, i > 0 ? ",[0,1]" : "[0,1]");
+		break;
+	}
+	buf_putc(s, '\0');
 }
 
 static void
@@ -465,195 +611,22 @@ test_refusals(void)
 {
 	struct buf b;
 
-	refuse("[]", "InvalidInput", "an array");
-	refuse("\"batch\"", "InvalidInput", "a string");
-	refuse("null", "InvalidInput", "null");
-	refuse("", "InvalidInput", "empty text");
-	refuse("{\"batch_seq\":1,\"streams\":[]", "InvalidInput",
-	       "truncated JSON");
-	refuse("{\"batch_seq\":1,\"streams\":[],\"extra\":1}", "InvalidInput",
-	       "an unknown key");
-	refuse("{\"batch_seq\":1,\"streams\":[{\"stream_id\":0,"
-	       "\"value_type\":\"f32\",\"samples\":[],\"rate\":1}]}",
-	       "InvalidInput", "an unknown key in a stream");
-	refuse("{\"streams\":[]}", "InvalidInput", "missing batch_seq");
-	refuse("{\"batch_seq\":65536,\"streams\":[]}", "InvalidInput",
-	       "batch_seq 65536");
-	refuse("{\"batch_seq\":-1,\"streams\":[]}", "InvalidInput",
-	       "batch_seq -1");
-	refuse("{\"batch_seq\":1.0,\"streams\":[]}", "InvalidInput",
-	       "batch_seq 1.0");
-	refuse("{\"batch_seq\":1}", "InvalidInput", "missing streams");
-	refuse("{\"batch_seq\":1,\"device_id\":-1,\"streams\":[]}",
-	       "InvalidInput", "device_id -1");
-	refuse("{\"batch_seq\":1,\"device_id\":4294967296,\"streams\":[]}",
-	       "InvalidInput", "device_id 2^32");
-	refuse("{\"batch_seq\":1,\"device_id\":\"42\",\"streams\":[]}",
-	       "InvalidInput", "device_id as a string");
-	refuse("{\"batch_seq\":1,\"flags\":2,\"streams\":[]}",
-	       "UnsupportedVersion", "flags 2 (zstd bit)");
-	refuse("{\"batch_seq\":1,\"flags\":3,\"device_id\":1,\"streams\":[]}",
-	       "UnsupportedVersion", "flags 3 with a device_id");
-	refuse("{\"batch_seq\":1,\"flags\":1,\"device_id\":null,"
-	       "\"streams\":[]}",
-	       "InvalidInput", "flags 1 with device_id null");
-	refuse("{\"batch_seq\":1,\"flags\":1,\"streams\":[]}", "InvalidInput",
-	       "flags 1 without device_id");
-	refuse("{\"batch_seq\":1,\"flags\":0,\"device_id\":5,\"streams\":[]}",
-	       "InvalidInput", "flags 0 with device_id 5");
-	refuse("{\"batch_seq\":1,\"flags\":256,\"streams\":[]}", "InvalidInput",
-	       "flags 256");
-	refuse("{\"version\":2,\"batch_seq\":1,\"streams\":[]}",
-	       "UnsupportedVersion", "version 2");
-	refuse("{\"version\":0,\"batch_seq\":1,\"streams\":[]}",
-	       "UnsupportedVersion", "version 0");
-	refuse("{\"batch_seq\":1,\"streams\":[{\"stream_id\":0,"
-	       "\"value_type\":\"f16\",\"samples\":[]}]}",
-	       "InvalidValueType", "value_type f16");
-	refuse("{\"batch_seq\":1,\"streams\":[{\"stream_id\":0,"
-	       "\"value_type\":1,\"samples\":[]}]}",
-	       "InvalidValueType", "value_type as a number");
-	refuse("{\"batch_seq\":1,\"streams\":[{\"stream_id\":0,"
-	       "\"samples\":[]}]}",
-	       "InvalidValueType", "missing value_type");
-	refuse("{\"batch_seq\":1,\"streams\":[{\"stream_id\":65536,"
-	       "\"value_type\":\"f32\",\"samples\":[]}]}",
-	       "InvalidInput", "stream_id 65536");
-	refuse("{\"batch_seq\":1,\"streams\":[7]}", "InvalidInput",
-	       "a stream that is not an object");
-
-	/* 256 streams are the most a batch holds. */
-	for (int n = 256; n <= 257; n++) {
-		buf_init(&b, 0);
-		buf_puts(&b, "{\"batch_seq\":1,\"streams\":[");
-		for (int i = 0; i < n; i++)
-			buf_printf(&b,
-				   "%s{\"stream_id\":%d,\"value_type\":\"i8\","
-				   "\"samples\":[[0,1]]}",
-				   i > 0 ? "," : "", i);
-		buf_puts(&b, "]}");
-		if (n == 256)
-			accept((const char *)b.p, b.len, "256 streams");
+	for (size_t i = 0; i < NCASES(batches); i++)
+		batch_case(batches[i].text, strlen(batches[i].text),
+			   batches[i].kind, batches[i].name);
+	for (size_t i = 0; i < NCASES(limits); i++) {
+		gen_text(limits[i].gen, limits[i].n, &b);
+		if (limits[i].type == NULL)
+			batch_case((const char *)b.p, b.len, limits[i].kind,
+				   limits[i].name);
 		else
-			refuse_len((const char *)b.p, b.len, "BufferOverflow",
-				   "257 streams");
+			samples_case(limits[i].type, (const char *)b.p,
+				     limits[i].kind, limits[i].name);
 		buf_free(&b);
 	}
-
-	/* Arrays of 4096 elements, strings and bytes of 65535. */
-	for (int n = 4096; n <= 4097; n++) {
-		struct buf s;
-
-		buf_init(&s, 0);
-		buf_puts(&s, "[0,[");
-		for (int i = 0; i < n; i++)
-			buf_printf(&s, "%s%d", i > 0 ? "," : "", i);
-		buf_puts(&s, "]]");
-		buf_putc(&s, '\0');
-		if (n == 4096)
-			accept_samples("f32_array", (const char *)s.p,
-				       "an f32_array of 4096");
-		else
-			refuse_samples("f32_array", (const char *)s.p,
-				       "BufferOverflow",
-				       "an f32_array of 4097");
-		buf_free(&s);
-	}
-	for (size_t n = 65535; n <= 65536; n++) {
-		struct buf s;
-
-		buf_init(&s, 0);
-		buf_puts(&s, "[0,\"");
-		for (size_t i = 0; i < n; i++)
-			buf_putc(&s, (char)('a' + i % 26));
-		buf_puts(&s, "\"]");
-		buf_putc(&s, '\0');
-		if (n == 65535)
-			accept_samples("string", (const char *)s.p,
-				       "a string of 65535 bytes");
-		else
-			refuse_samples("string", (const char *)s.p,
-				       "BufferOverflow",
-				       "a string of 65536 bytes");
-		buf_free(&s);
-	}
-	{
-		/* 65536 bytes of zeros: "AAAA" per 3 bytes, then "AA==". */
-		struct buf s;
-
-		buf_init(&s, 0);
-		buf_puts(&s, "[0,\"");
-		for (size_t i = 0; i < 65535 / 3; i++)
-			buf_puts(&s, "AAAA");
-		buf_puts(&s, "AA==\"]");
-		buf_putc(&s, '\0');
-		refuse_samples("bytes", (const char *)s.p, "BufferOverflow",
-			       "bytes of 65536 (base64)");
-		buf_free(&s);
-	}
-	{
-		/* 65536 samples do not fit a u16 sample_count. */
-		struct buf s;
-
-		buf_init(&s, 0);
-		for (size_t i = 0; i < 65536; i++)
-			buf_puts(&s, i > 0 ? ",[0,1]" : "[0,1]");
-		buf_putc(&s, '\0');
-		refuse_samples("i8", (const char *)s.p, "BufferOverflow",
-			       "65536 samples in one stream");
-		buf_free(&s);
-	}
-
-	/* Values out of their type's range, and malformed samples. */
-	accept_samples("i8", "[0,-128],[0,127]", "i8 -128 and 127");
-	refuse_samples("i8", "[0,128]", "InvalidInput", "i8 128");
-	refuse_samples("i8", "[0,-129]", "InvalidInput", "i8 -129");
-	refuse_samples("i16", "[0,32768]", "InvalidInput", "i16 32768");
-	accept_samples("i32", "[0,-2147483648],[0,2147483647]", "i32 extremes");
-	refuse_samples("i32", "[0,2147483648]", "InvalidInput",
-		       "i32 2147483648");
-	refuse_samples("i32", "[0,-2147483649]", "InvalidInput",
-		       "i32 -2147483649");
-	refuse_samples("i32", "[0,1.0]", "InvalidInput", "i32 1.0");
-	refuse_samples("i64", "[0,9223372036854775808]", "InvalidInput",
-		       "i64 2^63");
-	refuse_samples("i32_array", "[0,[1,2147483648]]", "InvalidInput",
-		       "i32_array element 2147483648");
-	refuse_samples("bool", "[0,1]", "InvalidInput", "bool 1");
-	refuse_samples("f32", "[0,1e39]", "InvalidInput",
-		       "f32 1e39 (beyond float)");
-	refuse_samples("f64", "[0,1e400]", "InvalidInput",
-		       "f64 1e400 (beyond double)");
-	refuse_samples("f64", "[0,\"nan\"]", "InvalidInput",
-		       "f64 \"nan\" (not the NaN spelling)");
-	refuse_samples("f64", "[0,\"NaN:0x7ff0000000000000\"]", "InvalidInput",
-		       "f64 \"NaN:\" with infinity's bits");
-	refuse_samples("f32", "[0,\"NaN:0x7fc0000\"]", "InvalidInput",
-		       "f32 \"NaN:\" with 7 digits");
-	refuse_samples("string", "[0,5]", "InvalidInput",
-		       "string value a number");
-	accept_samples("i8", "[18446744073709551615,0]", "timestamp 2^64-1");
-	refuse_samples("i8", "[-1,0]", "InvalidInput", "timestamp -1");
-	refuse_samples("i8", "[1.5,0]", "InvalidInput", "timestamp 1.5");
-	refuse_samples("i8", "[\"1\",0]", "InvalidInput",
-		       "timestamp as a string");
-	refuse_samples("i8", "[1]", "InvalidInput", "a 1-element sample");
-	refuse_samples("i8", "[1,2,3]", "InvalidInput", "a 3-element sample");
-	refuse_samples("i8", "{\"ts\":1,\"v\":2}", "InvalidInput",
-		       "a sample that is an object");
-	refuse_samples("i8", "5", "InvalidInput", "a sample that is a number");
-	refuse_samples("bytes", "[0,\"Zg=\"]", "InvalidInput",
-		       "base64 Zg= (length not a multiple of 4)");
-	refuse_samples("bytes", "[0,\"Zh==\"]", "InvalidInput",
-		       "base64 Zh== (unused bits set)");
-	refuse_samples("bytes", "[0,\"Zg==Zg==\"]", "InvalidInput",
-		       "base64 with padding in the middle");
-	refuse_samples("bytes", "[0,\"Zm9v\\n\"]", "InvalidInput",
-		       "base64 with a newline");
-	refuse_samples("bytes", "[0,\"Zm-_\"]", "InvalidInput",
-		       "base64url digits");
-	accept_samples("bytes", "[0,\"\"],[1,\"Zm9vYg==\"]",
-		       "base64 empty and padded");
+	for (size_t i = 0; i < NCASES(sample_texts); i++)
+		samples_case(sample_texts[i].type, sample_texts[i].samples,
+			     sample_texts[i].kind, sample_texts[i].name);
 }
 
 /* Whole batches. */
@@ -907,6 +880,34 @@ refuse_chunk(const char *text, const char *kind, const char *name)
 	buf_free(&out);
 }
 
+/* Chunk texts pack refuses: text, kind, name. */
+static const struct {
+	const char *text, *kind, *name;
+} bad_chunks[] = {
+	{"{\"value_type\":\"i8\",\"samples\":[[5,1],[4,1]]}",
+	 "UnorderedTimestamps", "a descending timestamp"},
+	{"{\"value_type\":\"i8\",\"sample_count\":2,"
+	 "\"samples\":[[1,1],[2,1],[3,1]]}",
+	 "InvalidHeader", "sample_count 2 for 3 samples"},
+	{"{\"value_type\":\"i8\",\"start_ts_us\":0,"
+	 "\"samples\":[[1,1]]}",
+	 "InvalidHeader", "start_ts_us 0, first sample at 1"},
+	{"{\"value_type\":\"i8\",\"end_ts_us\":2,"
+	 "\"samples\":[[1,1]]}",
+	 "InvalidHeader", "end_ts_us 2, last sample at 1"},
+	{"{\"version\":2,\"value_type\":\"i8\",\"samples\":[]}",
+	 "UnsupportedVersion", "version 2"},
+	{"{\"value_type\":\"i9\",\"samples\":[]}", "InvalidValueType",
+	 "value_type i9"},
+	{"{\"value_type\":\"i8\",\"samples\":[],\"x\":1}", "InvalidInput",
+	 "an unknown key"},
+	{"{\"value_type\":\"i8\",\"compressed\":1,\"samples\":[]}",
+	 "InvalidInput", "compressed 1"},
+	{"[]", "InvalidInput", "an array"},
+	{"{\"value_type\":\"i8\",\"samples\":[[1,128]]}", "InvalidInput",
+	 "i8 128"},
+};
+
 static void
 test_chunks(void)
 {
@@ -968,85 +969,50 @@ test_chunks(void)
 	chunk_roundtrip((const char *)b.p, NULL, true, "compressed chunk");
 	buf_free(&b);
 
-	refuse_chunk("{\"value_type\":\"i8\",\"samples\":[[5,1],[4,1]]}",
-		     "UnorderedTimestamps", "a descending timestamp");
-	refuse_chunk("{\"value_type\":\"i8\",\"sample_count\":2,"
-		     "\"samples\":[[1,1],[2,1],[3,1]]}",
-		     "InvalidHeader", "sample_count 2 for 3 samples");
-	refuse_chunk("{\"value_type\":\"i8\",\"start_ts_us\":0,"
-		     "\"samples\":[[1,1]]}",
-		     "InvalidHeader", "start_ts_us 0, first sample at 1");
-	refuse_chunk("{\"value_type\":\"i8\",\"end_ts_us\":2,"
-		     "\"samples\":[[1,1]]}",
-		     "InvalidHeader", "end_ts_us 2, last sample at 1");
-	refuse_chunk("{\"version\":2,\"value_type\":\"i8\",\"samples\":[]}",
-		     "UnsupportedVersion", "version 2");
-	refuse_chunk("{\"value_type\":\"i9\",\"samples\":[]}",
-		     "InvalidValueType", "value_type i9");
-	refuse_chunk("{\"value_type\":\"i8\",\"samples\":[],\"x\":1}",
-		     "InvalidInput", "an unknown key");
-	refuse_chunk("{\"value_type\":\"i8\",\"compressed\":1,\"samples\":[]}",
-		     "InvalidInput", "compressed 1");
-	refuse_chunk("[]", "InvalidInput", "an array");
-	refuse_chunk("{\"value_type\":\"i8\",\"samples\":[[1,128]]}",
-		     "InvalidInput", "i8 128");
+	for (size_t i = 0; i < NCASES(bad_chunks); i++)
+		refuse_chunk(bad_chunks[i].text, bad_chunks[i].kind,
+			     bad_chunks[i].name);
 }
 
-/* jsonform_csv_value(v) is want. */
-static void
-csv_is(const struct sample_value *v, const char *want, const char *name)
-{
-	struct buf b;
-
-	buf_init(&b, 0);
-	buf_putc(&b, 'x'); /* a field never starts the buffer */
-	jsonform_csv_value(&b, v);
-	ok(!b.failed && b.len == strlen(want) + 1 &&
-		   memcmp(b.p + 1, want, b.len - 1) == 0,
-	   "csv: %s", name);
-	buf_free(&b);
-}
-
+/* jsonform_csv_value() of each case is its text. */
 static void
 test_csv(void)
 {
 	static const uint8_t i32s[] = {0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe};
 	static const uint8_t text[] = "a \"q\", b\n";
 	static const uint8_t raw[] = {0, 1, 2, 0xff};
-	struct sample_value v;
-	uint32_t bits = 0x7fc00001;
+	static const struct vcase cases[] = {
+		{TV(SAMPLE_F32, 0x3DCCCCCD), "0.1", "f32"},
+		{TV(SAMPLE_F32, 0x7FC00000), "NaN", "f32 NaN bare"},
+		{TV(SAMPLE_F32, 0x7FC00001), "NaN:0x7fc00001",
+		 "f32 NaN with other bits, bare"},
+		{TV(SAMPLE_F64, 0xFFF0000000000000ULL), "-Infinity",
+		 "f64 -Infinity bare"},
+		{TV(SAMPLE_I64, (uint64_t)INT64_MIN), "-9223372036854775808",
+		 "i64"},
+		{TV(SAMPLE_BOOL, 1), "true", "bool"},
+		{TV_RAW(SAMPLE_BYTES, raw, sizeof(raw)),
+		 "AAEC/w==", "bytes: base64, unquoted"},
+		{TV_RAW(SAMPLE_STRING, text, sizeof(text) - 1),
+		 "\"a \"\"q\"\", b\n\"", "string: quoted, quotes doubled"},
+		{TV_RAW(SAMPLE_JSON, text, 0), "\"\"", "json: empty, quoted"},
+		{TV_RAW(SAMPLE_I32_ARRAY, i32s, 2), "\"[1,-2]\"",
+		 "i32_array: quoted JSON"},
+	};
+	struct buf b;
 
-	v.type = SAMPLE_F32;
-	v.u.f32 = 0.1f;
-	csv_is(&v, "0.1", "f32");
-	v.u.f32 = NAN;
-	csv_is(&v, "NaN", "f32 NaN bare");
-	memcpy(&v.u.f32, &bits, 4);
-	csv_is(&v, "NaN:0x7fc00001", "f32 NaN with other bits, bare");
-	v.type = SAMPLE_F64;
-	v.u.f64 = -INFINITY;
-	csv_is(&v, "-Infinity", "f64 -Infinity bare");
-	v.type = SAMPLE_I64;
-	v.u.i64 = INT64_MIN;
-	csv_is(&v, "-9223372036854775808", "i64");
-	v.type = SAMPLE_BOOL;
-	v.u.b = true;
-	csv_is(&v, "true", "bool");
-	v.type = SAMPLE_BYTES;
-	v.u.raw.p = raw;
-	v.u.raw.len = sizeof(raw);
-	csv_is(&v, "AAEC/w==", "bytes: base64, unquoted");
-	v.type = SAMPLE_STRING;
-	v.u.raw.p = text;
-	v.u.raw.len = sizeof(text) - 1;
-	csv_is(&v, "\"a \"\"q\"\", b\n\"", "string: quoted, quotes doubled");
-	v.type = SAMPLE_JSON;
-	v.u.raw.len = 0;
-	csv_is(&v, "\"\"", "json: empty, quoted");
-	v.type = SAMPLE_I32_ARRAY;
-	v.u.raw.p = i32s;
-	v.u.raw.len = 2;
-	csv_is(&v, "\"[1,-2]\"", "i32_array: quoted JSON");
+	for (size_t i = 0; i < NCASES(cases); i++) {
+		struct sample_value v = val_row(&cases[i].v);
+		const char *want = cases[i].want;
+
+		buf_init(&b, 0);
+		buf_putc(&b, 'x'); /* a field never starts the buffer */
+		jsonform_csv_value(&b, &v);
+		ok(!b.failed && b.len == strlen(want) + 1 &&
+			   memcmp(b.p + 1, want, b.len - 1) == 0,
+		   "csv: %s", cases[i].name);
+		buf_free(&b);
+	}
 }
 
 int

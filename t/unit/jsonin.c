@@ -329,6 +329,36 @@ test_integers(void)
 		{E_TRUE, false, 0, false, 0, "true"},
 		{E_NULL, false, 0, false, 0, "null"},
 	};
+	/* jsonin_range() of an edge: taken as want, or refused. */
+	static const struct {
+		int idx;
+		int64_t min, max;
+		bool ok;
+		int64_t want;
+		const char *name;
+	} ranges[] = {
+		{E_ZERO, 0, 10, true, 0, "jsonin_range(0, [0,10])"},
+		{E_TEN, 0, 10, true, 10, "jsonin_range(10, [0,10])"},
+		{E_ELEVEN, 0, 10, false, 0, "jsonin_range(11, [0,10]) refused"},
+		{E_MINUS1, 0, 10, false, 0, "jsonin_range(-1, [0,10]) refused"},
+		{E_MINUS1, -1, -1, true, -1, "jsonin_range(-1, [-1,-1])"},
+		{E_I64MAX, INT64_MIN, INT64_MAX, true, INT64_MAX,
+		 "jsonin_range(INT64_MAX, full range)"},
+		{E_I64MIN, INT64_MIN, INT64_MAX, true, INT64_MIN,
+		 "jsonin_range(INT64_MIN, full range)"},
+		{E_I64MAX1, INT64_MIN, INT64_MAX, false, 0,
+		 "jsonin_range(INT64_MAX+1, full range) refused"},
+		{E_U64MAX, 0, INT64_MAX, false, 0,
+		 "jsonin_range(UINT64_MAX, [0,INT64_MAX]) refused"},
+		{E_I64MAX, 0, INT64_MAX - 1, false, 0,
+		 "jsonin_range(INT64_MAX, [0,INT64_MAX-1]) refused"},
+		{E_DOUBLE, 0, 10, false, 0,
+		 "jsonin_range(1.0, [0,10]) refused"},
+		{E_STRING, 0, 10, false, 0,
+		 "jsonin_range(\"1\", [0,10]) refused"},
+		/* The array holds JSON null as NULL. */
+		{E_NULL, 0, 10, false, 0, "jsonin_range(null) refused"},
+	};
 	json_object *a =
 		accept(S(edges), json_type_array, "the array of integer edges");
 	int64_t r;
@@ -357,41 +387,14 @@ test_integers(void)
 			diag("returned %d, value %lld", got, (long long)i);
 	}
 
-	ok(jsonin_range(json_object_array_get_idx(a, E_ZERO), 0, 10, &r) &&
-		   r == 0,
-	   "jsonin_range(0, [0,10])");
-	ok(jsonin_range(json_object_array_get_idx(a, E_TEN), 0, 10, &r) &&
-		   r == 10,
-	   "jsonin_range(10, [0,10])");
-	ok(!jsonin_range(json_object_array_get_idx(a, E_ELEVEN), 0, 10, &r),
-	   "jsonin_range(11, [0,10]) refused");
-	ok(!jsonin_range(json_object_array_get_idx(a, E_MINUS1), 0, 10, &r),
-	   "jsonin_range(-1, [0,10]) refused");
-	ok(jsonin_range(json_object_array_get_idx(a, E_MINUS1), -1, -1, &r) &&
-		   r == -1,
-	   "jsonin_range(-1, [-1,-1])");
-	ok(jsonin_range(json_object_array_get_idx(a, E_I64MAX), INT64_MIN,
-			INT64_MAX, &r) &&
-		   r == INT64_MAX,
-	   "jsonin_range(INT64_MAX, full range)");
-	ok(jsonin_range(json_object_array_get_idx(a, E_I64MIN), INT64_MIN,
-			INT64_MAX, &r) &&
-		   r == INT64_MIN,
-	   "jsonin_range(INT64_MIN, full range)");
-	ok(!jsonin_range(json_object_array_get_idx(a, E_I64MAX1), INT64_MIN,
-			 INT64_MAX, &r),
-	   "jsonin_range(INT64_MAX+1, full range) refused");
-	ok(!jsonin_range(json_object_array_get_idx(a, E_U64MAX), 0, INT64_MAX,
-			 &r),
-	   "jsonin_range(UINT64_MAX, [0,INT64_MAX]) refused");
-	ok(!jsonin_range(json_object_array_get_idx(a, E_I64MAX), 0,
-			 INT64_MAX - 1, &r),
-	   "jsonin_range(INT64_MAX, [0,INT64_MAX-1]) refused");
-	ok(!jsonin_range(json_object_array_get_idx(a, E_DOUBLE), 0, 10, &r),
-	   "jsonin_range(1.0, [0,10]) refused");
-	ok(!jsonin_range(json_object_array_get_idx(a, E_STRING), 0, 10, &r),
-	   "jsonin_range(\"1\", [0,10]) refused");
-	ok(!jsonin_range(NULL, 0, 10, &r), "jsonin_range(null) refused");
+	for (size_t k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++) {
+		bool got = jsonin_range(
+			json_object_array_get_idx(a, ranges[k].idx),
+			ranges[k].min, ranges[k].max, &r);
+
+		ok(got == ranges[k].ok && (!got || r == ranges[k].want), "%s",
+		   ranges[k].name);
+	}
 	json_object_put(a);
 }
 

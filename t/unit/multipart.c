@@ -1,8 +1,8 @@
 /*
- * t/unit/multipart.c - the multipart/form-data push parser (lib/codec/multipart.h):
- * sample bodies fed whole, byte by byte and split at every position
- * (and at every pair of positions) give the same callbacks; malformed
- * bodies fail the same way wherever they are split; the boundary is
+ * t/unit/multipart.c - the multipart/form-data push parser
+ * (lib/codec/multipart.h): sample bodies fed whole, byte by byte and split at
+ * every position (and at every pair of positions) give the same callbacks;
+ * malformed bodies fail the same way wherever they are split; the boundary is
  * read from Content-Type values.
  */
 #include "config.h"
@@ -129,79 +129,99 @@ bad(const char *what, const char *boundary, const char *body, size_t n,
 
 #define BODY(s) (s), sizeof(s) - 1
 
+/* One part as the record shows it: data NULL for none. */
+struct part {
+	const char *name, *filename, *type, *data;
+};
+
+/* Nested rows of good_bodies[], written like calls so that clang-format
+ * packs them. */
+#define PART(name, filename, type, data)                                       \
+	{                                                                      \
+		name, filename, type, data                                     \
+	}
+#define PARTS(...)                                                             \
+	{                                                                      \
+		__VA_ARGS__                                                    \
+	}
+#define NO_PARTS PARTS(PART(NULL, NULL, NULL, NULL))
+
+/* Bodies that parse, and the parts in them (up to a NULL name). */
+static const struct {
+	const char *what, *boundary, *body;
+	size_t n;
+	struct part parts[4];
+} good_bodies[] = {
+	/* Preamble, a text field, a file whose content looks like the
+	 * delimiter in many ways, an epilogue. */
+	{"preamble, field, file, epilogue", "b0b",
+	 BODY("preamble --b0b\r\n--b0 x\r\n"
+	      "--b0b\r\n"
+	      "Content-Disposition: form-data; name=\"metadata\"\r\n"
+	      "\r\n"
+	      "{\"a\": 1}\r\n"
+	      "--b0b\r\n"
+	      "content-disposition: FORM-DATA ;NAME=file; "
+	      "filename=\"take \\\"one\\\" \\\\ .wav\"\r\n"
+	      "Content-Type: audio/wav\r\n"
+	      "X-Other: ignored; \"\r\n"
+	      "\r\n"
+	      "RIFF\r\n--b0\r--\r\n-\r\n--\\\r\n--b\r\r\n"
+	      "\r\n--b0b--\r\nepilogue\r\n--b0b\r\nstill epilogue"),
+	 PARTS(PART("metadata", NULL, NULL, "{\"a\": 1}"),
+	       PART("file", "take \"one\" \\ .wav", "audio/wav",
+		    "RIFF\r\n--b0\r--\r\n-\r\n--\\\r\n--b\r\r\n"))},
+	/* No preamble, blanks after delimiters, empty parts, a folded
+	 * header, a quoted boundary with every bchar.  Unfolding keeps the
+	 * blanks: CRLF becomes two spaces. */
+	{"empty parts, padding, folding", "'()+_,-./:=? z",
+	 BODY("--'()+_,-./:=? z \t\r\n"
+	      "Content-Disposition: form-data; name=\"\"\r\n"
+	      "Content-Type:text/plain;\r\n charset=utf-8 \r\n"
+	      "\r\n"
+	      "\r\n--'()+_,-./:=? z\r\n"
+	      "Content-Disposition: form-data;\r\n\tname=tags; "
+	      "filename=\"\"; filename*=UTF-8''x\r\n"
+	      "\r\n"
+	      "\r\n"
+	      "\r\n--'()+_,-./:=? z\r\n"
+	      "Content-Disposition: form-data; name=x\r\n"
+	      "\r\n"
+	      "-"
+	      "\r\n--'()+_,-./:=? z--"),
+	 PARTS(PART("", NULL, "text/plain;   charset=utf-8", NULL),
+	       PART("tags", "", NULL, "\r\n"), PART("x", NULL, NULL, "-"))},
+	/* The CRLF ending the header block doubles as the delimiter's. */
+	{"header block straight into the delimiter", "q",
+	 BODY("--q\r\nContent-Disposition: form-data; name=a\r\n"
+	      "\r\n--q--"),
+	 PARTS(PART("a", NULL, NULL, NULL))},
+	/* No part at all. */
+	{"only the close delimiter", "q", BODY("--q--\r\n"), NO_PARTS},
+	{"a preamble and the close delimiter", "q", BODY("x\r\n--q--"),
+	 NO_PARTS},
+};
+
 static void
 test_good(void)
 {
-	static const char file[] = "RIFF\r\n--b0\r--\r\n-\r\n--\\\r\n--b\r\r\n";
 	struct buf w;
 
 	buf_init(&w, 0);
-	/* Preamble, a text field, a file whose content looks like the
-	 * delimiter in many ways, an epilogue. */
-	exp_begin(&w, "metadata", NULL, NULL);
-	exp_data(&w, BODY("{\"a\": 1}"));
-	exp_end(&w);
-	exp_begin(&w, "file", "take \"one\" \\ .wav", "audio/wav");
-	exp_data(&w, BODY(file));
-	exp_end(&w);
-	good("preamble, field, file, epilogue", "b0b",
-	     BODY("preamble --b0b\r\n--b0 x\r\n"
-		  "--b0b\r\n"
-		  "Content-Disposition: form-data; name=\"metadata\"\r\n"
-		  "\r\n"
-		  "{\"a\": 1}\r\n"
-		  "--b0b\r\n"
-		  "content-disposition: FORM-DATA ;NAME=file; "
-		  "filename=\"take \\\"one\\\" \\\\ .wav\"\r\n"
-		  "Content-Type: audio/wav\r\n"
-		  "X-Other: ignored; \"\r\n"
-		  "\r\n"
-		  "RIFF\r\n--b0\r--\r\n-\r\n--\\\r\n--b\r\r\n"
-		  "\r\n--b0b--\r\nepilogue\r\n--b0b\r\nstill epilogue"),
-	     &w);
+	for (size_t i = 0; i < sizeof(good_bodies) / sizeof(good_bodies[0]);
+	     i++) {
+		const struct part *pt = good_bodies[i].parts;
 
-	/* No preamble, blanks after delimiters, empty parts, a folded
-	 * header, a quoted boundary with every bchar. */
-	w.len = 0;
-	/* Unfolding keeps the blanks: CRLF becomes two spaces. */
-	exp_begin(&w, "", NULL, "text/plain;   charset=utf-8");
-	exp_end(&w);
-	exp_begin(&w, "tags", "", NULL);
-	exp_data(&w, BODY("\r\n"));
-	exp_end(&w);
-	exp_begin(&w, "x", NULL, NULL);
-	exp_data(&w, BODY("-"));
-	exp_end(&w);
-	good("empty parts, padding, folding", "'()+_,-./:=? z",
-	     BODY("--'()+_,-./:=? z \t\r\n"
-		  "Content-Disposition: form-data; name=\"\"\r\n"
-		  "Content-Type:text/plain;\r\n charset=utf-8 \r\n"
-		  "\r\n"
-		  "\r\n--'()+_,-./:=? z\r\n"
-		  "Content-Disposition: form-data;\r\n\tname=tags; "
-		  "filename=\"\"; filename*=UTF-8''x\r\n"
-		  "\r\n"
-		  "\r\n"
-		  "\r\n--'()+_,-./:=? z\r\n"
-		  "Content-Disposition: form-data; name=x\r\n"
-		  "\r\n"
-		  "-"
-		  "\r\n--'()+_,-./:=? z--"),
-	     &w);
-
-	/* The CRLF ending the header block doubles as the delimiter's. */
-	w.len = 0;
-	exp_begin(&w, "a", NULL, NULL);
-	exp_end(&w);
-	good("header block straight into the delimiter", "q",
-	     BODY("--q\r\nContent-Disposition: form-data; name=a\r\n"
-		  "\r\n--q--"),
-	     &w);
-
-	/* No part at all. */
-	w.len = 0;
-	good("only the close delimiter", "q", BODY("--q--\r\n"), &w);
-	good("a preamble and the close delimiter", "q", BODY("x\r\n--q--"), &w);
+		w.len = 0;
+		for (; pt->name != NULL; pt++) {
+			exp_begin(&w, pt->name, pt->filename, pt->type);
+			if (pt->data != NULL)
+				exp_data(&w, pt->data, strlen(pt->data));
+			exp_end(&w);
+		}
+		good(good_bodies[i].what, good_bodies[i].boundary,
+		     good_bodies[i].body, good_bodies[i].n, &w);
+	}
 
 	/* Binary content: NULs, CRs, every byte value. */
 	{
@@ -226,6 +246,103 @@ test_good(void)
 	buf_free(&w);
 }
 
+/* Malformed bodies (boundary b), and what the error says. */
+static const struct {
+	const char *what, *body;
+	size_t n;
+	const char *why;
+} bad_bodies[] = {
+	{"no close delimiter", BODY("--b\r\n"), "ended before"},
+	{"empty body", BODY(""), "ended before"},
+	{"only a preamble", BODY("hello\r\n-"), "ended before"},
+	{"cut in a part",
+	 BODY("--b\r\nContent-Disposition: form-data; name=a\r\n\r\nab"),
+	 "ended before"},
+	{"cut in the close delimiter",
+	 BODY("--b\r\nContent-Disposition: form-data; name=a\r\n\r\n"
+	      "\r\n--b-"),
+	 "ended before"},
+	{"a longer boundary in content",
+	 BODY("--b\r\nContent-Disposition: form-data; name=a\r\n\r\n"
+	      "x\r\n--bb\r\n--b--"),
+	 "neither CRLF"},
+	{"LF alone after a delimiter", BODY("--b\n\r\n--b--"), "neither CRLF"},
+	{"CR without LF after a delimiter", BODY("--b\rx"), "CR without LF"},
+	{"a single dash after a delimiter", BODY("--b-x"), "neither CRLF"},
+	{"LF without CR in headers",
+	 BODY("--b\r\nContent-Disposition: form-data; name=a\n\r\n"),
+	 "LF without CR"},
+	{"CR without LF in headers",
+	 BODY("--b\r\nContent-Disposition: form-data; name=a\rx"),
+	 "CR without LF"},
+	{"NUL in headers", BODY("--b\r\nContent-\0"), "NUL"},
+	{"no headers", BODY("--b\r\n\r\nx\r\n--b--"),
+	 "without Content-Disposition"},
+	{"no Content-Disposition",
+	 BODY("--b\r\nContent-Type: text/plain\r\n\r\nx\r\n--b--"),
+	 "without Content-Disposition"},
+	{"attachment",
+	 BODY("--b\r\nContent-Disposition: attachment; name=a\r\n\r\n"
+	      "\r\n--b--"),
+	 "not form-data"},
+	{"no name",
+	 BODY("--b\r\nContent-Disposition: form-data; filename=a\r\n"
+	      "\r\n\r\n--b--"),
+	 "has no name"},
+	{"two names",
+	 BODY("--b\r\nContent-Disposition: form-data; name=a; name=b\r\n"
+	      "\r\n\r\n--b--"),
+	 "two name"},
+	{"two filenames",
+	 BODY("--b\r\nContent-Disposition: form-data; name=a; "
+	      "filename=x; FILENAME=y\r\n\r\n\r\n--b--"),
+	 "two filename"},
+	{"two Content-Disposition fields",
+	 BODY("--b\r\nContent-Disposition: form-data; name=a\r\n"
+	      "Content-Disposition: form-data; name=a\r\n\r\n\r\n--b--"),
+	 "two Content-Disposition"},
+	{"two Content-Type fields",
+	 BODY("--b\r\nContent-Disposition: form-data; name=a\r\n"
+	      "Content-Type: a/b\r\ncontent-type: a/b\r\n\r\n\r\n--b--"),
+	 "two Content-Type"},
+	{"unterminated quoted string",
+	 BODY("--b\r\nContent-Disposition: form-data; name=\"a\r\n"
+	      "\r\n\r\n--b--"),
+	 "unterminated"},
+	{"control character in a quoted string",
+	 BODY("--b\r\nContent-Disposition: form-data; name=\"a\x01\"\r\n"
+	      "\r\n\r\n--b--"),
+	 "control character"},
+	{"parameter without a value",
+	 BODY("--b\r\nContent-Disposition: form-data; name\r\n"
+	      "\r\n\r\n--b--"),
+	 "without a value"},
+	{"parameter without ';'",
+	 BODY("--b\r\nContent-Disposition: form-data name=a\r\n"
+	      "\r\n\r\n--b--"),
+	 "malformed header parameter"},
+	{"value not a token",
+	 BODY("--b\r\nContent-Disposition: form-data; name=a b\r\n"
+	      "\r\n\r\n--b--"),
+	 "malformed header parameter"},
+	{"header line without a colon",
+	 BODY("--b\r\nContent-Disposition: form-data; name=a\r\n"
+	      "Nonsense\r\n\r\n\r\n--b--"),
+	 "malformed part header line"},
+	{"folded first header line",
+	 BODY("--b\r\n Content-Disposition: form-data; name=a\r\n"
+	      "\r\n\r\n--b--"),
+	 "malformed part header line"},
+	{"malformed part Content-Type",
+	 BODY("--b\r\nContent-Disposition: form-data; name=a\r\n"
+	      "Content-Type: audio\r\n\r\n\r\n--b--"),
+	 "Content-Type is malformed"},
+	{"8-bit part Content-Type",
+	 BODY("--b\r\nContent-Disposition: form-data; name=a\r\n"
+	      "Content-Type: audio/w\xc3\xa4v\r\n\r\n\r\n--b--"),
+	 "Content-Type is malformed"},
+};
+
 static void
 test_bad(void)
 {
@@ -233,98 +350,9 @@ test_bad(void)
 	char big[MULTIPART_HEADER_MAX + 200], name[400];
 	int n;
 
-	bad("no close delimiter", "b", BODY("--b\r\n"), "ended before");
-	bad("empty body", "b", BODY(""), "ended before");
-	bad("only a preamble", "b", BODY("hello\r\n-"), "ended before");
-	bad("cut in a part", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; name=a\r\n\r\nab"),
-	    "ended before");
-	bad("cut in the close delimiter", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; name=a\r\n\r\n"
-		 "\r\n--b-"),
-	    "ended before");
-	bad("a longer boundary in content", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; name=a\r\n\r\n"
-		 "x\r\n--bb\r\n--b--"),
-	    "neither CRLF");
-	bad("LF alone after a delimiter", "b", BODY("--b\n\r\n--b--"),
-	    "neither CRLF");
-	bad("CR without LF after a delimiter", "b", BODY("--b\rx"),
-	    "CR without LF");
-	bad("a single dash after a delimiter", "b", BODY("--b-x"),
-	    "neither CRLF");
-	bad("LF without CR in headers", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; name=a\n\r\n"),
-	    "LF without CR");
-	bad("CR without LF in headers", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; name=a\rx"),
-	    "CR without LF");
-	bad("NUL in headers", "b", BODY("--b\r\nContent-\0"), "NUL");
-	bad("no headers", "b", BODY("--b\r\n\r\nx\r\n--b--"),
-	    "without Content-Disposition");
-	bad("no Content-Disposition", "b",
-	    BODY("--b\r\nContent-Type: text/plain\r\n\r\nx\r\n--b--"),
-	    "without Content-Disposition");
-	bad("attachment", "b",
-	    BODY("--b\r\nContent-Disposition: attachment; name=a\r\n\r\n"
-		 "\r\n--b--"),
-	    "not form-data");
-	bad("no name", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; filename=a\r\n"
-		 "\r\n\r\n--b--"),
-	    "has no name");
-	bad("two names", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; name=a; name=b\r\n"
-		 "\r\n\r\n--b--"),
-	    "two name");
-	bad("two filenames", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; name=a; "
-		 "filename=x; FILENAME=y\r\n\r\n\r\n--b--"),
-	    "two filename");
-	bad("two Content-Disposition fields", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; name=a\r\n"
-		 "Content-Disposition: form-data; name=a\r\n\r\n\r\n--b--"),
-	    "two Content-Disposition");
-	bad("two Content-Type fields", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; name=a\r\n"
-		 "Content-Type: a/b\r\ncontent-type: a/b\r\n\r\n\r\n--b--"),
-	    "two Content-Type");
-	bad("unterminated quoted string", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; name=\"a\r\n"
-		 "\r\n\r\n--b--"),
-	    "unterminated");
-	bad("control character in a quoted string", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; name=\"a\x01\"\r\n"
-		 "\r\n\r\n--b--"),
-	    "control character");
-	bad("parameter without a value", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; name\r\n"
-		 "\r\n\r\n--b--"),
-	    "without a value");
-	bad("parameter without ';'", "b",
-	    BODY("--b\r\nContent-Disposition: form-data name=a\r\n"
-		 "\r\n\r\n--b--"),
-	    "malformed header parameter");
-	bad("value not a token", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; name=a b\r\n"
-		 "\r\n\r\n--b--"),
-	    "malformed header parameter");
-	bad("header line without a colon", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; name=a\r\n"
-		 "Nonsense\r\n\r\n\r\n--b--"),
-	    "malformed part header line");
-	bad("folded first header line", "b",
-	    BODY("--b\r\n Content-Disposition: form-data; name=a\r\n"
-		 "\r\n\r\n--b--"),
-	    "malformed part header line");
-	bad("malformed part Content-Type", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; name=a\r\n"
-		 "Content-Type: audio\r\n\r\n\r\n--b--"),
-	    "Content-Type is malformed");
-	bad("8-bit part Content-Type", "b",
-	    BODY("--b\r\nContent-Disposition: form-data; name=a\r\n"
-		 "Content-Type: audio/w\xc3\xa4v\r\n\r\n\r\n--b--"),
-	    "Content-Type is malformed");
+	for (size_t i = 0; i < sizeof(bad_bodies) / sizeof(bad_bodies[0]); i++)
+		bad(bad_bodies[i].what, "b", bad_bodies[i].body,
+		    bad_bodies[i].n, bad_bodies[i].why);
 
 	/* Bounds: the header block, the name, the filename. */
 	n = snprintf(big, sizeof(big), "--b\r\n%sX-Pad: ", cd);

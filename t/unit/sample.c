@@ -118,10 +118,28 @@ test_sizes(void)
 	       "sample_elem_size of an invalid type is 0");
 }
 
+static const uint8_t pay[16];
+
 static void
 test_payload_size(void)
 {
-	static const uint8_t pay[16];
+	static const struct {
+		struct test_value v;
+		size_t want;
+		const char *name;
+	} cases[] = {
+		{TV_RAW(SAMPLE_STRING, pay, 5), 5, "string of 5 bytes: 5"},
+		{TV_RAW(SAMPLE_BYTES, pay, 16), 16, "bytes of 16 bytes: 16"},
+		{TV_RAW(SAMPLE_JSON, pay, 7), 7, "json of 7 bytes: 7"},
+		{TV_RAW(SAMPLE_F64_ARRAY, pay, 3), 24,
+		 "f64_array of 3: 24 bytes"},
+		{TV_RAW(SAMPLE_F32_ARRAY, pay, 3), 12,
+		 "f32_array of 3: 12 bytes"},
+		{TV_RAW(SAMPLE_I32_ARRAY, NULL, 4096), 16384,
+		 "i32_array of 4096: 16384 bytes"},
+		{TV_RAW(SAMPLE_BYTES, NULL, 0), 0, "empty bytes: 0"},
+		{TV_RAW(SAMPLE_F64_ARRAY, NULL, 0), 0, "empty f64_array: 0"},
+	};
 	struct sample_value v;
 	unsigned int bad = 0;
 
@@ -137,143 +155,114 @@ test_payload_size(void)
 	}
 	ok(bad == 0, "sample_payload_size is 0 for every fixed-width type");
 
-	v = val_raw(SAMPLE_STRING, pay, 5);
-	is_int(sample_payload_size(&v), 5, "string of 5 bytes: 5");
-	v = val_raw(SAMPLE_BYTES, pay, 16);
-	is_int(sample_payload_size(&v), 16, "bytes of 16 bytes: 16");
-	v = val_raw(SAMPLE_JSON, pay, 7);
-	is_int(sample_payload_size(&v), 7, "json of 7 bytes: 7");
-	v = val_raw(SAMPLE_F64_ARRAY, pay, 3);
-	is_int(sample_payload_size(&v), 24, "f64_array of 3: 24 bytes");
-	v = val_raw(SAMPLE_F32_ARRAY, pay, 3);
-	is_int(sample_payload_size(&v), 12, "f32_array of 3: 12 bytes");
-	v = val_raw(SAMPLE_I32_ARRAY, NULL, 4096);
-	is_int(sample_payload_size(&v), 16384,
-	       "i32_array of 4096: 16384 bytes");
-	v = val_raw(SAMPLE_BYTES, NULL, 0);
-	is_int(sample_payload_size(&v), 0, "empty bytes: 0");
-	v = val_raw(SAMPLE_F64_ARRAY, NULL, 0);
-	is_int(sample_payload_size(&v), 0, "empty f64_array: 0");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		v = val_row(&cases[i].v);
+		is_int(sample_payload_size(&v), cases[i].want, "%s",
+		       cases[i].name);
+	}
 	v = val_raw((enum sample_type)0x0D, pay, 5);
 	is_int(sample_payload_size(&v), 0, "invalid type: 0");
 }
 
+/*
+ * Big-endian f64 {1.0, 2.0} and {1.0, 3.0}; read as four f32 each, they
+ * differ in the third element only.  a12_copy is a12 in another place.
+ */
+static const uint8_t a12[16] = {0x3F, 0xF0, 0, 0, 0, 0, 0, 0,
+				0x40, 0x00, 0, 0, 0, 0, 0, 0};
+static const uint8_t a12_copy[16] = {0x3F, 0xF0, 0, 0, 0, 0, 0, 0,
+				     0x40, 0x00, 0, 0, 0, 0, 0, 0};
+static const uint8_t a13[16] = {0x3F, 0xF0, 0, 0, 0, 0, 0, 0,
+				0x40, 0x08, 0, 0, 0, 0, 0, 0};
+
 /* sample_equal(a, b) == want, and the same the other way round. */
-static void
-is_equal(struct sample_value a, struct sample_value b, bool want,
-	 const char *name)
-{
-	ok(sample_equal(&a, &b) == want && sample_equal(&b, &a) == want,
-	   "%s: %s", name, want ? "equal" : "different");
-}
+static const struct {
+	struct test_value a, b;
+	bool want;
+	const char *name;
+} equal_cases[] = {
+	/* Floats by their bits. */
+	{TV(SAMPLE_F64, 0x3FF8000000000000), TV(SAMPLE_F64, 0x3FF8000000000000),
+	 true, "f64 1.5 and 1.5"},
+	{TV(SAMPLE_F64, 0x7FF8000000000000), TV(SAMPLE_F64, 0x7FF8000000000000),
+	 true, "f64 NaN and the same NaN"},
+	{TV(SAMPLE_F64, 0x7FF8000000000000), TV(SAMPLE_F64, 0x7FF8000000000001),
+	 false, "f64 NaNs with different payloads"},
+	{TV(SAMPLE_F64, 0x7FF8000000000000), TV(SAMPLE_F64, 0xFFF8000000000000),
+	 false, "f64 NaNs with different signs"},
+	{TV(SAMPLE_F64, 0x0000000000000000), TV(SAMPLE_F64, 0x8000000000000000),
+	 false, "f64 0.0 and -0.0"},
+	{TV(SAMPLE_F32, 0x7FC00000), TV(SAMPLE_F32, 0x7FC00000), true,
+	 "f32 NaN and the same NaN"},
+	{TV(SAMPLE_F32, 0x7FC00000), TV(SAMPLE_F32, 0x7FC12345), false,
+	 "f32 NaNs with different payloads"},
+	{TV(SAMPLE_F32, 0x00000000), TV(SAMPLE_F32, 0x80000000), false,
+	 "f32 0.0 and -0.0"},
+
+	/* Integers and bool. */
+	{TV(SAMPLE_I64, (uint64_t)INT64_MIN),
+	 TV(SAMPLE_I64, (uint64_t)INT64_MIN), true, "i64 INT64_MIN twice"},
+	{TV(SAMPLE_I64, (uint64_t)INT64_MIN), TV(SAMPLE_I64, INT64_MAX), false,
+	 "i64 INT64_MIN and INT64_MAX"},
+	{TV(SAMPLE_I8, (uint64_t)-1), TV(SAMPLE_I8, 1), false, "i8 -1 and 1"},
+	{TV(SAMPLE_BOOL, 1), TV(SAMPLE_BOOL, 1), true, "bool true twice"},
+	{TV(SAMPLE_BOOL, 1), TV(SAMPLE_BOOL, 0), false, "bool true and false"},
+
+	/* The type counts, whatever the bits. */
+	{TV(SAMPLE_F64, 0), TV(SAMPLE_I64, 0), false, "f64 0.0 and i64 0"},
+	{TV_RAW(SAMPLE_STRING, "ab", 2), TV_RAW(SAMPLE_BYTES, "ab", 2), false,
+	 "string \"ab\" and bytes \"ab\""},
+	{TV_RAW(SAMPLE_F64_ARRAY, a12, 2), TV_RAW(SAMPLE_F32_ARRAY, a12, 4),
+	 false, "f64_array of 2 and f32_array of 4 over the same bytes"},
+
+	/* Payloads by length and bytes, not by pointer. */
+	{TV_RAW(SAMPLE_STRING, "abc", 3), TV_RAW(SAMPLE_STRING, &"xabc"[1], 3),
+	 true, "string \"abc\" in two places"},
+	{TV_RAW(SAMPLE_STRING, "abc", 3), TV_RAW(SAMPLE_STRING, "abd", 3),
+	 false, "string \"abc\" and \"abd\""},
+	{TV_RAW(SAMPLE_BYTES, "ab", 2), TV_RAW(SAMPLE_BYTES, "abc", 3), false,
+	 "bytes \"ab\" and \"abc\""},
+	{TV_RAW(SAMPLE_JSON, "{}", 2), TV_RAW(SAMPLE_JSON, "{}", 2), true,
+	 "json {} twice"},
+
+	/* Empty payloads: no bytes read, NULL pointers allowed. */
+	{TV_RAW(SAMPLE_STRING, NULL, 0), TV_RAW(SAMPLE_STRING, "x", 0), true,
+	 "empty string (NULL) and empty string"},
+	{TV_RAW(SAMPLE_BYTES, NULL, 0), TV_RAW(SAMPLE_BYTES, NULL, 0), true,
+	 "empty bytes, both NULL"},
+	{TV_RAW(SAMPLE_I32_ARRAY, NULL, 0), TV_RAW(SAMPLE_I32_ARRAY, NULL, 0),
+	 true, "empty i32_array, both NULL"},
+	{TV_RAW(SAMPLE_STRING, NULL, 0), TV_RAW(SAMPLE_STRING, "x", 1), false,
+	 "empty string and \"x\""},
+
+	/* Arrays: element counts, and every byte of every element. */
+	{TV_RAW(SAMPLE_F64_ARRAY, a12, 2),
+	 TV_RAW(SAMPLE_F64_ARRAY, a12_copy, 2), true,
+	 "f64_array {1.0, 2.0} in two places"},
+	{TV_RAW(SAMPLE_F64_ARRAY, a12, 2), TV_RAW(SAMPLE_F64_ARRAY, a12, 1),
+	 false, "f64_array of 2 and its first element alone"},
+	{TV_RAW(SAMPLE_F64_ARRAY, a12, 1), TV_RAW(SAMPLE_F64_ARRAY, NULL, 0),
+	 false, "f64_array of 1 and an empty one"},
+	{TV_RAW(SAMPLE_F64_ARRAY, a12, 2), TV_RAW(SAMPLE_F64_ARRAY, a13, 2),
+	 false, "f64_array {1.0, 2.0} and {1.0, 3.0}"},
+	{TV_RAW(SAMPLE_F32_ARRAY, a12, 3), TV_RAW(SAMPLE_F32_ARRAY, a13, 3),
+	 false, "f32_arrays of 3 that differ in the 3rd element only"},
+	{TV_RAW(SAMPLE_F32_ARRAY, a12, 2), TV_RAW(SAMPLE_F32_ARRAY, a13, 2),
+	 true, "f32_arrays of 2 over the bytes both share"},
+};
 
 static void
 test_equal(void)
 {
-	/*
-	 * Big-endian f64 {1.0, 2.0} and {1.0, 3.0}; read as four f32 each,
-	 * they differ in the third element only.
-	 */
-	static const uint8_t a12[16] = {0x3F, 0xF0, 0, 0, 0, 0, 0, 0,
-					0x40, 0x00, 0, 0, 0, 0, 0, 0};
-	static const uint8_t a13[16] = {0x3F, 0xF0, 0, 0, 0, 0, 0, 0,
-					0x40, 0x08, 0, 0, 0, 0, 0, 0};
-	uint8_t copy[16];
-	struct sample_value x, y;
+	for (size_t i = 0; i < sizeof(equal_cases) / sizeof(equal_cases[0]);
+	     i++) {
+		struct sample_value a = val_row(&equal_cases[i].a);
+		struct sample_value b = val_row(&equal_cases[i].b);
+		bool want = equal_cases[i].want;
 
-	memcpy(copy, a12, sizeof(copy));
-
-	/* Floats by their bits. */
-	is_equal(val_f64_bits(0x3FF8000000000000),
-		 val_f64_bits(0x3FF8000000000000), true, "f64 1.5 and 1.5");
-	is_equal(val_f64_bits(0x7FF8000000000000),
-		 val_f64_bits(0x7FF8000000000000), true,
-		 "f64 NaN and the same NaN");
-	is_equal(val_f64_bits(0x7FF8000000000000),
-		 val_f64_bits(0x7FF8000000000001), false,
-		 "f64 NaNs with different payloads");
-	is_equal(val_f64_bits(0x7FF8000000000000),
-		 val_f64_bits(0xFFF8000000000000), false,
-		 "f64 NaNs with different signs");
-	is_equal(val_f64_bits(0x0000000000000000),
-		 val_f64_bits(0x8000000000000000), false, "f64 0.0 and -0.0");
-	is_equal(val_f32_bits(0x7FC00000), val_f32_bits(0x7FC00000), true,
-		 "f32 NaN and the same NaN");
-	is_equal(val_f32_bits(0x7FC00000), val_f32_bits(0x7FC12345), false,
-		 "f32 NaNs with different payloads");
-	is_equal(val_f32_bits(0x00000000), val_f32_bits(0x80000000), false,
-		 "f32 0.0 and -0.0");
-
-	/* Integers and bool. */
-	x = (struct sample_value){.type = SAMPLE_I64, .u.i64 = INT64_MIN};
-	y = (struct sample_value){.type = SAMPLE_I64, .u.i64 = INT64_MIN};
-	is_equal(x, y, true, "i64 INT64_MIN twice");
-	y.u.i64 = INT64_MAX;
-	is_equal(x, y, false, "i64 INT64_MIN and INT64_MAX");
-	x = (struct sample_value){.type = SAMPLE_I8, .u.i8 = -1};
-	y = (struct sample_value){.type = SAMPLE_I8, .u.i8 = 1};
-	is_equal(x, y, false, "i8 -1 and 1");
-	x = (struct sample_value){.type = SAMPLE_BOOL, .u.b = true};
-	y = (struct sample_value){.type = SAMPLE_BOOL, .u.b = true};
-	is_equal(x, y, true, "bool true twice");
-	y.u.b = false;
-	is_equal(x, y, false, "bool true and false");
-
-	/* The type counts, whatever the bits. */
-	x = (struct sample_value){.type = SAMPLE_I64, .u.i64 = 0};
-	is_equal(val_f64_bits(0), x, false, "f64 0.0 and i64 0");
-	is_equal(val_raw(SAMPLE_STRING, "ab", 2),
-		 val_raw(SAMPLE_BYTES, "ab", 2), false,
-		 "string \"ab\" and bytes \"ab\"");
-	is_equal(val_raw(SAMPLE_F64_ARRAY, a12, 2),
-		 val_raw(SAMPLE_F32_ARRAY, a12, 4), false,
-		 "f64_array of 2 and f32_array of 4 over the same bytes");
-
-	/* Payloads by length and bytes, not by pointer. */
-	is_equal(val_raw(SAMPLE_STRING, "abc", 3),
-		 val_raw(SAMPLE_STRING, &"xabc"[1], 3), true,
-		 "string \"abc\" in two places");
-	is_equal(val_raw(SAMPLE_STRING, "abc", 3),
-		 val_raw(SAMPLE_STRING, "abd", 3), false,
-		 "string \"abc\" and \"abd\"");
-	is_equal(val_raw(SAMPLE_BYTES, "ab", 2),
-		 val_raw(SAMPLE_BYTES, "abc", 3), false,
-		 "bytes \"ab\" and \"abc\"");
-	is_equal(val_raw(SAMPLE_JSON, "{}", 2), val_raw(SAMPLE_JSON, "{}", 2),
-		 true, "json {} twice");
-
-	/* Empty payloads: no bytes read, NULL pointers allowed. */
-	is_equal(val_raw(SAMPLE_STRING, NULL, 0),
-		 val_raw(SAMPLE_STRING, "x", 0), true,
-		 "empty string (NULL) and empty string");
-	is_equal(val_raw(SAMPLE_BYTES, NULL, 0), val_raw(SAMPLE_BYTES, NULL, 0),
-		 true, "empty bytes, both NULL");
-	is_equal(val_raw(SAMPLE_I32_ARRAY, NULL, 0),
-		 val_raw(SAMPLE_I32_ARRAY, NULL, 0), true,
-		 "empty i32_array, both NULL");
-	is_equal(val_raw(SAMPLE_STRING, NULL, 0),
-		 val_raw(SAMPLE_STRING, "x", 1), false,
-		 "empty string and \"x\"");
-
-	/* Arrays: element counts, and every byte of every element. */
-	is_equal(val_raw(SAMPLE_F64_ARRAY, a12, 2),
-		 val_raw(SAMPLE_F64_ARRAY, copy, 2), true,
-		 "f64_array {1.0, 2.0} in two places");
-	is_equal(val_raw(SAMPLE_F64_ARRAY, a12, 2),
-		 val_raw(SAMPLE_F64_ARRAY, a12, 1), false,
-		 "f64_array of 2 and its first element alone");
-	is_equal(val_raw(SAMPLE_F64_ARRAY, a12, 1),
-		 val_raw(SAMPLE_F64_ARRAY, NULL, 0), false,
-		 "f64_array of 1 and an empty one");
-	is_equal(val_raw(SAMPLE_F64_ARRAY, a12, 2),
-		 val_raw(SAMPLE_F64_ARRAY, a13, 2), false,
-		 "f64_array {1.0, 2.0} and {1.0, 3.0}");
-	is_equal(val_raw(SAMPLE_F32_ARRAY, a12, 3),
-		 val_raw(SAMPLE_F32_ARRAY, a13, 3), false,
-		 "f32_arrays of 3 that differ in the 3rd element only");
-	is_equal(val_raw(SAMPLE_F32_ARRAY, a12, 2),
-		 val_raw(SAMPLE_F32_ARRAY, a13, 2), true,
-		 "f32_arrays of 2 over the bytes both share");
+		ok(sample_equal(&a, &b) == want && sample_equal(&b, &a) == want,
+		   "%s: %s", equal_cases[i].name, want ? "equal" : "different");
+	}
 }
 
 int

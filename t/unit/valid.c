@@ -10,18 +10,24 @@
 #include "web/valid.h"
 
 static const struct valid_field fields[] = {
-	{"name", VALID_STRING, true, false, 1, 10},
-	{"email", VALID_EMAIL, false, false, 0, 0},
-	{"slug", VALID_SLUG, false, false, 0, 0},
-	{"id", VALID_UUID, false, false, 0, 0},
-	{"active", VALID_BOOL, false, false, 0, 0},
-	{"uid", VALID_INT, false, false, 0, 4294967295LL},
-	{"role", VALID_ROLE, false, false, 0, 0},
-	{"color", VALID_COLOR, false, true, 0, 0},
-	{"expires_at", VALID_TIMESTAMP, false, true, 0, 0},
-	{"scopes", VALID_STRINGS, false, false, 0, 8},
-	{"tags", VALID_UUIDS, false, false, 0, 100},
-	{"metadata", VALID_OBJECT, false, false, 0, 0},
+	{.name = "name",
+	 .type = VALID_STRING,
+	 .flags = VALID_REQUIRED,
+	 .min = 1,
+	 .max = 10},
+	{.name = "email", .type = VALID_EMAIL},
+	{.name = "slug", .type = VALID_SLUG},
+	{.name = "id", .type = VALID_UUID},
+	{.name = "active", .type = VALID_BOOL},
+	{.name = "uid", .type = VALID_INT, .min = 0, .max = 4294967295LL},
+	{.name = "role", .type = VALID_ROLE},
+	{.name = "color", .type = VALID_COLOR, .flags = VALID_NULLABLE},
+	{.name = "expires_at",
+	 .type = VALID_TIMESTAMP,
+	 .flags = VALID_NULLABLE},
+	{.name = "scopes", .type = VALID_STRINGS, .min = 0, .max = 8},
+	{.name = "tags", .type = VALID_UUIDS, .min = 0, .max = 100},
+	{.name = "metadata", .type = VALID_OBJECT},
 };
 #define N (sizeof(fields) / sizeof(fields[0]))
 
@@ -118,12 +124,40 @@ main(void)
 		   false,
 	   "a valid small integer");
 	{
+		/* Built with json-c, as the parser may refuse \u0000 first. */
+		json_object *o = json_object_new_object(),
+			    *a = json_object_new_array();
+		struct http_resp resp;
+
+		json_object_object_add(o, "name",
+				       json_object_new_string_len("a\0", 2));
+		http_resp_init(&resp);
+		ok(!valid_body(o, fields, N, v, &resp) && resp.status == 400,
+		   "a NUL in a string refused with a 400");
+		http_resp_free(&resp);
+		json_object_array_add(
+			a, json_object_new_string_len("upload\0x", 8));
+		json_object_object_add(o, "name", json_object_new_string("a"));
+		json_object_object_add(o, "scopes", a);
+		http_resp_init(&resp);
+		ok(!valid_body(o, fields, N, v, &resp) && resp.status == 400,
+		   "a NUL in an array's string refused with a 400");
+		http_resp_free(&resp);
+		json_object_put(o);
+	}
+	{
 		struct http_req req;
 		struct http_resp resp;
 		static const struct valid_field q[] = {
-			{"page", VALID_INT, false, false, 1, 1000000},
-			{"per_page", VALID_INT, false, false, 1, 100},
-			{"device_id", VALID_UUID, false, false, 0, 0},
+			{.name = "page",
+			 .type = VALID_INT,
+			 .min = 1,
+			 .max = 1000000},
+			{.name = "per_page",
+			 .type = VALID_INT,
+			 .min = 1,
+			 .max = 100},
+			{.name = "device_id", .type = VALID_UUID},
 		};
 		struct valid_value qv[3];
 		char n1[] = "page", v1[] = "2", n2[] = "per_page", v2[] = "101";

@@ -34,42 +34,6 @@ struct tstream {
 	size_t n;
 };
 
-static uint64_t
-f64_bits(double d)
-{
-	uint64_t u;
-
-	memcpy(&u, &d, sizeof(u));
-	return u;
-}
-
-static double
-f64_of(uint64_t u)
-{
-	double d;
-
-	memcpy(&d, &u, sizeof(d));
-	return d;
-}
-
-static uint32_t
-f32_bits(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof(u));
-	return u;
-}
-
-static float
-f32_of(uint32_t u)
-{
-	float f;
-
-	memcpy(&f, &u, sizeof(f));
-	return f;
-}
-
 /* Encoded size of one sample, from spec 2's sample layout. */
 static size_t
 sample_size(enum sample_type type, const struct tval *tv)
@@ -109,10 +73,11 @@ enc_tval(struct xmbp_enc *enc, enum sample_type type, const struct tval *tv)
 
 	switch (type) {
 	case SAMPLE_F64:
-		xmbp_enc_f64(enc, tv->ts, f64_of(tv->bits));
+		xmbp_enc_f64(enc, tv->ts, val_f64_bits(tv->bits).u.f64);
 		break;
 	case SAMPLE_F32:
-		xmbp_enc_f32(enc, tv->ts, f32_of((uint32_t)tv->bits));
+		xmbp_enc_f32(enc, tv->ts,
+			     val_f32_bits((uint32_t)tv->bits).u.f32);
 		break;
 	case SAMPLE_I64:
 		xmbp_enc_i64(enc, tv->ts, (int64_t)tv->bits);
@@ -140,12 +105,12 @@ enc_tval(struct xmbp_enc *enc, enum sample_type type, const struct tval *tv)
 		break;
 	case SAMPLE_F64_ARRAY:
 		for (size_t k = 0; k < tv->n; k++)
-			da[k] = f64_of(e[k]);
+			da[k] = val_f64_bits(e[k]).u.f64;
 		xmbp_enc_f64_array(enc, tv->ts, da, tv->n);
 		break;
 	case SAMPLE_F32_ARRAY:
 		for (size_t k = 0; k < tv->n; k++)
-			fa[k] = f32_of((uint32_t)e[k]);
+			fa[k] = val_f32_bits((uint32_t)e[k]).u.f32;
 		xmbp_enc_f32_array(enc, tv->ts, fa, tv->n);
 		break;
 	case SAMPLE_I32_ARRAY:
@@ -185,21 +150,13 @@ tval_eq(enum sample_type type, const struct tval *tv, uint64_t ts,
 
 	if (ts != tv->ts || v->type != type)
 		return false;
+	if (sample_fixed_size(type) != 0) {
+		struct sample_value want = val_bits(type, tv->bits);
+
+		/* Each member of the union starts at its beginning. */
+		return memcmp(&v->u, &want.u, sample_fixed_size(type)) == 0;
+	}
 	switch (type) {
-	case SAMPLE_F64:
-		return f64_bits(v->u.f64) == tv->bits;
-	case SAMPLE_F32:
-		return f32_bits(v->u.f32) == (uint32_t)tv->bits;
-	case SAMPLE_I64:
-		return (uint64_t)v->u.i64 == tv->bits;
-	case SAMPLE_I32:
-		return (uint32_t)v->u.i32 == (uint32_t)tv->bits;
-	case SAMPLE_I16:
-		return (uint16_t)v->u.i16 == (uint16_t)tv->bits;
-	case SAMPLE_I8:
-		return (uint8_t)v->u.i8 == (uint8_t)tv->bits;
-	case SAMPLE_BOOL:
-		return v->u.b == (tv->bits != 0);
 	case SAMPLE_STRING:
 	case SAMPLE_BYTES:
 	case SAMPLE_JSON:
@@ -301,6 +258,13 @@ check_model(const uint8_t *buf, size_t len, const struct tstream *st,
 /* The edge values, one array per type. */
 
 #define NV(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A nested row of a table, written like a call so that clang-format packs
+ * the rows: LIST(a, b) is {a, b}. */
+#define LIST(...)                                                              \
+	{                                                                      \
+		__VA_ARGS__                                                    \
+	}
 
 static const struct tval f64_edge[] = {
 	{0, 0x0000000000000000, NULL, 0},	   /* 0.0 */
@@ -479,8 +443,6 @@ test_layout(void)
 		0x58, 0x4D, 0x42, 0x50, 0x01, 0x01, 0xAB,
 		0xCD, 0xDE, 0xAD, 0xBE, 0xEF, 0x00, 0x00,
 	};
-	static const uint8_t want10[] = {0x58, 0x4D, 0x42, 0x50, 0x01,
-					 0x00, 0x00, 0x00, 0x00, 0x00};
 	static uint8_t buf[8192];
 	struct xmbp_enc enc;
 	struct xmbp_batch b;
@@ -491,7 +453,7 @@ test_layout(void)
 	xmbp_enc_init(&enc, buf, sizeof(buf));
 	xmbp_enc_begin(&enc, 0, NULL);
 	ok(xmbp_enc_finish(&enc, &len) == XMBP_ENC_OK && len == 10 &&
-		   memcmp(buf, want10, 10) == 0,
+		   memcmp(buf, empty10, 10) == 0,
 	   "empty batch without device_id: 10 bytes, exact");
 	ok(xmbp_decode(buf, len, &b, NULL) == XMBP_OK && b.stream_count == 0 &&
 		   !b.has_device_id,
@@ -693,58 +655,66 @@ test_status_names(void)
 		       "status name %s", names[i].name);
 }
 
+/* One byte of the empty batch changed (at 10: one byte added), and what
+ * decoding it gives: status and offset (-1: any). */
+static const struct {
+	size_t at;
+	uint8_t value;
+	enum xmbp_status want;
+	long offset;
+	const char *name;
+} header_changes[] = {
+	{0, 'X' ^ 0x20, XMBP_E_INVALID_MAGIC, 0,
+	 "magic byte 0 changed: InvalidMagic at 0"},
+	{1, 'M' ^ 0x20, XMBP_E_INVALID_MAGIC, 0,
+	 "magic byte 1 changed: InvalidMagic at 0"},
+	{2, 'B' ^ 0x20, XMBP_E_INVALID_MAGIC, 0,
+	 "magic byte 2 changed: InvalidMagic at 0"},
+	{3, 'P' ^ 0x20, XMBP_E_INVALID_MAGIC, 0,
+	 "magic byte 3 changed: InvalidMagic at 0"},
+	{4, 0, XMBP_E_UNSUPPORTED_VERSION, 4,
+	 "version 0: UnsupportedVersion at 4"},
+	{4, 2, XMBP_E_UNSUPPORTED_VERSION, 4,
+	 "version 2: UnsupportedVersion at 4"},
+	{4, 0xFF, XMBP_E_UNSUPPORTED_VERSION, 4,
+	 "version 255: UnsupportedVersion at 4"},
+	{5, 0x02, XMBP_E_UNSUPPORTED_VERSION, 5,
+	 "flag bit 1 (zstd): UnsupportedVersion at 5"},
+	{5, 0xFE, XMBP_E_UNSUPPORTED_VERSION, -1,
+	 "flag bit 1 with all reserved bits: UnsupportedVersion"},
+	/* Flag bit 0 set but only 10 bytes: device_id is cut off. */
+	{5, 0x01, XMBP_E_UNEXPECTED_EOF, -1,
+	 "device_id flag on a 10-byte batch: UnexpectedEof"},
+	/* Trailing data: one extra byte after a valid batch. */
+	{10, 0, XMBP_E_TRAILING_DATA, 10,
+	 "one byte after an empty batch: TrailingData at 10"},
+};
+
 static void
 test_header_errors(void)
 {
 	struct xmbp_error err;
 	uint8_t b[16];
 
-	for (int i = 0; i < 4; i++) {
+	for (size_t i = 0; i < NV(header_changes); i++) {
+		size_t at = header_changes[i].at;
+		long off = header_changes[i].offset;
+
 		memcpy(b, empty10, 10);
-		b[i] ^= 0x20;
-		if (!ok(decode_copy(b, 10, &err) == XMBP_E_INVALID_MAGIC &&
-				err.offset == 0 && err.msg[0] != '\0',
-			"magic byte %d changed: InvalidMagic at 0", i))
+		b[at] = header_changes[i].value;
+		if (!ok(decode_copy(b, at < 10 ? 10 : at + 1, &err) ==
+					header_changes[i].want &&
+				(off < 0 || err.offset == (size_t)off) &&
+				err.msg[0] != '\0',
+			"%s", header_changes[i].name))
 			diag("got %s at %zu", xmbp_status_name(err.status),
 			     err.offset);
 	}
 	/* A short input that is not a prefix of XMBP is no batch at all. */
 	ok(decode_copy((const uint8_t *)"XZ", 2, &err) == XMBP_E_INVALID_MAGIC,
 	   "2 bytes \"XZ\": InvalidMagic");
-
-	static const unsigned int versions[] = {0, 2, 0xFF};
-	for (size_t i = 0; i < NV(versions); i++) {
-		memcpy(b, empty10, 10);
-		b[4] = (uint8_t)versions[i];
-		if (!ok(decode_copy(b, 10, &err) ==
-					XMBP_E_UNSUPPORTED_VERSION &&
-				err.offset == 4,
-			"version %u: UnsupportedVersion at 4", versions[i]))
-			diag("got %s at %zu", xmbp_status_name(err.status),
-			     err.offset);
-	}
-	memcpy(b, empty10, 10);
-	b[5] = 0x02;
-	ok(decode_copy(b, 10, &err) == XMBP_E_UNSUPPORTED_VERSION &&
-		   err.offset == 5,
-	   "flag bit 1 (zstd): UnsupportedVersion at 5");
-	b[5] = 0xFE;
-	ok(decode_copy(b, 10, &err) == XMBP_E_UNSUPPORTED_VERSION,
-	   "flag bit 1 with all reserved bits: UnsupportedVersion");
-
-	/* Flag bit 0 set but only 10 bytes: device_id is cut off. */
-	memcpy(b, empty10, 10);
-	b[5] = 0x01;
-	ok(decode_copy(b, 10, &err) == XMBP_E_UNEXPECTED_EOF,
-	   "device_id flag on a 10-byte batch: UnexpectedEof");
-
-	/* Trailing data: one extra byte after a valid batch. */
 	memcpy(b, empty10, 10);
 	b[10] = 0;
-	if (!ok(decode_copy(b, 11, &err) == XMBP_E_TRAILING_DATA &&
-			err.offset == 10,
-		"one byte after an empty batch: TrailingData at 10"))
-		diag("got %s at %zu", xmbp_status_name(err.status), err.offset);
 	ok(xmbp_decode(b, 11, &(struct xmbp_batch){0}, NULL) ==
 		   XMBP_E_TRAILING_DATA,
 	   "a NULL err is allowed");
@@ -800,42 +770,51 @@ test_value_types(void)
 		is_int(err.offset, 12, "offset of the tag in the first block");
 }
 
+/* A string literal as (bytes, length), embedded NULs and all. */
+#define S(x) x, sizeof(x) - 1
+
+/*
+ * Batches of one stream cut short: the block header (none when count is
+ * 0 and tag is 0xFF), then the bytes that follow it.
+ */
+static const struct {
+	unsigned int tag, count;
+	const char *tail;
+	size_t n;
+	const char *name;
+} cut_short[] = {
+	{0xFF, 0, S(""), "stream_count 1, no block"},
+	{SAMPLE_F64, 65535, S("\0\0\0\0\0\0\0\0"),
+	 "65535 f64 announced, 8 bytes"},
+	/* ts 0, length 100, 3 bytes */
+	{SAMPLE_STRING, 1,
+	 S("\0\0\0\0\0\0\0\0\x00\x64"
+	   "abc"),
+	 "string of 100 with 3 bytes"},
+	/* ts 0, length 2^32-1, 2 bytes */
+	{SAMPLE_JSON, 1, S("\0\0\0\0\0\0\0\0\xFF\xFF\xFF\xFF{}"),
+	 "json of 4 GiB with 2 bytes"},
+	/* ts 0, count 1, element 7, ts 0, count 4096 */
+	{SAMPLE_I32_ARRAY, 2,
+	 S("\0\0\0\0\0\0\0\0\x00\x01\x00\x00\x00\x07"
+	   "\0\0\0\0\0\0\0\0\x10\x00"),
+	 "second array cut off"},
+	/* ts 0, one byte of the length */
+	{SAMPLE_BYTES, 1, S("\0\0\0\0\0\0\0\0\0"), "length prefix cut in half"},
+};
+
 static void
 test_eof(void)
 {
 	struct xmbp_error err;
 
-	hstart(0, 1);
-	expect(XMBP_E_UNEXPECTED_EOF, &err, "stream_count 1, no block");
-	hstart(0, 1);
-	hblock(1, SAMPLE_F64, 65535);
-	h64(0);
-	expect(XMBP_E_UNEXPECTED_EOF, &err, "65535 f64 announced, 8 bytes");
-	hstart(0, 1);
-	hblock(1, SAMPLE_STRING, 1);
-	h64(0);
-	h16(100);
-	hput("abc", 3);
-	expect(XMBP_E_UNEXPECTED_EOF, &err, "string of 100 with 3 bytes");
-	hstart(0, 1);
-	hblock(1, SAMPLE_JSON, 1);
-	h64(0);
-	h32(0xFFFFFFFF);
-	hput("{}", 2);
-	expect(XMBP_E_UNEXPECTED_EOF, &err, "json of 4 GiB with 2 bytes");
-	hstart(0, 1);
-	hblock(1, SAMPLE_I32_ARRAY, 2);
-	h64(0);
-	h16(1);
-	h32(7);
-	h64(0);
-	h16(4096);
-	expect(XMBP_E_UNEXPECTED_EOF, &err, "second array cut off");
-	hstart(0, 1);
-	hblock(1, SAMPLE_BYTES, 1);
-	h64(0);
-	h8(0);
-	expect(XMBP_E_UNEXPECTED_EOF, &err, "length prefix cut in half");
+	for (size_t i = 0; i < NV(cut_short); i++) {
+		hstart(0, 1);
+		if (cut_short[i].tag != 0xFF)
+			hblock(1, cut_short[i].tag, cut_short[i].count);
+		hput(cut_short[i].tail, cut_short[i].n);
+		expect(XMBP_E_UNEXPECTED_EOF, &err, cut_short[i].name);
+	}
 }
 
 static void
@@ -1159,134 +1138,170 @@ check_invalid(struct xmbp_enc *enc, size_t before, const char *what)
 		     before, enc->len, detail ? detail : "");
 }
 
+/* The steps of a misuse test; the last one is the misuse. */
+enum step {
+	ST_NONE, /* ends the list */
+	ST_BEGIN,
+	ST_256_STREAMS, /* 256 bool streams, ids 0..255 */
+	ST_STREAM_256,	/* one more bool stream, id 256 */
+	ST_I32,
+	ST_F64,
+	ST_END_STREAM,
+	ST_VALUE_0D, /* xmbp_enc_value() of the reserved type 0x0D */
+	ST_STREAM    /* plus a type tag: a stream of that type, id 1 */
+};
+
+/* Calls that put the encoder in its INVALID state. */
+static const struct {
+	const char *name;
+	enum step steps[6];
+} misuses[] = {
+	{"f64 sample in an f32 block",
+	 LIST(ST_BEGIN, ST_STREAM + SAMPLE_F32, ST_F64)},
+	{"sample before any stream", LIST(ST_BEGIN, ST_I32)},
+	{"sample after end_stream",
+	 LIST(ST_BEGIN, ST_STREAM + SAMPLE_I32, ST_I32, ST_END_STREAM, ST_I32)},
+	{"stream before begin", LIST(ST_STREAM + SAMPLE_I8)},
+	{"begin twice", LIST(ST_BEGIN, ST_BEGIN)},
+	{"stream of type 0x0D", LIST(ST_BEGIN, ST_STREAM + 0x0D)},
+	{"enc_value of type 0x0D",
+	 LIST(ST_BEGIN, ST_STREAM + SAMPLE_I8, ST_VALUE_0D)},
+	{"a 257th stream", LIST(ST_BEGIN, ST_256_STREAMS, ST_STREAM_256)},
+};
+
+/* Step k of a misuse test. */
+static void
+step(struct xmbp_enc *enc, enum step st, size_t k)
+{
+	switch (st) {
+	case ST_NONE:
+		abort();
+	case ST_BEGIN:
+		xmbp_enc_begin(enc, (uint16_t)k, NULL);
+		break;
+	case ST_256_STREAMS:
+		for (unsigned int i = 0; i < 256; i++)
+			xmbp_enc_stream(enc, (uint16_t)i, SAMPLE_BOOL);
+		break;
+	case ST_STREAM_256:
+		xmbp_enc_stream(enc, 256, SAMPLE_BOOL);
+		break;
+	case ST_I32:
+		xmbp_enc_i32(enc, k, 1);
+		break;
+	case ST_F64:
+		xmbp_enc_f64(enc, k, 1.0);
+		break;
+	case ST_END_STREAM:
+		xmbp_enc_end_stream(enc);
+		break;
+	case ST_VALUE_0D:
+		xmbp_enc_value(
+			enc, k,
+			&(struct sample_value){.type = (enum sample_type)0x0D});
+		break;
+	default:
+		xmbp_enc_stream(enc, 1, (enum sample_type)(st - ST_STREAM));
+		break;
+	}
+}
+
+/* Element bits of the largest arrays (zeros), and the largest texts. */
+static const uint64_t zero_elems[XMBP_MAX_ARRAY + 1];
+static char text[XMBP_MAX_VAR + 1];
+
+/*
+ * What fits a block, what does not: one value of n elements or bytes of
+ * type, or for i8 n samples of it.  Each type's first row is the most
+ * that fits, the second one more.
+ */
+static const struct {
+	enum sample_type type;
+	size_t fits, over;
+	const char *fits_name, *over_name;
+} limits[] = {
+	{SAMPLE_F64_ARRAY, XMBP_MAX_ARRAY, XMBP_MAX_ARRAY + 1,
+	 "f64_array of 4096 elements encodes", "f64_array of 4097 elements"},
+	{SAMPLE_F32_ARRAY, XMBP_MAX_ARRAY, XMBP_MAX_ARRAY + 1,
+	 "f32_array of 4096 elements encodes", "f32_array of 4097 elements"},
+	{SAMPLE_I32_ARRAY, XMBP_MAX_ARRAY, XMBP_MAX_ARRAY + 1,
+	 "i32_array of 4096 elements encodes", "i32_array of 4097 elements"},
+	{SAMPLE_STRING, XMBP_MAX_VAR, XMBP_MAX_VAR + 1,
+	 "string of 65535 bytes encodes", "string of 65536 bytes"},
+	{SAMPLE_BYTES, XMBP_MAX_VAR, XMBP_MAX_VAR + 1, "bytes of 65535 encode",
+	 "bytes of 65536"},
+	/* 65535 samples in a block are fine; the 65536th is refused. */
+	{SAMPLE_I8, XMBP_MAX_SAMPLES, 1, "65535 samples in one block",
+	 "a 65536th sample in one block"},
+};
+
+/* Appends one value of n elements or bytes of type, or n i8 samples. */
+static void
+put(struct xmbp_enc *enc, enum sample_type type, size_t n)
+{
+	struct tval tv = {1, 0,
+			  type == SAMPLE_STRING || type == SAMPLE_BYTES
+				  ? (const void *)text
+				  : (const void *)zero_elems,
+			  n};
+
+	if (type != SAMPLE_I8) {
+		enc_tval(enc, type, &tv);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		tv.ts = i;
+		tv.bits = i;
+		enc_tval(enc, type, &tv);
+	}
+}
+
 static void
 test_misuse(void)
 {
 	static uint8_t buf[1 << 20];
-	static char text[XMBP_MAX_VAR + 1];
-	static const double d[XMBP_MAX_ARRAY + 1];
-	static const float f[XMBP_MAX_ARRAY + 1];
-	static const int32_t i32[XMBP_MAX_ARRAY + 1];
 	struct xmbp_enc enc;
 	struct xmbp_batch b;
 	struct xmbp_stream xs;
-	size_t before, len;
+	size_t before, len, k;
 
 	memset(text, 'y', sizeof(text));
 
 	xmbp_enc_init(&enc, buf, sizeof(buf));
 	is_str(xmbp_enc_detail(&enc), "", "no detail before a failure");
-	xmbp_enc_begin(&enc, 0, NULL);
-	xmbp_enc_stream(&enc, 1, SAMPLE_F32);
-	before = enc.len;
-	xmbp_enc_f64(&enc, 1, 1.0);
-	check_invalid(&enc, before, "f64 sample in an f32 block");
+	for (size_t i = 0; i < NV(misuses); i++) {
+		const enum step *st = misuses[i].steps;
 
-	xmbp_enc_init(&enc, buf, sizeof(buf));
-	xmbp_enc_begin(&enc, 0, NULL);
-	before = enc.len;
-	xmbp_enc_i32(&enc, 1, 1);
-	check_invalid(&enc, before, "sample before any stream");
+		xmbp_enc_init(&enc, buf, sizeof(buf));
+		for (k = 0; st[k + 1] != ST_NONE; k++)
+			step(&enc, st[k], k);
+		before = enc.len;
+		step(&enc, st[k], k);
+		check_invalid(&enc, before, misuses[i].name);
+	}
 
+	/* 256 streams are fine and decode. */
 	xmbp_enc_init(&enc, buf, sizeof(buf));
-	xmbp_enc_begin(&enc, 0, NULL);
-	xmbp_enc_stream(&enc, 1, SAMPLE_I32);
-	xmbp_enc_i32(&enc, 1, 1);
-	xmbp_enc_end_stream(&enc);
-	before = enc.len;
-	xmbp_enc_i32(&enc, 2, 2);
-	check_invalid(&enc, before, "sample after end_stream");
-
-	xmbp_enc_init(&enc, buf, sizeof(buf));
-	before = enc.len;
-	xmbp_enc_stream(&enc, 1, SAMPLE_I8);
-	check_invalid(&enc, before, "stream before begin");
-
-	xmbp_enc_init(&enc, buf, sizeof(buf));
-	xmbp_enc_begin(&enc, 0, NULL);
-	before = enc.len;
-	xmbp_enc_begin(&enc, 1, NULL);
-	check_invalid(&enc, before, "begin twice");
-
-	xmbp_enc_init(&enc, buf, sizeof(buf));
-	xmbp_enc_begin(&enc, 0, NULL);
-	before = enc.len;
-	xmbp_enc_stream(&enc, 1, (enum sample_type)0x0D);
-	check_invalid(&enc, before, "stream of type 0x0D");
-
-	xmbp_enc_init(&enc, buf, sizeof(buf));
-	xmbp_enc_begin(&enc, 0, NULL);
-	xmbp_enc_stream(&enc, 1, SAMPLE_I8);
-	before = enc.len;
-	xmbp_enc_value(&enc, 1,
-		       &(struct sample_value){.type = (enum sample_type)0x0D});
-	check_invalid(&enc, before, "enc_value of type 0x0D");
-
-	/* 256 streams are fine and decode; the 257th is refused. */
-	xmbp_enc_init(&enc, buf, sizeof(buf));
-	xmbp_enc_begin(&enc, 0, NULL);
-	for (unsigned int i = 0; i < 256; i++)
-		xmbp_enc_stream(&enc, (uint16_t)i, SAMPLE_BOOL);
+	step(&enc, ST_BEGIN, 0);
+	step(&enc, ST_256_STREAMS, 1);
 	len = 0;
 	ok(enc.state == XMBP_ENC_OK &&
 		   xmbp_enc_finish(&enc, &len) == XMBP_ENC_OK &&
 		   xmbp_decode(buf, len, &b, NULL) == XMBP_OK &&
 		   b.stream_count == 256,
 	   "256 streams encode and decode");
-	xmbp_enc_init(&enc, buf, sizeof(buf));
-	xmbp_enc_begin(&enc, 0, NULL);
-	for (unsigned int i = 0; i < 256; i++)
-		xmbp_enc_stream(&enc, (uint16_t)i, SAMPLE_BOOL);
-	before = enc.len;
-	xmbp_enc_stream(&enc, 256, SAMPLE_BOOL);
-	check_invalid(&enc, before, "a 257th stream");
 
-	/* Arrays: 4096 elements fit, 4097 are refused. */
-	for (int a = 0; a < 3; a++) {
-		static const enum sample_type at[] = {
-			SAMPLE_F64_ARRAY, SAMPLE_F32_ARRAY, SAMPLE_I32_ARRAY};
-		char what[64];
-
+	for (size_t i = 0; i < NV(limits); i++) {
 		xmbp_enc_init(&enc, buf, sizeof(buf));
 		xmbp_enc_begin(&enc, 0, NULL);
-		xmbp_enc_stream(&enc, 1, at[a]);
-		if (a == 0)
-			xmbp_enc_f64_array(&enc, 1, d, XMBP_MAX_ARRAY);
-		else if (a == 1)
-			xmbp_enc_f32_array(&enc, 1, f, XMBP_MAX_ARRAY);
-		else
-			xmbp_enc_i32_array(&enc, 1, i32, XMBP_MAX_ARRAY);
-		ok(enc.state == XMBP_ENC_OK, "%s of 4096 elements encodes",
-		   sample_type_name(at[a]));
+		xmbp_enc_stream(&enc, 1, limits[i].type);
+		put(&enc, limits[i].type, limits[i].fits);
+		ok(enc.state == XMBP_ENC_OK, "%s", limits[i].fits_name);
 		before = enc.len;
-		if (a == 0)
-			xmbp_enc_f64_array(&enc, 2, d, XMBP_MAX_ARRAY + 1);
-		else if (a == 1)
-			xmbp_enc_f32_array(&enc, 2, f, XMBP_MAX_ARRAY + 1);
-		else
-			xmbp_enc_i32_array(&enc, 2, i32, XMBP_MAX_ARRAY + 1);
-		snprintf(what, sizeof(what), "%s of 4097 elements",
-			 sample_type_name(at[a]));
-		check_invalid(&enc, before, what);
+		put(&enc, limits[i].type, limits[i].over);
+		check_invalid(&enc, before, limits[i].over_name);
 	}
 
-	/* Strings and bytes: 65535 bytes fit, 65536 are refused. */
-	xmbp_enc_init(&enc, buf, sizeof(buf));
-	xmbp_enc_begin(&enc, 0, NULL);
-	xmbp_enc_stream(&enc, 1, SAMPLE_STRING);
-	xmbp_enc_string(&enc, 1, text, XMBP_MAX_VAR);
-	ok(enc.state == XMBP_ENC_OK, "string of 65535 bytes encodes");
-	before = enc.len;
-	xmbp_enc_string(&enc, 2, text, XMBP_MAX_VAR + 1);
-	check_invalid(&enc, before, "string of 65536 bytes");
-	xmbp_enc_init(&enc, buf, sizeof(buf));
-	xmbp_enc_begin(&enc, 0, NULL);
-	xmbp_enc_stream(&enc, 1, SAMPLE_BYTES);
-	xmbp_enc_bytes(&enc, 1, text, XMBP_MAX_VAR);
-	ok(enc.state == XMBP_ENC_OK, "bytes of 65535 encode");
-	before = enc.len;
-	xmbp_enc_bytes(&enc, 2, text, XMBP_MAX_VAR + 1);
-	check_invalid(&enc, before, "bytes of 65536");
 	/* json has a u32 prefix: 65536 bytes are fine. */
 	xmbp_enc_init(&enc, buf, sizeof(buf));
 	xmbp_enc_begin(&enc, 0, NULL);
@@ -1323,21 +1338,11 @@ test_misuse(void)
 		}
 	}
 
-	/* 65535 samples in a block are fine; the 65536th is refused. */
+	/* A block of 65535 samples decodes. */
 	xmbp_enc_init(&enc, buf, sizeof(buf));
 	xmbp_enc_begin(&enc, 0, NULL);
 	xmbp_enc_stream(&enc, 1, SAMPLE_I8);
-	for (unsigned int i = 0; i < XMBP_MAX_SAMPLES; i++)
-		xmbp_enc_i8(&enc, i, (int8_t)i);
-	ok(enc.state == XMBP_ENC_OK, "65535 samples in one block");
-	before = enc.len;
-	xmbp_enc_i8(&enc, 0, 0);
-	check_invalid(&enc, before, "a 65536th sample in one block");
-	xmbp_enc_init(&enc, buf, sizeof(buf));
-	xmbp_enc_begin(&enc, 0, NULL);
-	xmbp_enc_stream(&enc, 1, SAMPLE_I8);
-	for (unsigned int i = 0; i < XMBP_MAX_SAMPLES; i++)
-		xmbp_enc_i8(&enc, i, (int8_t)i);
+	put(&enc, SAMPLE_I8, XMBP_MAX_SAMPLES);
 	len = 0;
 	ok(xmbp_enc_finish(&enc, &len) == XMBP_ENC_OK &&
 		   len == 10 + 5 + 65535 * 9 &&

@@ -28,6 +28,13 @@
 
 static const uint8_t zmagic[4] = {0x28, 0xB5, 0x2F, 0xFD};
 
+/* A nested row of a table, written like a call so that clang-format packs
+ * the rows: LIST(a, b) is {a, b}. */
+#define LIST(...)                                                              \
+	{                                                                      \
+		__VA_ARGS__                                                    \
+	}
+
 /* Hex lines of n bytes, for a failed byte comparison. */
 static void
 dump(const char *what, const uint8_t *p, size_t n)
@@ -63,48 +70,6 @@ is_bytes(const uint8_t *got, size_t gotlen, const uint8_t *want, size_t wantlen,
 	dump("got ", got, gotlen);
 	dump("want", want, wantlen);
 	return false;
-}
-
-/* Values. */
-
-static struct sample_value
-i64v(int64_t x)
-{
-	struct sample_value v = {.type = SAMPLE_I64, .u.i64 = x};
-
-	return v;
-}
-
-static struct sample_value
-i32v(int32_t x)
-{
-	struct sample_value v = {.type = SAMPLE_I32, .u.i32 = x};
-
-	return v;
-}
-
-static struct sample_value
-i16v(int16_t x)
-{
-	struct sample_value v = {.type = SAMPLE_I16, .u.i16 = x};
-
-	return v;
-}
-
-static struct sample_value
-i8v(int8_t x)
-{
-	struct sample_value v = {.type = SAMPLE_I8, .u.i8 = x};
-
-	return v;
-}
-
-static struct sample_value
-boolv(bool x)
-{
-	struct sample_value v = {.type = SAMPLE_BOOL, .u.b = x};
-
-	return v;
 }
 
 /* Plain chunks by hand, for what the writer refuses to build. */
@@ -202,6 +167,57 @@ expect_open(const uint8_t *p, size_t n, enum xmch_status want, const char *name)
 		diag("got %s (%s)", xmch_status_name(st), err.msg);
 }
 
+/* Bytes written over a chunk at offset at (AT_END: appended to it). */
+struct patch {
+	size_t at;
+	const char *bytes;
+	size_t n;
+};
+#define AT_END SIZE_MAX
+
+static void
+apply(struct buf *b, const struct patch *pt)
+{
+	if (pt->bytes == NULL)
+		return;
+	if (pt->at == AT_END)
+		buf_append(b, pt->bytes, pt->n);
+	else
+		memcpy(b->p + pt->at, pt->bytes, pt->n);
+}
+
+/* One chunk made by hand with mkchunk(), then patched, and what opening
+ * it gives. */
+struct hand {
+	const char *name;
+	enum xmch_status want;
+	uint8_t tag;
+	uint32_t count;
+	uint64_t start, end;
+	uint64_t ts[3];
+	size_t nts;
+	const void *vals;
+	size_t vlen;
+	struct patch patch;
+};
+
+/* Value bytes whose content does not matter. */
+static const uint8_t zero_vals[64];
+
+static void
+expect_hand(const struct hand *h, size_t n)
+{
+	struct buf b;
+
+	for (size_t i = 0; i < n; i++) {
+		mkchunk(&b, h[i].tag, h[i].count, h[i].start, h[i].end, h[i].ts,
+			h[i].nts, h[i].vals, h[i].vlen);
+		apply(&b, &h[i].patch);
+		expect_open(b.p, b.len, h[i].want, h[i].name);
+		buf_free(&b);
+	}
+}
+
 /* Status names. */
 
 static void
@@ -279,44 +295,52 @@ test_layout(void)
 	static const uint8_t f32a[] = {0x3F, 0x80, 0x00, 0x00,
 				       0xC0, 0x00, 0x00, 0x00};
 	/* clang-format on */
+	/* Chunks the writer builds from n samples, and their bytes. */
+	static const struct {
+		enum sample_type type;
+		size_t n;
+		uint64_t ts[3];
+		struct test_value v[3];
+		const uint8_t *want;
+		size_t wantlen;
+		const char *built, *name;
+	} chunks[] = {
+		{SAMPLE_I32, 2,
+		 LIST(0x0102030405060708ULL, 0x0102030405060709ULL),
+		 LIST(TV(SAMPLE_I32, (uint64_t)-2), TV(SAMPLE_I32, 0x7F000001)),
+		 want_i32, sizeof(want_i32), "i32 chunk built",
+		 "i32 chunk: header, then timestamp column, then values"},
+		{SAMPLE_STRING, 3, LIST(5, 6, 6),
+		 LIST(TV_RAW(SAMPLE_STRING, "hi", 2),
+		      TV_RAW(SAMPLE_STRING, "", 0),
+		      TV_RAW(SAMPLE_STRING, "\xC3\xA9", 2)),
+		 want_str, sizeof(want_str), "string chunk built",
+		 "string chunk: u32 length prefixes in the value column"},
+		{SAMPLE_F32_ARRAY, 2, LIST(7, 8),
+		 LIST(TV_RAW(SAMPLE_F32_ARRAY, f32a, 2),
+		      TV_RAW(SAMPLE_F32_ARRAY, NULL, 0)),
+		 want_f32a, sizeof(want_f32a), "f32_array chunk built",
+		 "f32_array chunk: u32 element counts in the value column"},
+	};
 	uint64_t ts[258];
 	struct sample_value v[258];
 	struct buf out;
 
-	ts[0] = 0x0102030405060708ULL;
-	ts[1] = 0x0102030405060709ULL;
-	v[0] = i32v(-2);
-	v[1] = i32v(0x7F000001);
-	ok(write_chunk(SAMPLE_I32, ts, v, 2, false, &out), "i32 chunk built");
-	is_bytes(out.p, out.len, want_i32, sizeof(want_i32),
-		 "i32 chunk: header, then timestamp column, then values");
-	buf_free(&out);
-
-	ts[0] = 5;
-	ts[1] = ts[2] = 6;
-	v[0] = val_raw(SAMPLE_STRING, "hi", 2);
-	v[1] = val_raw(SAMPLE_STRING, "", 0);
-	v[2] = val_raw(SAMPLE_STRING, "\xC3\xA9", 2);
-	ok(write_chunk(SAMPLE_STRING, ts, v, 3, false, &out),
-	   "string chunk built");
-	is_bytes(out.p, out.len, want_str, sizeof(want_str),
-		 "string chunk: u32 length prefixes in the value column");
-	buf_free(&out);
-
-	ts[0] = 7;
-	ts[1] = 8;
-	v[0] = val_raw(SAMPLE_F32_ARRAY, f32a, 2);
-	v[1] = val_raw(SAMPLE_F32_ARRAY, NULL, 0);
-	ok(write_chunk(SAMPLE_F32_ARRAY, ts, v, 2, false, &out),
-	   "f32_array chunk built");
-	is_bytes(out.p, out.len, want_f32a, sizeof(want_f32a),
-		 "f32_array chunk: u32 element counts in the value column");
-	buf_free(&out);
+	for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+		for (size_t k = 0; k < chunks[i].n; k++)
+			v[k] = val_row(&chunks[i].v[k]);
+		ok(write_chunk(chunks[i].type, chunks[i].ts, v, chunks[i].n,
+			       false, &out),
+		   "%s", chunks[i].built);
+		is_bytes(out.p, out.len, chunks[i].want, chunks[i].wantlen,
+			 "%s", chunks[i].name);
+		buf_free(&out);
+	}
 
 	/* A count above 255 shows sample_count is a big-endian u32. */
 	for (size_t i = 0; i < 258; i++) {
 		ts[i] = i;
-		v[i] = boolv(i % 3 == 0);
+		v[i] = val_bits(SAMPLE_BOOL, i % 3 == 0);
 	}
 	if (ok(write_chunk(SAMPLE_BOOL, ts, v, 258, false, &out) &&
 		       out.len == 32 + 258 * 9,
@@ -435,97 +459,76 @@ fill_arrays(void)
 		all_bytes[i] = (uint8_t)i;
 }
 
+/* The edge values of the types other than f64 and f32, in order. */
+static const struct test_value edges[] = {
+	TV(SAMPLE_I64, (uint64_t)INT64_MIN),
+	TV(SAMPLE_I64, (uint64_t)INT64_MIN + 1),
+	TV(SAMPLE_I64, (uint64_t)-1),
+	TV(SAMPLE_I64, 0),
+	TV(SAMPLE_I64, INT64_MAX),
+	TV(SAMPLE_I32, (uint64_t)INT32_MIN),
+	TV(SAMPLE_I32, (uint64_t)-1),
+	TV(SAMPLE_I32, 0),
+	TV(SAMPLE_I32, INT32_MAX),
+	TV(SAMPLE_I16, (uint64_t)INT16_MIN),
+	TV(SAMPLE_I16, (uint64_t)-1),
+	TV(SAMPLE_I16, 0),
+	TV(SAMPLE_I16, INT16_MAX),
+	TV(SAMPLE_I8, (uint64_t)INT8_MIN),
+	TV(SAMPLE_I8, (uint64_t)-1),
+	TV(SAMPLE_I8, 0),
+	TV(SAMPLE_I8, INT8_MAX),
+	TV(SAMPLE_BOOL, false),
+	TV(SAMPLE_BOOL, true),
+	TV(SAMPLE_BOOL, true),
+	TV(SAMPLE_BOOL, false),
+	TV_RAW(SAMPLE_STRING, "", 0),
+	TV_RAW(SAMPLE_STRING, NULL, 0),
+	TV_RAW(SAMPLE_STRING, "a", 1),
+	TV_RAW(SAMPLE_STRING, "caf\xC3\xA9", 5),
+	TV_RAW(SAMPLE_STRING, "\xF0\x9F\x98\x80", 4), /* U+1F600 */
+	TV_RAW(SAMPLE_STRING, "\xF4\x8F\xBF\xBF", 4), /* U+10FFFF */
+	TV_RAW(SAMPLE_STRING, "nul\0inside", 10),     /* U+0000 */
+	TV_RAW(SAMPLE_STRING, long_var, LONG_VAR),
+	TV_RAW(SAMPLE_BYTES, NULL, 0),
+	TV_RAW(SAMPLE_BYTES, "\x00", 1),
+	TV_RAW(SAMPLE_BYTES, "\x00\x00\xFF", 3),
+	TV_RAW(SAMPLE_BYTES, "\xC3\x28\xFF", 3), /* not UTF-8: fine */
+	TV_RAW(SAMPLE_BYTES, all_bytes, 256),
+	TV_RAW(SAMPLE_BYTES, long_var, LONG_VAR),
+	TV_RAW(SAMPLE_F64_ARRAY, NULL, 0),
+	TV_RAW(SAMPLE_F64_ARRAY, f64a_edges, NF64),
+	TV_RAW(SAMPLE_F64_ARRAY, f64a_big, ARRAY_MAX),
+	TV_RAW(SAMPLE_F64_ARRAY, f64a_big + 8, 1),
+	TV_RAW(SAMPLE_F32_ARRAY, NULL, 0),
+	TV_RAW(SAMPLE_F32_ARRAY, f32a_edges, NF32),
+	TV_RAW(SAMPLE_F32_ARRAY, f32a_big, ARRAY_MAX),
+	TV_RAW(SAMPLE_F32_ARRAY, f32a_big + 4, 1),
+	TV_RAW(SAMPLE_I32_ARRAY, NULL, 0),
+	TV_RAW(SAMPLE_I32_ARRAY, i32a_edges, 5),
+	TV_RAW(SAMPLE_I32_ARRAY, i32a_big, ARRAY_MAX),
+	TV_RAW(SAMPLE_JSON, "", 0), /* the chunk checks UTF-8 only */
+	TV_RAW(SAMPLE_JSON, "{}", 2),
+	TV_RAW(SAMPLE_JSON, "[1,2,{\"a\":null}]", 16),
+	TV_RAW(SAMPLE_JSON, "\"\xF0\x9F\x98\x80\"", 6),
+	TV_RAW(SAMPLE_JSON, long_var, LONG_VAR),
+};
+
 /* The edge values of type t into v; returns how many. */
 static size_t
 edge_set(enum sample_type t, struct sample_value *v)
 {
 	size_t n = 0;
 
-	switch (t) {
-	case SAMPLE_F64:
+	if (t == SAMPLE_F64)
 		for (size_t i = 0; i < NF64; i++)
 			v[n++] = val_f64_bits(f64_edges[i]);
-		break;
-	case SAMPLE_F32:
+	else if (t == SAMPLE_F32)
 		for (size_t i = 0; i < NF32; i++)
 			v[n++] = val_f32_bits(f32_edges[i]);
-		break;
-	case SAMPLE_I64:
-		v[n++] = i64v(INT64_MIN);
-		v[n++] = i64v(INT64_MIN + 1);
-		v[n++] = i64v(-1);
-		v[n++] = i64v(0);
-		v[n++] = i64v(INT64_MAX);
-		break;
-	case SAMPLE_I32:
-		v[n++] = i32v(INT32_MIN);
-		v[n++] = i32v(-1);
-		v[n++] = i32v(0);
-		v[n++] = i32v(INT32_MAX);
-		break;
-	case SAMPLE_I16:
-		v[n++] = i16v(INT16_MIN);
-		v[n++] = i16v(-1);
-		v[n++] = i16v(0);
-		v[n++] = i16v(INT16_MAX);
-		break;
-	case SAMPLE_I8:
-		v[n++] = i8v(INT8_MIN);
-		v[n++] = i8v(-1);
-		v[n++] = i8v(0);
-		v[n++] = i8v(INT8_MAX);
-		break;
-	case SAMPLE_BOOL:
-		v[n++] = boolv(false);
-		v[n++] = boolv(true);
-		v[n++] = boolv(true);
-		v[n++] = boolv(false);
-		break;
-	case SAMPLE_STRING:
-		v[n++] = val_raw(t, "", 0);
-		v[n++] = val_raw(t, NULL, 0);
-		v[n++] = val_raw(t, "a", 1);
-		v[n++] = val_raw(t, "caf\xC3\xA9", 5);
-		v[n++] = val_raw(t, "\xF0\x9F\x98\x80", 4); /* U+1F600 */
-		v[n++] = val_raw(t, "\xF4\x8F\xBF\xBF", 4); /* U+10FFFF */
-		v[n++] = val_raw(t, "nul\0inside", 10);	    /* U+0000 */
-		v[n++] = val_raw(t, long_var, LONG_VAR);
-		break;
-	case SAMPLE_BYTES:
-		v[n++] = val_raw(t, NULL, 0);
-		v[n++] = val_raw(t, "\x00", 1);
-		v[n++] = val_raw(t, "\x00\x00\xFF", 3);
-		v[n++] = val_raw(t, "\xC3\x28\xFF", 3); /* not UTF-8: fine */
-		v[n++] = val_raw(t, all_bytes, 256);
-		v[n++] = val_raw(t, long_var, LONG_VAR);
-		break;
-	case SAMPLE_F64_ARRAY:
-		v[n++] = val_raw(t, NULL, 0);
-		v[n++] = val_raw(t, f64a_edges, NF64);
-		v[n++] = val_raw(t, f64a_big, ARRAY_MAX);
-		v[n++] = val_raw(t, f64a_big + 8, 1);
-		break;
-	case SAMPLE_F32_ARRAY:
-		v[n++] = val_raw(t, NULL, 0);
-		v[n++] = val_raw(t, f32a_edges, NF32);
-		v[n++] = val_raw(t, f32a_big, ARRAY_MAX);
-		v[n++] = val_raw(t, f32a_big + 4, 1);
-		break;
-	case SAMPLE_I32_ARRAY:
-		v[n++] = val_raw(t, NULL, 0);
-		v[n++] = val_raw(t, i32a_edges, 5);
-		v[n++] = val_raw(t, i32a_big, ARRAY_MAX);
-		break;
-	case SAMPLE_JSON:
-		v[n++] = val_raw(t, "", 0); /* the chunk checks UTF-8 only */
-		v[n++] = val_raw(t, "{}", 2);
-		v[n++] = val_raw(t, "[1,2,{\"a\":null}]", 16);
-		v[n++] = val_raw(t, "\"\xF0\x9F\x98\x80\"", 6);
-		v[n++] = val_raw(t, long_var, LONG_VAR);
-		break;
-	default:
-		break;
-	}
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
+		if (edges[i].type == t)
+			v[n++] = val_row(&edges[i]);
 	return n;
 }
 
@@ -711,23 +714,44 @@ test_compression(void)
 
 /* Timestamp order and header agreement. */
 
+/* Chunks the writer would not build. */
+static const struct hand order_chunks[] = {
+	{"descending timestamp column (9, 5)", XMCH_E_UNORDERED, SAMPLE_F64, 2,
+	 9, 5, LIST(9, 5), 2, zero_vals, 16, LIST(0)},
+	{"timestamp column (5, 3, 7) dips in the middle", XMCH_E_UNORDERED,
+	 SAMPLE_I64, 3, 5, 7, LIST(5, 3, 7), 3, long_var, 24, LIST(0)},
+	{"start_ts_us 4, first timestamp 5", XMCH_E_INVALID_HEADER, SAMPLE_I64,
+	 3, 4, 7, LIST(5, 6, 7), 3, long_var, 24, LIST(0)},
+	{"end_ts_us 8, last timestamp 7", XMCH_E_INVALID_HEADER, SAMPLE_I64, 3,
+	 5, 8, LIST(5, 6, 7), 3, long_var, 24, LIST(0)},
+	{"empty chunk with start_ts_us 1", XMCH_E_INVALID_HEADER, SAMPLE_I64, 0,
+	 1, 0, LIST(0), 0, NULL, 0, LIST(0)},
+	{"empty chunk with end_ts_us 1", XMCH_E_INVALID_HEADER, SAMPLE_I64, 0,
+	 0, 1, LIST(0), 0, NULL, 0, LIST(0)},
+	{"the same chunk, consistent", XMCH_OK, SAMPLE_I64, 3, 5, 7,
+	 LIST(5, 6, 7), 3, long_var, 24, LIST(0)},
+	{"reserved bytes 01 00", XMCH_E_INVALID_HEADER, SAMPLE_I64, 3, 5, 7,
+	 LIST(5, 6, 7), 3, long_var, 24, LIST(6, "\x01", 1)},
+	{"reserved bytes 00 80", XMCH_E_INVALID_HEADER, SAMPLE_I64, 3, 5, 7,
+	 LIST(5, 6, 7), 3, long_var, 24, LIST(7, "\x80", 1)},
+};
+
 static void
 test_timestamps(void)
 {
-	static const uint8_t vals16[16] = {0};
 	struct xmch_writer w;
 	struct xmch_error err;
 	struct xmch_chunk c;
 	struct xmch_iter it;
 	struct sample_value v, got;
-	struct buf out, b;
-	uint64_t gts, ts3[3];
+	struct buf out;
+	uint64_t gts;
 	enum xmch_status st;
 	bool good;
 
 	/* Equal timestamps are allowed. */
 	xmch_writer_init(&w, SAMPLE_I8);
-	v = i8v(1);
+	v = val_bits(SAMPLE_I8, 1);
 	good = xmch_writer_add(&w, 5, &v, &err) == XMCH_OK &&
 	       xmch_writer_add(&w, 5, &v, &err) == XMCH_OK &&
 	       xmch_writer_add(&w, 5, &v, &err) == XMCH_OK;
@@ -783,54 +807,73 @@ test_timestamps(void)
 	buf_free(&out);
 	xmch_writer_free(&w);
 
-	/* Hand-made chunks the writer would not build. */
-	ts3[0] = 9;
-	ts3[1] = 5;
-	mkchunk(&b, SAMPLE_F64, 2, 9, 5, ts3, 2, vals16, 16);
-	expect_open(b.p, b.len, XMCH_E_UNORDERED,
-		    "descending timestamp column (9, 5)");
-	buf_free(&b);
-
-	ts3[0] = 5;
-	ts3[1] = 3;
-	ts3[2] = 7;
-	mkchunk(&b, SAMPLE_I64, 3, 5, 7, ts3, 3, long_var, 24);
-	expect_open(b.p, b.len, XMCH_E_UNORDERED,
-		    "timestamp column (5, 3, 7) dips in the middle");
-	buf_free(&b);
-
-	ts3[1] = 6;
-	mkchunk(&b, SAMPLE_I64, 3, 4, 7, ts3, 3, long_var, 24);
-	expect_open(b.p, b.len, XMCH_E_INVALID_HEADER,
-		    "start_ts_us 4, first timestamp 5");
-	buf_free(&b);
-
-	mkchunk(&b, SAMPLE_I64, 3, 5, 8, ts3, 3, long_var, 24);
-	expect_open(b.p, b.len, XMCH_E_INVALID_HEADER,
-		    "end_ts_us 8, last timestamp 7");
-	buf_free(&b);
-
-	mkchunk(&b, SAMPLE_I64, 0, 1, 0, NULL, 0, NULL, 0);
-	expect_open(b.p, b.len, XMCH_E_INVALID_HEADER,
-		    "empty chunk with start_ts_us 1");
-	buf_free(&b);
-
-	mkchunk(&b, SAMPLE_I64, 0, 0, 1, NULL, 0, NULL, 0);
-	expect_open(b.p, b.len, XMCH_E_INVALID_HEADER,
-		    "empty chunk with end_ts_us 1");
-	buf_free(&b);
-
-	mkchunk(&b, SAMPLE_I64, 3, 5, 7, ts3, 3, long_var, 24);
-	expect_open(b.p, b.len, XMCH_OK, "the same chunk, consistent");
-	b.p[6] = 0x01;
-	expect_open(b.p, b.len, XMCH_E_INVALID_HEADER, "reserved bytes 01 00");
-	b.p[6] = 0x00;
-	b.p[7] = 0x80;
-	expect_open(b.p, b.len, XMCH_E_INVALID_HEADER, "reserved bytes 00 80");
-	buf_free(&b);
+	expect_hand(order_chunks,
+		    sizeof(order_chunks) / sizeof(order_chunks[0]));
 }
 
 /* Reader errors. */
+
+/* Changes to a valid i32 chunk, and what opening it then gives. */
+static const struct {
+	const char *name;
+	enum xmch_status want;
+	struct patch patch;
+} header_patches[] = {
+	{"magic XMCI", XMCH_E_INVALID_MAGIC, LIST(3, "I", 1)},
+	{"magic XMBP (a batch, not a chunk)", XMCH_E_INVALID_MAGIC,
+	 LIST(0, "XMBP", 4)},
+	{"version 0", XMCH_E_UNSUPPORTED_VERSION, LIST(4, "\x00", 1)},
+	{"version 2", XMCH_E_UNSUPPORTED_VERSION, LIST(4, "\x02", 1)},
+	{"value type 0x0D", XMCH_E_INVALID_VALUE_TYPE, LIST(5, "\x0D", 1)},
+	{"value type 0xFF", XMCH_E_INVALID_VALUE_TYPE, LIST(5, "\xFF", 1)},
+	{"one byte after an i32 chunk", XMCH_E_TRAILING_DATA,
+	 LIST(AT_END, "\x00", 1)},
+};
+
+/* Chunks with more data than they announce, or less. */
+static const struct hand bad_chunks[] = {
+	{"one byte after an empty chunk", XMCH_E_TRAILING_DATA, SAMPLE_STRING,
+	 0, 0, 0, LIST(0), 0, NULL, 0, LIST(AT_END, "x", 1)},
+	/* Extra bytes inside data_bytes, after the last value. */
+	{"i32 value column one byte too long", XMCH_E_TRAILING_DATA, SAMPLE_I32,
+	 2, 1, 2, LIST(1, 2), 2, zero_vals, 9, LIST(0)},
+	{"string value column one byte too long", XMCH_E_TRAILING_DATA,
+	 SAMPLE_STRING, 2, 1, 2, LIST(1, 2), 2,
+	 "\x00\x00\x00\x01"
+	 "a"
+	 "\x00\x00\x00\x00"
+	 "z",
+	 10, LIST(0)},
+	/* Announced sizes the data cannot hold. */
+	{"string length 5 with 2 bytes left", XMCH_E_UNEXPECTED_EOF,
+	 SAMPLE_STRING, 1, 1, 1, LIST(1), 1,
+	 "\x00\x00\x00\x05"
+	 "ab",
+	 6, LIST(0)},
+	{"f64_array count 2^32-1 with 8 bytes left", XMCH_E_UNEXPECTED_EOF,
+	 SAMPLE_F64_ARRAY, 1, 1, 1, LIST(1), 1,
+	 "\xFF\xFF\xFF\xFF"
+	 "abcdefgh",
+	 12, LIST(0)},
+	/* Counts whose byte size wraps in 32 bits to what is present. */
+	{"f64_array count 0x20000001 with 8 bytes left", XMCH_E_UNEXPECTED_EOF,
+	 SAMPLE_F64_ARRAY, 1, 1, 1, LIST(1), 1,
+	 "\x20\x00\x00\x01"
+	 "abcdefgh",
+	 12, LIST(0)},
+	{"i32_array count 0x40000001 with 4 bytes left", XMCH_E_UNEXPECTED_EOF,
+	 SAMPLE_I32_ARRAY, 1, 1, 1, LIST(1), 1,
+	 "\x40\x00\x00\x01"
+	 "abcd",
+	 8, LIST(0)},
+	{"sample_count 5, data for 2", XMCH_E_UNEXPECTED_EOF, SAMPLE_F64, 5, 1,
+	 2, LIST(1, 2), 2, zero_vals, 16, LIST(0)},
+	{"sample_count 2^32-1, data for 2", XMCH_E_UNEXPECTED_EOF, SAMPLE_F64,
+	 UINT32_MAX, 1, 2, LIST(1, 2), 2, zero_vals, 16, LIST(0)},
+	{"data_bytes 2^32-1 with 32 present", XMCH_E_UNEXPECTED_EOF, SAMPLE_F64,
+	 2, 1, 2, LIST(1, 2), 2, zero_vals, 16,
+	 LIST(28, "\xFF\xFF\xFF\xFF", 4)},
+};
 
 /* A small valid plain chunk of type t from its edge values. */
 static void
@@ -912,55 +955,22 @@ test_reader_errors(void)
 	uint64_t ts[2] = {1, 2};
 	size_t i, errors = 0, mid;
 
-	/* Magic, version and value type. */
+	/* Magic, version, value type, and a byte after the chunk. */
 	sample_chunk(SAMPLE_I32, 4, false, &b);
 	expect_open(b.p, b.len, XMCH_OK, "i32 chunk as built");
-	b.p[3] = 'I';
-	expect_open(b.p, b.len, XMCH_E_INVALID_MAGIC, "magic XMCI");
-	memcpy(b.p, "XMBP", 4);
-	expect_open(b.p, b.len, XMCH_E_INVALID_MAGIC,
-		    "magic XMBP (a batch, not a chunk)");
+	for (i = 0; i < sizeof(header_patches) / sizeof(header_patches[0]);
+	     i++) {
+		buf_init(&two, 0);
+		buf_append(&two, b.p, b.len);
+		apply(&two, &header_patches[i].patch);
+		expect_open(two.p, two.len, header_patches[i].want,
+			    header_patches[i].name);
+		buf_free(&two);
+	}
+	buf_free(&b);
 	expect_open((const uint8_t *)"Y", 1, XMCH_E_INVALID_MAGIC,
 		    "the single byte Y");
-	memcpy(b.p, "XMCH", 4);
-	b.p[4] = 0x00;
-	expect_open(b.p, b.len, XMCH_E_UNSUPPORTED_VERSION, "version 0");
-	b.p[4] = 0x02;
-	expect_open(b.p, b.len, XMCH_E_UNSUPPORTED_VERSION, "version 2");
-	b.p[4] = 0x01;
-	b.p[5] = 0x0D;
-	expect_open(b.p, b.len, XMCH_E_INVALID_VALUE_TYPE, "value type 0x0D");
-	b.p[5] = 0xFF;
-	expect_open(b.p, b.len, XMCH_E_INVALID_VALUE_TYPE, "value type 0xFF");
-	b.p[5] = SAMPLE_I32;
-
-	/* One extra byte after a plain chunk. */
-	buf_putc(&b, 0);
-	expect_open(b.p, b.len, XMCH_E_TRAILING_DATA,
-		    "one byte after an i32 chunk");
-	buf_free(&b);
-	mkchunk(&b, SAMPLE_STRING, 0, 0, 0, NULL, 0, NULL, 0);
-	buf_putc(&b, 'x');
-	expect_open(b.p, b.len, XMCH_E_TRAILING_DATA,
-		    "one byte after an empty chunk");
-	buf_free(&b);
-
-	/* Extra bytes inside data_bytes, after the last value. */
-	memset(vals, 0, sizeof(vals));
-	mkchunk(&b, SAMPLE_I32, 2, 1, 2, ts, 2, vals, 9);
-	expect_open(b.p, b.len, XMCH_E_TRAILING_DATA,
-		    "i32 value column one byte too long");
-	buf_free(&b);
-	memcpy(vals,
-	       "\x00\x00\x00\x01"
-	       "a"
-	       "\x00\x00\x00\x00"
-	       "z",
-	       10);
-	mkchunk(&b, SAMPLE_STRING, 2, 1, 2, ts, 2, vals, 10);
-	expect_open(b.p, b.len, XMCH_E_TRAILING_DATA,
-		    "string value column one byte too long");
-	buf_free(&b);
+	expect_hand(bad_chunks, sizeof(bad_chunks) / sizeof(bad_chunks[0]));
 
 	/* Every strict prefix of a plain chunk, for each variable type. */
 	for (i = 0; i < sizeof(var_types) / sizeof(var_types[0]); i++) {
@@ -974,55 +984,6 @@ test_reader_errors(void)
 	sample_chunk(SAMPLE_F64, 32, false, &b);
 	ok(prefixes_fail(&b, XMCH_E_UNEXPECTED_EOF),
 	   "every strict prefix of a plain f64 chunk: UnexpectedEof");
-	buf_free(&b);
-
-	/* Announced sizes the data cannot hold. */
-	memcpy(vals,
-	       "\x00\x00\x00\x05"
-	       "ab",
-	       6);
-	mkchunk(&b, SAMPLE_STRING, 1, 1, 1, ts, 1, vals, 6);
-	expect_open(b.p, b.len, XMCH_E_UNEXPECTED_EOF,
-		    "string length 5 with 2 bytes left");
-	buf_free(&b);
-	memcpy(vals,
-	       "\xFF\xFF\xFF\xFF"
-	       "abcdefgh",
-	       12);
-	mkchunk(&b, SAMPLE_F64_ARRAY, 1, 1, 1, ts, 1, vals, 12);
-	expect_open(b.p, b.len, XMCH_E_UNEXPECTED_EOF,
-		    "f64_array count 2^32-1 with 8 bytes left");
-	buf_free(&b);
-	/* Counts whose byte size wraps in 32 bits to what is present. */
-	memcpy(vals,
-	       "\x20\x00\x00\x01"
-	       "abcdefgh",
-	       12);
-	mkchunk(&b, SAMPLE_F64_ARRAY, 1, 1, 1, ts, 1, vals, 12);
-	expect_open(b.p, b.len, XMCH_E_UNEXPECTED_EOF,
-		    "f64_array count 0x20000001 with 8 bytes left");
-	buf_free(&b);
-	memcpy(vals,
-	       "\x40\x00\x00\x01"
-	       "abcd",
-	       8);
-	mkchunk(&b, SAMPLE_I32_ARRAY, 1, 1, 1, ts, 1, vals, 8);
-	expect_open(b.p, b.len, XMCH_E_UNEXPECTED_EOF,
-		    "i32_array count 0x40000001 with 4 bytes left");
-	buf_free(&b);
-	memset(vals, 0, sizeof(vals));
-	mkchunk(&b, SAMPLE_F64, 5, 1, 2, ts, 2, vals, 16);
-	expect_open(b.p, b.len, XMCH_E_UNEXPECTED_EOF,
-		    "sample_count 5, data for 2");
-	buf_free(&b);
-	mkchunk(&b, SAMPLE_F64, UINT32_MAX, 1, 2, ts, 2, vals, 16);
-	expect_open(b.p, b.len, XMCH_E_UNEXPECTED_EOF,
-		    "sample_count 2^32-1, data for 2");
-	buf_free(&b);
-	mkchunk(&b, SAMPLE_F64, 2, 1, 2, ts, 2, vals, 16);
-	be32_put(b.p + 28, UINT32_MAX);
-	expect_open(b.p, b.len, XMCH_E_UNEXPECTED_EOF,
-		    "data_bytes 2^32-1 with 32 present");
 	buf_free(&b);
 
 	/* UTF-8 in string and json values. */
@@ -1367,6 +1328,32 @@ test_decompression_cap(void)
 static void
 test_writer_limits(void)
 {
+	/* Values a writer of another type refuses. */
+	static const struct {
+		enum sample_type writer;
+		struct test_value v;
+		const char *name;
+	} wrong[] = {
+		{SAMPLE_F64, TV(SAMPLE_I64, 1),
+		 "an i64 value in an f64 writer: InvalidValue"},
+		{SAMPLE_F64, TV(SAMPLE_F32, 0),
+		 "an f32 value in an f64 writer: InvalidValue"},
+		{SAMPLE_STRING, TV_RAW(SAMPLE_BYTES, "x", 1),
+		 "a bytes value in a string writer: InvalidValue"},
+		{SAMPLE_F32_ARRAY, TV_RAW(SAMPLE_F64_ARRAY, f64a_edges, 1),
+		 "an f64_array value in an f32_array writer: InvalidValue"},
+	};
+	/* Strings a string writer refuses, at timestamps 1, 2, 3. */
+	static const struct {
+		const char *bytes;
+		size_t n;
+		const char *name;
+	} bad_text[] = {
+		{"\xC3\x28", 2, "string C3 28: InvalidUtf8"},
+		{"\xED\xA0\x80", 3,
+		 "string ED A0 80 (a surrogate): InvalidUtf8"},
+		{"\xC0\x80", 2, "string C0 80 (overlong): InvalidUtf8"},
+	};
 	static uint8_t payload[65535];
 	const size_t per = 8 + 4 + sizeof(payload);
 	struct xmch_writer w;
@@ -1378,24 +1365,13 @@ test_writer_limits(void)
 	size_t n, rest;
 
 	/* Wrong types. */
-	xmch_writer_init(&w, SAMPLE_F64);
-	v = i64v(1);
-	is_int(xmch_writer_add(&w, 1, &v, &err), XMCH_E_INVALID_VALUE,
-	       "an i64 value in an f64 writer: InvalidValue");
-	v = val_f32_bits(0);
-	is_int(xmch_writer_add(&w, 1, &v, &err), XMCH_E_INVALID_VALUE,
-	       "an f32 value in an f64 writer: InvalidValue");
-	xmch_writer_free(&w);
-	xmch_writer_init(&w, SAMPLE_STRING);
-	v = val_raw(SAMPLE_BYTES, "x", 1);
-	is_int(xmch_writer_add(&w, 1, &v, &err), XMCH_E_INVALID_VALUE,
-	       "a bytes value in a string writer: InvalidValue");
-	xmch_writer_free(&w);
-	xmch_writer_init(&w, SAMPLE_F32_ARRAY);
-	v = val_raw(SAMPLE_F64_ARRAY, f64a_edges, 1);
-	is_int(xmch_writer_add(&w, 1, &v, &err), XMCH_E_INVALID_VALUE,
-	       "an f64_array value in an f32_array writer: InvalidValue");
-	xmch_writer_free(&w);
+	for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
+		xmch_writer_init(&w, wrong[i].writer);
+		v = val_row(&wrong[i].v);
+		is_int(xmch_writer_add(&w, 1, &v, &err), XMCH_E_INVALID_VALUE,
+		       "%s", wrong[i].name);
+		xmch_writer_free(&w);
+	}
 
 	/* A type that is not one of the 13: nothing a reader would refuse. */
 	xmch_writer_init(&w, SAMPLE__MAX);
@@ -1414,15 +1390,11 @@ test_writer_limits(void)
 
 	/* UTF-8, and the writer unchanged after each refusal. */
 	xmch_writer_init(&w, SAMPLE_STRING);
-	v = val_raw(SAMPLE_STRING, "\xC3\x28", 2);
-	is_int(xmch_writer_add(&w, 1, &v, &err), XMCH_E_INVALID_UTF8,
-	       "string C3 28: InvalidUtf8");
-	v = val_raw(SAMPLE_STRING, "\xED\xA0\x80", 3);
-	is_int(xmch_writer_add(&w, 2, &v, &err), XMCH_E_INVALID_UTF8,
-	       "string ED A0 80 (a surrogate): InvalidUtf8");
-	v = val_raw(SAMPLE_STRING, "\xC0\x80", 2);
-	is_int(xmch_writer_add(&w, 3, &v, &err), XMCH_E_INVALID_UTF8,
-	       "string C0 80 (overlong): InvalidUtf8");
+	for (size_t i = 0; i < sizeof(bad_text) / sizeof(bad_text[0]); i++) {
+		v = val_raw(SAMPLE_STRING, bad_text[i].bytes, bad_text[i].n);
+		is_int(xmch_writer_add(&w, i + 1, &v, &err),
+		       XMCH_E_INVALID_UTF8, "%s", bad_text[i].name);
+	}
 	v = val_raw(SAMPLE_STRING, "ok", 2);
 	is_int(xmch_writer_add(&w, 0, &v, &err), XMCH_OK,
 	       "then a valid string at ts 0 (refusals set no timestamp)");

@@ -16,8 +16,14 @@
 enum { PG_PAGE, PG_PER_PAGE, NPAGE };
 
 static const struct valid_field page_fields[NPAGE] = {
-	[PG_PAGE] = {"page", VALID_INT, false, false, 1, 1000000000LL},
-	[PG_PER_PAGE] = {"per_page", VALID_INT, false, false, 1, 100},
+	[PG_PAGE] = {.name = "page",
+		     .type = VALID_INT,
+		     .min = 1,
+		     .max = 1000000000LL},
+	[PG_PER_PAGE] = {.name = "per_page",
+			 .type = VALID_INT,
+			 .min = 1,
+			 .max = 100},
 };
 
 bool
@@ -263,10 +269,22 @@ faceapi_admin_image_download(struct app_ctx *ctx)
 enum { J_PAGE, J_PER_PAGE, J_TYPE, J_METHOD, NJOBQ };
 
 static const struct valid_field job_fields[NJOBQ] = {
-	[J_PAGE] = {"page", VALID_INT, false, false, 1, 1000000000LL},
-	[J_PER_PAGE] = {"per_page", VALID_INT, false, false, 1, 100},
-	[J_TYPE] = {"job_type", VALID_STRING, false, false, 1, 32},
-	[J_METHOD] = {"method", VALID_STRING, false, false, 1, 32},
+	[J_PAGE] = {.name = "page",
+		    .type = VALID_INT,
+		    .min = 1,
+		    .max = 1000000000LL},
+	[J_PER_PAGE] = {.name = "per_page",
+			.type = VALID_INT,
+			.min = 1,
+			.max = 100},
+	[J_TYPE] = {.name = "job_type",
+		    .type = VALID_STRING,
+		    .min = 1,
+		    .max = 32},
+	[J_METHOD] = {.name = "method",
+		      .type = VALID_STRING,
+		      .min = 1,
+		      .max = 32},
 };
 
 void

@@ -70,12 +70,19 @@ out:
 enum { K_NAME, K_ACTIVE, NKEY };
 
 static const struct valid_field post_fields[1] = {
-	{"name", VALID_STRING, true, false, 1, NAME_MAX_LEN},
+	{.name = "name",
+	 .type = VALID_STRING,
+	 .flags = VALID_REQUIRED,
+	 .min = 1,
+	 .max = NAME_MAX_LEN},
 };
 
 static const struct valid_field patch_fields[NKEY] = {
-	[K_NAME] = {"name", VALID_STRING, false, false, 1, NAME_MAX_LEN},
-	[K_ACTIVE] = {"is_active", VALID_BOOL, false, false, 0, 0},
+	[K_NAME] = {.name = "name",
+		    .type = VALID_STRING,
+		    .min = 1,
+		    .max = NAME_MAX_LEN},
+	[K_ACTIVE] = {.name = "is_active", .type = VALID_BOOL},
 };
 
 static const char insert_sql[] = "INSERT INTO face_api_keys (key, name) "
