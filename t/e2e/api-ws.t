@@ -417,12 +417,23 @@ for my $d ([[$live->{id}, port => $stack->wsd_port, key => undef],
 	ok(gone($dc), "direct, $d->[2]: then the end, no Close (websocketd)");
 }
 
+# --- the front's own answers before an upgrade ---
+my ($rc, $rst, $rhead, $rbody) = Xmhub::WS->connect($stack->ws_port,
+	"/api/v1/ingest/ws?session_id=$live->{id}",
+	{'X-Api-Key' => $key, 'X-Pad' => 'p' x 9000});
+is_error($rst, eval { decode_json($rbody) }, 431,
+    'a request head over 8 KiB, straight to the front');
+ok($stack->stop_daemon('websocketd'), 'websocketd stopped');
+($rc, $rst, $rhead, $rbody) = ws($live->{id});
+is_error($rst, eval { decode_json($rbody) }, 502, 'websocketd down');
+like($rbody, qr/not reachable/, 'websocketd down: the detail says so');
+
 # --- the front's connection cap: a 503 over it ---
 $stack->restart(env => {XMHUB_WS_MAX_CONNECTIONS => 2});
 my @open = map { (ws($in->session($_, [0, 'f32'])->{id}))[0] } 18, 19;
 ok($open[0] && $open[1], 'two connections at the cap of 2');
 my $third = $in->session(20, [0, 'f32']);
-my ($rc, $rst, $rhead, $rbody) = ws($third->{id});
+($rc, $rst, $rhead, $rbody) = ws($third->{id});
 ok(!$rc, 'a third: no upgrade');
 is_error($rst, eval { decode_json($rbody) }, 503, 'a third');
 like(log_text('ws-guard.log'), qr/2 connections: 503/, "the front's log");
@@ -450,7 +461,10 @@ like(close_of($c), qr/^1008 /, 'idle: then a Close 1008');
 ok(gone($c), 'idle: then the server ends the connection');
 
 # Under the sanitizers (an ASan build) every ws process reported at its
-# exit, into websocketd's log; the authorizer into lighttpd's.
+# exit, into websocketd's log; the front at its stop (each restart and
+# this one) into its own; the authorizer into lighttpd's.
+ok($stack->stop_daemon('ws-guard'), 'the front stops on SIGTERM');
+like(log_text('ws-guard.log'), qr/relaying to websocketd/, 'it had started');
 for my $log (qw(websocketd.log ws-guard.log programs.log)) {
 	open my $f, '<', $stack->var . "/log/$log" or next;
 	my @bad = grep { /Sanitizer|runtime error/ } <$f>;
