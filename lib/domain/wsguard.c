@@ -164,11 +164,8 @@ fail:
 	return -1;
 }
 
-static void say(const struct conn *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
 /* One log line, naming the client when the web server did. */
-static void
+static void __attribute__((format(printf, 2, 3)))
 say(const struct conn *c, const char *fmt, ...)
 {
 	va_list ap;
@@ -359,8 +356,9 @@ refuse(struct guard *g, struct conn *c)
 	flush_then_end(g, c);
 }
 
-/* Walks the client's frames that came in; false when one was refused. */
-static bool
+/* Walks the client's frames that came in; a refused one ends the
+ * connection. */
+static void
 walk_up(struct guard *g, struct conn *c)
 {
 	struct half *u = &c->up;
@@ -368,10 +366,8 @@ walk_up(struct guard *g, struct conn *c)
 
 	while ((k = wsframe_step(&u->w, u->b + u->walk, u->len - u->walk)) > 0)
 		u->walk += k;
-	if (u->w.verdict == WSFRAME_PASS)
-		return true;
-	refuse(g, c);
-	return false;
+	if (u->w.verdict != WSFRAME_PASS)
+		refuse(g, c);
 }
 
 /* Walks the server's frames, marking where each ends. */
@@ -398,8 +394,8 @@ walk_down(struct conn *c)
 	}
 }
 
-/* The end of the request head (after its empty line), 0 while it is not
- * in; from is where the last look ended. */
+/* The end of a request or response head held in h (after its empty
+ * line), 0 while it is not all in; from is where the last look ended. */
 static size_t
 head_end(const struct half *h, size_t from)
 {
@@ -639,10 +635,13 @@ open_backend(struct guard *g, struct conn *c)
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->backend.fd = fd;
-	if (connect(fd, (const struct sockaddr *)a, sizeof(*a)) == 0)
+	if (connect(fd, (const struct sockaddr *)a, sizeof(*a)) == 0) {
 		c->connected = true;
-	else if (errno != EINPROGRESS)
-		write_backend(g, c); /* reports the error */
+	} else if (errno != EINPROGRESS) {
+		say(c, "websocketd: %s", strerror(errno));
+		answer(g, c, 502, "Bad Gateway",
+		       "the WebSocket server is not reachable");
+	}
 }
 
 static void
@@ -706,10 +705,9 @@ handle(struct guard *g, struct end *e, uint32_t ev)
 	if (client) {
 		if ((ev & EPOLLIN) && c->phase <= PH_OPEN && !c->client_eof)
 			read_client(g, c);
-		if (!c->dead && (ev & EPOLLOUT))
-			write_client(g, c);
 	} else if (e->fd >= 0) {
-		if (ev & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+		/* The connect has finished, one way or the other. */
+		if (!c->connected && (ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
 			write_backend(g, c);
 		if (!c->dead && c->backend.fd >= 0 && c->connected &&
 		    (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)))
@@ -717,7 +715,8 @@ handle(struct guard *g, struct end *e, uint32_t ev)
 	}
 	if (c->dead)
 		return;
-	/* What came in goes on at once when it can. */
+	/* What came in goes on at once when it can (nothing blocks; an
+	 * empty half costs no system call). */
 	if (c->backend.fd >= 0 && c->connected)
 		write_backend(g, c);
 	if (!c->dead)
@@ -781,21 +780,19 @@ wsguard_serve(const struct wsguard_conf *conf)
 	sigaddset(&stop, SIGTERM);
 	sigprocmask(SIG_BLOCK, &stop, &orig);
 	if ((g.ep = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
-	    (g.sig = signalfd(-1, &stop, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
-		fprintf(stderr, "xmhub-ws-guard: %s\n", strerror(errno));
+	    (g.sig = signalfd(-1, &stop, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
 		goto out;
-	}
 	ev.data.ptr = &tag_signal;
 	if (epoll_ctl(g.ep, EPOLL_CTL_ADD, g.sig, &ev) < 0)
-		goto fail;
+		goto out;
 	ev.data.ptr = &tag_listen;
 	if (epoll_ctl(g.ep, EPOLL_CTL_ADD, conf->listen_fd, &ev) < 0)
-		goto fail;
+		goto out;
 	g.accepting = true;
 	while (running) {
 		n = epoll_wait(g.ep, evs, EVENTS, g.deadlines ? SWEEP_MS : -1);
 		if (n < 0 && errno != EINTR)
-			goto fail;
+			goto out;
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.ptr == &tag_signal) {
 				if (read(g.sig, &si, sizeof(si)) > 0)
@@ -821,10 +818,10 @@ wsguard_serve(const struct wsguard_conf *conf)
 		}
 	}
 	rc = 0;
-	goto out;
-fail:
-	fprintf(stderr, "xmhub-ws-guard: epoll: %s\n", strerror(errno));
 out:
+	if (rc != 0)
+		fprintf(stderr, "xmhub-ws-guard: the event loop: %s\n",
+			strerror(errno));
 	while (g.conns != NULL)
 		finish(&g, g.conns);
 	bury(&g);

@@ -13,6 +13,7 @@ use strict;
 use warnings;
 use Test::More;
 use JSON::PP;
+use HTTP::Tiny;
 use Time::HiRes qw(sleep time);
 use Xmhub::Ingest;
 use Xmhub::Platform qw(is_error);
@@ -423,6 +424,10 @@ my ($rc, $rst, $rhead, $rbody) = Xmhub::WS->connect($stack->ws_port,
 	{'X-Api-Key' => $key, 'X-Pad' => 'p' x 9000});
 is_error($rst, eval { decode_json($rbody) }, 431,
     'a request head over 8 KiB, straight to the front');
+my $plain = HTTP::Tiny->new(timeout => 30, keep_alive => 0)->get(
+	'http://127.0.0.1:' . $stack->ws_port . '/api/v1/ingest/ws');
+is("$plain->{status} $plain->{content}", "404 404 page not found\n",
+    "not an upgrade, straight to the front: websocketd's answer, relayed");
 ok($stack->stop_daemon('websocketd'), 'websocketd stopped');
 ($rc, $rst, $rhead, $rbody) = ws($live->{id});
 is_error($rst, eval { decode_json($rbody) }, 502, 'websocketd down');
