@@ -6,7 +6,7 @@
 # - Latency: the round trip of one small batch and its ack (send, wait
 #   for the 4-byte ack, send the next), straight to websocketd and
 #   through the front, and through lighttpd as clients reach it; the
-#   runs alternate in rounds, so that drift hits all of them.  Then the
+#   paths take turns, round trip by round trip.  Then the
 #   same for a 4-byte message echoed by websocketd running cat, which
 #   leaves the relay as the only difference.
 # - Memory: the front's resident size (VmRSS) before and with 100 idle
@@ -16,8 +16,8 @@
 #
 # Runs from a build tree (make bench-wsguard): a throwaway stack through
 # t/lib/Xmhub/Stack.pm, plus a second front and websocketd of its own.
-# BENCH_ROUNDS (5), BENCH_BATCHES (300 per round and path), BENCH_IDLE
-# (100 connections).
+# BENCH_TRIPS (1500 round trips per path), BENCH_IDLE (100
+# connections).
 use strict;
 use warnings;
 use HTTP::Tiny;
@@ -31,8 +31,7 @@ use Xmhub::Test qw(run bin);
 use Xmhub::WS;
 use Xmhub::XMBP qw(batch);
 
-my $rounds = $ENV{BENCH_ROUNDS} || 5;
-my $per = $ENV{BENCH_BATCHES} || 300;
+my $trips = $ENV{BENCH_TRIPS} || 1500;
 my $idle_n = $ENV{BENCH_IDLE} || 100;
 my $build = $ENV{XMHUB_BUILDDIR};
 
@@ -74,29 +73,29 @@ sub rss_kb {
 	return 0;
 }
 
-# rtts($ws, $n, $make, $check): $n round trips on $ws, in seconds each.
-sub rtts {
-	my ($ws, $n, $make, $check) = @_;
-	my @t;
-	for my $i (1 .. $n) {
-		my $frame = Xmhub::WS::frame(2, $make->($i));
-		my $t0 = time;
-		$ws->write_raw($frame) or die "write failed\n";
-		my ($type, $payload) = $ws->read_message(30);
-		push @t, time - $t0;
-		die "round trip $i: $type\n" unless $check->($type, $payload);
-	}
-	return @t;
+# rtt($ws, $message, $check): one round trip on $ws, in seconds.
+sub rtt {
+	my ($ws, $message, $check) = @_;
+	my $frame = Xmhub::WS::frame(2, $message);
+	my $t0 = time;
+	$ws->write_raw($frame) or die "write failed\n";
+	my ($type, $payload) = $ws->read_message(30);
+	my $t = time - $t0;
+	die "round trip: $type\n" unless $check->($type, $payload);
+	return $t;
 }
 
-# Alternating rounds over the paths; per path its round trip times.
+# Round trips taking turns over the paths (the first of each turn
+# rotates), so that the machine's drift hits all of them alike; per
+# path its times.
 sub compare {
 	my ($paths, $make, $check) = @_;
 	my %t;
-	for my $r (1 .. $rounds) {
-		my @order = $r % 2 ? @$paths : reverse @$paths;
-		push @{$t{$_->[0]}}, rtts($_->[1], $per, $make, $check)
-		    for @order;
+	for my $i (0 .. $trips - 1) {
+		my $k = $i % @$paths;
+		for my $p (@$paths[$k .. $#$paths], @$paths[0 .. $k - 1]) {
+			push @{$t{$p->[0]}}, rtt($p->[1], $make->($i), $check);
+		}
 	}
 	return \%t;
 }
@@ -183,8 +182,7 @@ $_->close for @idle;
 
 # --- report ---
 sub us { sprintf '%.0f', $_[0] * 1e6 }
-printf "%d rounds of %d round trips per path, alternating; medians\n\n",
-    $rounds, $per;
+printf "%d round trips per path, taking turns; medians\n\n", $trips;
 print "| path | round trip µs (median) | mean µs | vs websocketd | added µs |\n"
     . "|---|---:|---:|---:|---:|\n";
 for my $set (['ingest batch + ack', $t_ingest, \@ingest],
