@@ -1,15 +1,20 @@
 #!/usr/bin/env perl
-# WebSocket ingest end to end through lighttpd and websocketd (spec 1
-# "WebSocket frames", DESIGN.md, doc/websocket.md): every value type
-# acknowledged and read back identical, one 4-byte ack message per batch
-# however batches are cut into messages and frames, the error message
-# then the end, refused upgrades as plain HTTP answers (websocketd never
-# reached), ping/pong, the 256 KB limit, the idle timeout, the checks
-# the ws binary makes itself.
+# WebSocket ingest end to end through lighttpd, the WebSocket front
+# (ws/xmhub-ws-guard) and websocketd (spec 1 "WebSocket frames",
+# DESIGN.md, doc/websocket.md): every value type acknowledged and read
+# back identical, one 4-byte ack message per batch however batches are
+# cut into messages and frames, the error message then a Close 1008,
+# refused upgrades as plain HTTP answers (websocketd never reached),
+# ping/pong, the 256 KB limit, the front's message limit (Close 1009
+# before websocketd holds the message, other connections unharmed) and
+# connection cap, the idle timeout, the checks the ws binary makes
+# itself.
 use strict;
 use warnings;
 use Test::More;
 use JSON::PP;
+use HTTP::Tiny;
+use Time::HiRes qw(sleep time);
 use Xmhub::Ingest;
 use Xmhub::Platform qw(is_error);
 use Xmhub::WS;
@@ -55,11 +60,26 @@ sub error_of {
 	return ref $o eq 'HASH' ? $o->{detail} : "(not JSON: $payload)";
 }
 
-# ended($ws): the server ended the connection (websocketd drops it when
-# the child exits; a Close frame is accepted too).
-sub ended {
+# close_of($ws): the status code of the next message when it is a Close
+# frame (with its reason after a blank when it has one).
+sub close_of {
+	my ($type, $payload) = $_[0]->read_message(30);
+	return "($type)" unless $type eq 'close' && length $payload >= 2;
+	my $reason = substr $payload, 2;
+	return unpack('n', $payload) . (length $reason ? " $reason" : '');
+}
+
+# gone($ws): the server has dropped the connection (nothing more comes).
+sub gone {
 	my ($type) = $_[0]->read_message(30);
-	return $type eq 'eof' || $type eq 'close';
+	return $type eq 'eof';
+}
+
+# The text of a log of the stack.
+sub log_text {
+	open my $f, '<', $stack->var . "/log/$_[0]" or return '';
+	local $/;
+	return <$f>;
 }
 
 # Connections that reached websocketd: the CONNECT lines of its log.
@@ -169,7 +189,9 @@ $c->send_binary(batch(0, undef, [0, 'f32', [[1, 1]]]));
 $c->send_binary('XMBQ' . "\x01\x00\x00\x00\x00\x00");
 is(ack($c), 1, 'error after a good batch: its ack first');
 like(error_of($c), qr/InvalidMagic/, 'a decode error: the message names it');
-ok(ended($c), 'then the connection ends');
+is(close_of($c), '1008 the server ended the session',
+    'then a Close 1008 from the front');
+ok(gone($c), 'then the connection ends');
 
 my @errors = (
 	['XMBP' . "\x02\x00\x00\x00\x00\x00", qr/UnsupportedVersion/,
@@ -189,7 +211,8 @@ for my $e (@errors) {
 	($c) = ws($s->{id});
 	$c->send_binary($e->[0]);
 	like(error_of($c), $e->[1], "$e->[2]: the error message");
-	ok(ended($c), "$e->[2]: then the end");
+	like(close_of($c), qr/^1008 /, "$e->[2]: then a Close 1008");
+	ok(gone($c), "$e->[2]: then the end");
 }
 # The session was closed meanwhile: 409 from the ws binary.
 ($c) = ws($s->{id});
@@ -197,7 +220,9 @@ $p->req(POST => "/api/v1/ingest/sessions/$s->{id}/close", key => $key);
 $c->send_binary(batch(1, undef, [0, 'f32', [[2, 2]]]));
 like(error_of($c), qr/clos/,
     'session closed after the upgrade: the error message');
-ok(ended($c), 'session closed after the upgrade: then the end');
+like(close_of($c), qr/^1008 /,
+    'session closed after the upgrade: then a Close 1008');
+ok(gone($c), 'session closed after the upgrade: then the end');
 is(stored($p, $s->{id}, 0), '[[1,1]]', 'nothing stored from the errors');
 
 # --- over 256 KB: refused ---
@@ -206,8 +231,11 @@ $s = $in->session(12, [0, 'bytes']);
 my $big = batch(0, undef, [0, 'bytes', [map { [$_, 'b' x 65535] } 1 .. 4]]);
 ok(length $big > 262144, 'a batch over 256 KB (' . length($big) . ')');
 $c->send_binary($big);
-like(error_of($c), qr/larger than 262144/, 'over 256 KB: the error message');
-ok(ended($c), 'over 256 KB: then the end');
+like(error_of($c), qr/larger than 262144/,
+    'over 256 KB (within the front\'s 4 KiB headroom): the program\'s '
+    . 'error message');
+like(close_of($c), qr/^1008 /, 'over 256 KB: then a Close 1008');
+ok(gone($c), 'over 256 KB: then the end');
 my $max = batch(0, undef, [0, 'bytes', [map { [$_, 'b' x 65535] } 1 .. 3]]);
 my $fill = 262144 - length($max) - 10;
 $max = batch(0, undef, [0, 'bytes', [(map { [$_, 'b' x 65535] } 1 .. 3),
@@ -218,13 +246,120 @@ $c->send_binary($max, frames => 5);
 is(ack($c), 4, 'exactly 256 KB: taken');
 $c->close;
 
+# --- the front: messages over XMHUB_WS_MAX_MESSAGE (default 256 KiB + 4
+# KiB) get a Close 1009 before websocketd holds them ---
+my $LIMIT = 262144 + 4096;
+my $var = $stack->var;
+my $wsd = do {
+	open my $f, '<', "$var/run/websocketd.pid" or die "websocketd.pid: $!";
+	my $pid = <$f>;
+	chomp $pid;
+	$pid;
+};
+# The resident memory of a process, in kB.
+sub rss_kb {
+	open my $f, '<', "/proc/$_[0]/status" or return 0;
+	while (<$f>) {
+		return $1 if /^VmRSS:\s+(\d+) kB/;
+	}
+	return 0;
+}
+is(do { open my $f, '<', "/proc/$wsd/comm"; scalar <$f> }, "websocketd\n",
+    'websocketd is the daemon of VAR/run/websocketd.pid');
+
+# A second connection, opened before, must work during and after.
+my $ks = $in->session(16, [0, 'f32']);
+my ($kc) = ws($ks->{id});
+my $kn = 0;
+my $keep = sub {
+	$kc->send_binary(batch($kn, undef, [0, 'f32', [[$kn, $kn]]]));
+	$kn++;
+	return ack($kc) // -1;
+};
+is($keep->(), 1, 'a second connection: acked');
+
+# A 150 MB frame announced, then its payload streamed slowly: without the
+# front, websocketd would buffer all of it (it went from 95 to 754 MB).
+my $idle = rss_kb($wsd);
+ok($idle > 0, "websocketd's memory before: $idle kB");
+$s = $in->session(17, [0, 'bytes']);
+($c) = ws($s->{id});
+$c->write_raw(Xmhub::WS::head(2, 150 * 1024 * 1024));
+my ($sent, $peak, @during, $seen, $dropped) = (0, $idle);
+my $t0 = time;
+# Up to 40 MB: enough to show in websocketd's memory, had it got them.
+while ($sent < 40 << 20 && time - $t0 < 60) {
+	if (!$c->write_raw('y' x 65536)) {
+		$dropped = 'writes fail';
+		last;
+	}
+	$sent += 65536;
+	my $r = rss_kb($wsd);
+	$peak = $r if $r > $peak;
+	push @during, $keep->() if $sent % (1 << 20) == 0 || $sent == 65536;
+	my ($t, $pl) = $c->read_frame(0.02);
+	if ($t eq 'close') {
+		$seen = length $pl >= 2 ? unpack('n', $pl) . ' ' . substr($pl, 2)
+		    : '(no code)';
+	} elsif ($t eq 'eof') {
+		$dropped = 'the server closed';
+		last;
+	}
+}
+note("streamed $sent bytes of the 150 MB frame in "
+    . sprintf('%.2f', time - $t0) . ' s; ' . ($dropped // 'not dropped'));
+is($seen, "1009 a message is limited to $LIMIT bytes",
+    'a 150 MB frame: Close 1009 with the limit');
+ok($dropped, 'and the connection is dropped');
+ok($sent < 8 << 20, 'long before its payload could pile up anywhere');
+ok($peak - $idle < 20 * 1024,
+    "websocketd's memory stayed under 20 MB over its idle size "
+    . "($idle kB, at most $peak kB)");
+ok(@during && !grep({ $_ < 0 } @during),
+    'the second connection got its acks meanwhile (' . @during . ')');
+like(log_text('ws-guard.log'),
+    qr/a frame of 157286400 bytes makes a message of 157286400: over the limit of $LIMIT, Close 1009/,
+    "the front's log says so");
+is($p->sql("SELECT total_samples FROM ingest_sessions WHERE id = "
+	. "'$s->{id}'"), 0, 'nothing stored');
+is($keep->(), $kn, 'the second connection works after it');
+ok(rss_kb($wsd) - $idle < 20 * 1024, "websocketd's memory after: "
+    . rss_kb($wsd) . ' kB');
+
+# Fragmented: the frames of a message add up.
+($c) = ws($s->{id});
+$c->write_raw(Xmhub::WS::frames(2, 'z' x ($LIMIT + 1), 3));
+is(close_of($c), "1009 a message is limited to $LIMIT bytes",
+    'three frames of a message of the limit + 1 byte: Close 1009');
+ok(gone($c), 'then the end');
+# Exactly the limit passes: one 256 KB batch and 4 KiB of the next.
+my $next = batch(1, undef, [0, 'bytes', [[9, 'n' x 5000]]]);
+($c) = ws($s->{id});
+$c->send_binary($max . substr($next, 0, 4096), frames => 4);
+is(ack($c), 4, 'a message of exactly the limit in four frames: passes');
+$c->send_binary(substr $next, 4096);
+is(ack($c), 5, 'and the batch it began is taken');
+$c->close;
+# Against RFC 6455: Close 1002.
+($c) = ws($s->{id});
+$c->write_raw(Xmhub::WS::head(2, 4, 1, '') . 'abcd');
+is(close_of($c), '1002 a client frame must be masked',
+    'an unmasked frame: Close 1002');
+ok(gone($c), 'then the end');
+
+is($keep->(), $kn, 'the second connection still works after all that');
+$kc->close_frame(1000);
+is(close_of($kc), '1000', 'a Close from the client: echoed');
+ok(gone($kc), 'then the end, no Close of the front');
+
 # --- ping/pong on a quiet connection ---
 ($c) = ws($s->{id});
 $c->ping('abc');
 ($type, $payload) = $c->read_message(30);
 is("$type $payload", 'pong abc', 'ping: pong with its payload');
 $c->close_frame(1000);
-ok(ended($c), 'Close from the client: the connection ends');
+is(close_of($c), '1000', 'Close from the client: echoed');
+ok(gone($c), 'Close from the client: then the end');
 
 # --- refused upgrades: plain HTTP, websocketd not reached ---
 my $closed = $in->session(13, [0, 'f32']);
@@ -271,31 +406,71 @@ is(ws_connects(), $connects + 1, 'and that one reached websocketd');
 $c->close;
 
 # --- the ws binary checks for itself (websocketd reached directly) ---
-for my $d ([[$live->{id}, port => $stack->ws_port, key => undef],
+for my $d ([[$live->{id}, port => $stack->wsd_port, key => undef],
 	    qr/X-Api-Key/, 'no key'],
-	[[$live->{id}, port => $stack->ws_port, key => $upload_key],
+	[[$live->{id}, port => $stack->wsd_port, key => $upload_key],
 	    qr/ingest scope/, 'no ingest scope'],
-	[[$closed->{id}, port => $stack->ws_port], qr/closed|not active/,
+	[[$closed->{id}, port => $stack->wsd_port], qr/closed|not active/,
 	    'a closed session']) {
 	my ($dc, $dst) = ws(@{$d->[0]});
 	is($dst, 101, "direct, $d->[2]: websocketd upgrades");
 	like(error_of($dc), $d->[1], "direct, $d->[2]: the binary refuses");
-	ok(ended($dc), "direct, $d->[2]: then the end");
+	ok(gone($dc), "direct, $d->[2]: then the end, no Close (websocketd)");
 }
 
+# --- the front's own answers before an upgrade ---
+my ($rc, $rst, $rhead, $rbody) = Xmhub::WS->connect($stack->ws_port,
+	"/api/v1/ingest/ws?session_id=$live->{id}",
+	{'X-Api-Key' => $key, 'X-Pad' => 'p' x 9000});
+is_error($rst, eval { decode_json($rbody) }, 431,
+    'a request head over 8 KiB, straight to the front');
+my $plain = HTTP::Tiny->new(timeout => 30, keep_alive => 0)->get(
+	'http://127.0.0.1:' . $stack->ws_port . '/api/v1/ingest/ws');
+is("$plain->{status} $plain->{content}", "404 404 page not found\n",
+    "not an upgrade, straight to the front: websocketd's answer, relayed");
+ok($stack->stop_daemon('websocketd'), 'websocketd stopped');
+($rc, $rst, $rhead, $rbody) = ws($live->{id});
+is_error($rst, eval { decode_json($rbody) }, 502, 'websocketd down');
+like($rbody, qr/not reachable/, 'websocketd down: the detail says so');
+
+# --- the front's connection cap: a 503 over it ---
+$stack->restart(env => {XMHUB_WS_MAX_CONNECTIONS => 2});
+my @open = map { (ws($in->session($_, [0, 'f32'])->{id}))[0] } 18, 19;
+ok($open[0] && $open[1], 'two connections at the cap of 2');
+my $third = $in->session(20, [0, 'f32']);
+($rc, $rst, $rhead, $rbody) = ws($third->{id});
+ok(!$rc, 'a third: no upgrade');
+is_error($rst, eval { decode_json($rbody) }, 503, 'a third');
+like(log_text('ws-guard.log'), qr/2 connections: 503/, "the front's log");
+$open[0]->close_frame(1000);
+is(close_of($open[0]), '1000', 'one of the two leaves');
+my $again;
+for (1 .. 100) {
+	($again) = ws($third->{id});
+	last if $again;
+	sleep 0.1;
+}
+ok($again, 'then the third is taken');
+$_->close for grep { $_ } $again, @open;
+
 # --- the idle timeout ---
-$stack->restart(env => {XMHUB_WS_IDLE_TIMEOUT => 1});
+$stack->restart(env => {XMHUB_WS_IDLE_TIMEOUT => 1,
+	XMHUB_WS_MAX_CONNECTIONS => undef});
 $s = $in->session(15, [0, 'f32']);
 ($c) = ws($s->{id});
 $c->send_binary(batch(0, undef, [0, 'f32', [[1, 1]]]));
 is(ack($c), 1, 'idle: a batch acked');
 like(error_of($c), qr/no message for 1 s/,
     'idle: after the timeout a message says so');
-ok(ended($c), 'idle: then the server ends the connection');
+like(close_of($c), qr/^1008 /, 'idle: then a Close 1008');
+ok(gone($c), 'idle: then the server ends the connection');
 
 # Under the sanitizers (an ASan build) every ws process reported at its
-# exit, into websocketd's log; the authorizer into lighttpd's.
-for my $log (qw(websocketd.log programs.log)) {
+# exit, into websocketd's log; the front at its stop (each restart and
+# this one) into its own; the authorizer into lighttpd's.
+ok($stack->stop_daemon('ws-guard'), 'the front stops on SIGTERM');
+like(log_text('ws-guard.log'), qr/relaying to websocketd/, 'it had started');
+for my $log (qw(websocketd.log ws-guard.log programs.log)) {
 	open my $f, '<', $stack->var . "/log/$log" or next;
 	my @bad = grep { /Sanitizer|runtime error/ } <$f>;
 	is_deeply(\@bad, [], "$log: no sanitizer reports");

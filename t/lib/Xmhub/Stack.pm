@@ -13,7 +13,9 @@ package Xmhub::Stack;
 #                                      # settings written to its env file
 #   $s->url('/api/health')             # http://127.0.0.1:PORT/api/health
 #   $s->face_url('/health')            # the face service's port
-#   $s->ws_port                        # websocketd's port (behind lighttpd)
+#   $s->ws_port                        # the WebSocket front's port (behind
+#                                      # lighttpd: ws/xmhub-ws-guard)
+#   $s->wsd_port                       # websocketd's (behind the front)
 #   $s->restart(env => {...})          # lighttpd and daemons again, with
 #                                      # these settings changed
 #   $s->psql($sql)                     # ($status, $stdout, $stderr)
@@ -68,6 +70,7 @@ sub start {
 		port => free_port(),
 		face_port => free_port(),
 		ws_port => free_port(),
+		wsd_port => free_port(),
 		build => $build,
 		pid => $$,
 	}, $class;
@@ -80,7 +83,7 @@ sub start {
 
 sub up {
 	my ($self) = @_;
-	$self->stack('up', @$self{qw(var build port face_port ws_port)});
+	$self->stack('up', @$self{qw(var build port face_port ws_port wsd_port)});
 }
 
 # set_env({NAME => VALUE}): writes the settings into the env file (the
@@ -117,6 +120,7 @@ sub var { return $_[0]{var} }
 sub port { return $_[0]{port} }
 sub face_port { return $_[0]{face_port} }
 sub ws_port { return $_[0]{ws_port} }
+sub wsd_port { return $_[0]{wsd_port} }
 sub face_url { return "http://127.0.0.1:$_[0]{face_port}" . ($_[1] // '/') }
 sub env_file { return "$_[0]{var}/xmhub.env" }
 

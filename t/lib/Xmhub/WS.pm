@@ -12,6 +12,7 @@ package Xmhub::WS;
 #   $ws->send_binary($bytes);                  # one frame
 #   $ws->send_binary($bytes, frames => 3);     # one message, 3 frames
 #   $ws->write_raw(join '', map { Xmhub::WS::frame(2, $_) } @batches);
+#   $ws->write_raw(Xmhub::WS::head(2, 150 << 20));  # announce, send later
 #   my ($type, $payload) = $ws->read_message(10);
 #       # type: binary, text, ping, pong, close; 'eof' when the server
 #       # dropped the connection, 'timeout' after that many seconds
@@ -30,23 +31,33 @@ my %NAME = (0 => 'continuation', 1 => 'text', 2 => 'binary', 8 => 'close',
 
 sub rand_bytes { return join '', map { chr int rand 256 } 1 .. $_[0] }
 
+# head($opcode, $len, $fin, $mask): the header of a client frame of $len
+# payload bytes (fin defaults to 1), masked with the 4 bytes $mask
+# (random by default; '' for none).
+sub head {
+	my ($op, $len, $fin, $mask) = @_;
+	$fin //= 1;
+	$mask //= rand_bytes(4);
+	my $bit = length $mask ? 0x80 : 0;
+	my $head = chr(($fin ? 0x80 : 0) | $op);
+	if ($len < 126) {
+		$head .= chr($bit | $len);
+	} elsif ($len < 65536) {
+		$head .= chr($bit | 126) . pack('n', $len);
+	} else {
+		$head .= chr($bit | 127) . pack('Q>', $len);
+	}
+	return $head . $mask;
+}
+
 # frame($opcode, $payload, $fin): one masked client frame (fin defaults
 # to 1).
 sub frame {
 	my ($op, $payload, $fin) = @_;
-	$fin //= 1;
 	my $len = length $payload;
-	my $head = chr(($fin ? 0x80 : 0) | $op);
-	if ($len < 126) {
-		$head .= chr(0x80 | $len);
-	} elsif ($len < 65536) {
-		$head .= chr(0x80 | 126) . pack('n', $len);
-	} else {
-		$head .= chr(0x80 | 127) . pack('Q>', $len);
-	}
 	my $mask = rand_bytes(4);
 	my $keys = substr($mask x (int($len / 4) + 1), 0, $len);
-	return $head . $mask . ($payload ^ $keys);
+	return head($op, $len, $fin, $mask) . ($payload ^ $keys);
 }
 
 # frames($opcode, $payload, $n): the message as $n frames (the first of
