@@ -666,7 +666,7 @@ jsonform_encode_batch(const char *text, size_t len, struct buf *out,
 	bool ok = false;
 
 	buf_init(&scratch, 0);
-	if ((root = jsonin_parse(text, len, err->msg, sizeof(err->msg))) ==
+	if ((root = jsonin_parse_nul(text, len, err->msg, sizeof(err->msg))) ==
 	    NULL) {
 		err->kind = "InvalidInput";
 		if (err->msg[0] == '\0')
@@ -735,7 +735,7 @@ jsonform_pack_chunk(const char *text, size_t len, struct buf *out,
 
 	buf_init(&scratch, 0);
 	xmch_writer_init(&w, t);
-	if ((root = jsonin_parse(text, len, err->msg, sizeof(err->msg))) ==
+	if ((root = jsonin_parse_nul(text, len, err->msg, sizeof(err->msg))) ==
 	    NULL) {
 		err->kind = "InvalidInput";
 		if (err->msg[0] == '\0')

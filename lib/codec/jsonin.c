@@ -2,9 +2,11 @@
  * jsonin.c - strict JSON input on top of json-c.
  *
  * A pre-pass over the text finds what json-c would accept but change:
- * integer literals it would clamp and \u escapes of lone surrogates.  It
- * needs to know only where strings and number tokens are; json-c then
- * does the real parsing in strict mode.
+ * integer literals it would clamp, \u escapes of lone surrogates and
+ * \u0000 (json-c cuts a key at it, and C strings, PostgreSQL text and
+ * jsonb cannot hold it).  It needs to know only where strings and number
+ * tokens are, and which strings are keys; json-c then does the real
+ * parsing in strict mode.
  */
 #include "config.h"
 
@@ -47,19 +49,28 @@ hex4(const char *p)
 	return v;
 }
 
-/* Skips a string starting at t[i] == '"'; false on a lone surrogate. */
+/*
+ * Skips a string starting at t[i] == '"'; false on a lone surrogate.
+ * *nul is the offset of its first \u0000 escape, or len without one.
+ */
 static bool
-skip_string(const char *t, size_t len, size_t *pos, char *detail, size_t dlen)
+skip_string(const char *t, size_t len, size_t *pos, size_t *nul, char *detail,
+	    size_t dlen)
 {
 	size_t i = *pos + 1;
 
+	*nul = len;
 	for (; i < len && t[i] != '"'; i++) {
 		int u, lo;
 
 		if (t[i] != '\\')
 			continue;
-		if (++i < len && t[i] == 'u' && len - i > 4 &&
-		    (u = hex4(t + i + 1)) >= 0xD800 && u <= 0xDFFF) {
+		i++;
+		u = i < len && t[i] == 'u' && len - i > 4 ? hex4(t + i + 1)
+							  : -1;
+		if (u == 0 && *nul == len)
+			*nul = i - 1;
+		if (u >= 0xD800 && u <= 0xDFFF) {
 			lo = len - i > 10 && t[i + 5] == '\\' && t[i + 6] == 'u'
 				     ? hex4(t + i + 7)
 				     : -1;
@@ -115,16 +126,27 @@ known_word(const char *p, size_t n)
 	       (n == 5 && memcmp(p, "false", 5) == 0);
 }
 
+/* True when the string ending before t[i] is an object key: a colon
+ * follows it (in JSON that json-c accepts, only keys are so followed). */
+static bool
+is_key(const char *t, size_t len, size_t i)
+{
+	while (i < len && strchr(" \t\r\n", t[i]) != NULL)
+		i++;
+	return i < len && t[i] == ':';
+}
+
 /*
  * Refuses what json-c would accept or silently alter: invalid UTF-8,
  * single quotes and bare words other than true, false and null (json-c
  * takes 'a', NaN and Infinity even in strict mode), integers beyond 64
- * bits, lone surrogate escapes, and nesting deeper than the limit.
+ * bits, lone surrogate escapes, \u0000 in keys and (unless nul_values)
+ * in string values, and nesting deeper than the limit.
  */
 static bool
-prescan(const char *t, size_t len, char *detail, size_t dlen)
+prescan(const char *t, size_t len, bool nul_values, char *detail, size_t dlen)
 {
-	size_t i = 0, depth = 0, w;
+	size_t i = 0, depth = 0, w, nul;
 
 	if (!utf8_valid((const uint8_t *)t, len)) {
 		snprintf(detail, dlen, "JSON text is not valid UTF-8");
@@ -134,8 +156,22 @@ prescan(const char *t, size_t len, char *detail, size_t dlen)
 		char c = t[i];
 
 		if (c == '"') {
-			if (!skip_string(t, len, &i, detail, dlen))
+			if (!skip_string(t, len, &i, &nul, detail, dlen))
 				return false;
+			if (nul < len && is_key(t, len, i)) {
+				snprintf(detail, dlen,
+					 "\\u0000 (NUL) in an object key at "
+					 "byte %zu",
+					 nul);
+				return false;
+			}
+			if (nul < len && !nul_values) {
+				snprintf(detail, dlen,
+					 "\\u0000 (NUL) in a string at byte "
+					 "%zu",
+					 nul);
+				return false;
+			}
 		} else if (c == '-' || (c >= '0' && c <= '9')) {
 			if (!skip_number(t, len, &i, detail, dlen))
 				return false;
@@ -173,8 +209,10 @@ is_space(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-json_object *
-jsonin_parse(const char *text, size_t len, char *detail, size_t detail_len)
+/* jsonin_parse() and jsonin_parse_nul(). */
+static json_object *
+parse(const char *text, size_t len, bool nul_values, char *detail,
+      size_t detail_len)
 {
 	json_tokener *tok;
 	json_object *o = NULL;
@@ -186,7 +224,7 @@ jsonin_parse(const char *text, size_t len, char *detail, size_t detail_len)
 		snprintf(detail, detail_len, "JSON text too large");
 		return NULL;
 	}
-	if (!prescan(text, len, detail, detail_len))
+	if (!prescan(text, len, nul_values, detail, detail_len))
 		return NULL;
 	/* json-c counts a scalar as a level; prescan counted containers. */
 	if ((tok = json_tokener_new_ex(JSONIN_MAX_DEPTH + 1)) == NULL) {
@@ -222,6 +260,18 @@ jsonin_parse(const char *text, size_t len, char *detail, size_t detail_len)
 out:
 	json_tokener_free(tok);
 	return o;
+}
+
+json_object *
+jsonin_parse(const char *text, size_t len, char *detail, size_t detail_len)
+{
+	return parse(text, len, false, detail, detail_len);
+}
+
+json_object *
+jsonin_parse_nul(const char *text, size_t len, char *detail, size_t detail_len)
+{
+	return parse(text, len, true, detail, detail_len);
 }
 
 bool

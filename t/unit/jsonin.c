@@ -1,6 +1,7 @@
 /*
  * t/unit/jsonin.c - strict JSON input: what jsonin_parse() accepts, what it
- * refuses and why, and the integer readers at their boundaries.
+ * refuses and why (\u0000 with jsonin_parse_nul() too), and the integer
+ * readers at their boundaries.
  *
  * Every text is parsed from an exact-size heap copy without a NUL, so
  * AddressSanitizer reports any read past its end.
@@ -273,12 +274,6 @@ test_surrogate_pair(void)
 		   memcmp(s, "\xF4\x8F\xBF\xBF", 4) == 0,
 	   "it becomes F4 8F BF BF (U+10FFFF)");
 	json_object_put(o);
-	o = accept(S("\"\\u00e9\\u0000\""), json_type_string,
-		   "\\u00e9 and \\u0000");
-	ok(o != NULL && json_object_get_string_len(o) == 3 &&
-		   memcmp(json_object_get_string(o), "\xC3\xA9\0", 3) == 0,
-	   "they become C3 A9 00");
-	json_object_put(o);
 }
 
 /* Integer readers at their edges. */
@@ -398,6 +393,106 @@ test_integers(void)
 	json_object_put(a);
 }
 
+/* jsonin_parse_nul() on an exact-size heap copy, its reason in detail. */
+static json_object *
+parse_nul(const char *text, size_t len)
+{
+	json_object *o;
+	char *copy;
+
+	if ((copy = malloc(len > 0 ? len : 1)) == NULL)
+		abort();
+	memcpy(copy, text, len);
+	o = jsonin_parse_nul(copy, len, detail, sizeof(detail));
+	free(copy);
+	return o;
+}
+
+/* Refuses text with a detail naming \u0000, what (key or string) and
+ * the byte offset of the escape. */
+static void
+refuse_nul(const char *text, size_t len, const char *what, size_t at,
+	   const char *name)
+{
+	char want[64];
+	json_object *o = parse(text, len);
+
+	snprintf(want, sizeof(want), "in %s at byte %zu", what, at);
+	if (!ok(o == NULL && strstr(detail, "\\u0000") != NULL &&
+			strstr(detail, want) != NULL,
+		"refuses %s: \\u0000 %s", name, want))
+		diag("detail \"%s\"", detail);
+	json_object_put(o);
+}
+
+/*
+ * \u0000: json-c would keep it in a string value but cut a key at it
+ * ({"k\u0000x": 3} sets "k"), and nothing downstream (C strings,
+ * PostgreSQL) holds it: jsonin_parse() refuses it everywhere,
+ * jsonin_parse_nul() in keys only.
+ */
+static void
+test_nul(void)
+{
+	json_object *o, *m;
+
+	refuse_nul(S("\"\\u0000\""), "a string", 1, "\"\\u0000\"");
+	refuse_nul(S("\"ab\\u0000\""), "a string", 3, "it at the end");
+	refuse_nul(S("\"\\u00e9\\u0000\""), "a string", 7, "it after \\u00e9");
+	refuse_nul(S("\"\\u00000\""), "a string", 1, "it before a 0");
+	refuse_nul(S("[\"ok\",\"x\\u0000\"]"), "a string", 8,
+		   "it in a later array element");
+	refuse_nul(S("{\"k\":\"v\\u0000\"}"), "a string", 7,
+		   "it in a member's value");
+	refuse_nul(S("{\"k\\u0000x\":3}"), "an object key", 3,
+		   "{\"k\\u0000x\":3}");
+	refuse_nul(S("{\"k\":1,\"k\\u0000x\":3}"), "an object key", 9,
+		   "a key that would overwrite k");
+	refuse_nul(S("{\"k\\u0000\" \t\n:3}"), "an object key", 3,
+		   "a key with white space before its colon");
+	refuse_nul(S("[{\"a\":{\"\\u0000\":1}}]"), "an object key", 8,
+		   "a nested key");
+	refuse(S("\"a\0b\""), "a raw NUL byte in a string");
+	refuse(S("{\"a\0\":1}"), "a raw NUL byte in a key");
+
+	/* Neither a NUL nor refused. */
+	o = accept(S("\"\\\\u0000\""), json_type_string,
+		   "an escaped backslash then u0000");
+	is_str(o != NULL ? json_object_get_string(o) : NULL, "\\u0000",
+	       "it is the six characters \\u0000");
+	json_object_put(o);
+	o = accept(S("{\"k\\u0001\":\"\\u0001\"}"), json_type_object,
+		   "\\u0001 in a key and a value");
+	ok(o != NULL && json_object_object_get_ex(o, "k\x01", &m) &&
+		   strcmp(json_object_get_string(m), "\x01") == 0,
+	   "key k\\x01 holds \\x01");
+	json_object_put(o);
+
+	/* jsonin_parse_nul(): values may hold it, keys still not. */
+	o = parse_nul(S("\"\\u00e9\\u0000\""));
+	ok(o != NULL && json_object_is_type(o, json_type_string) &&
+		   json_object_get_string_len(o) == 3 &&
+		   memcmp(json_object_get_string(o), "\xC3\xA9\0", 3) == 0,
+	   "jsonin_parse_nul: \\u00e9 and \\u0000 become C3 A9 00");
+	json_object_put(o);
+	o = parse_nul(S("{\"s\":[\"a\\u0000b\"]}"));
+	ok(o != NULL && json_object_object_get_ex(o, "s", &m) &&
+		   json_object_get_string_len(
+			   json_object_array_get_idx(m, 0)) == 3,
+	   "jsonin_parse_nul: a value a\\u0000b keeps its 3 bytes");
+	json_object_put(o);
+	o = parse_nul(S("{\"k\":1,\"k\\u0000x\":3}"));
+	if (!ok(o == NULL && strstr(detail, "in an object key at byte 9"),
+		"jsonin_parse_nul refuses \\u0000 in a key"))
+		diag("detail \"%s\"", detail);
+	json_object_put(o);
+	o = parse_nul(S("{\"k\\u0000\":\"\\u0000\"}"));
+	if (!ok(o == NULL && strstr(detail, "in an object key at byte 3"),
+		"jsonin_parse_nul refuses a NUL key with a NUL value"))
+		diag("detail \"%s\"", detail);
+	json_object_put(o);
+}
+
 int
 main(void)
 {
@@ -405,6 +500,7 @@ main(void)
 	test_refusals();
 	test_depth();
 	test_surrogate_pair();
+	test_nul();
 	test_integers();
 	return tap_done();
 }
