@@ -89,6 +89,7 @@ stream_s3(struct app_ctx *ctx, const char *key, const char *type, uint64_t size)
 	const char *range = FCGX_GetParam("HTTP_RANGE", ctx->req->fcgi->envp);
 	uint64_t off = 0, len = size;
 	char detail[256];
+	bool begun;
 
 	switch (streams_parse_range(range, size, &off, &len)) {
 	case STREAMS_UNSATISFIED:
@@ -98,16 +99,17 @@ stream_s3(struct app_ctx *ctx, const char *key, const char *type, uint64_t size)
 		http_header(ctx->resp, "Content-Range",
 			    "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, off,
 			    off + len - 1, size);
-		http_stream_begin(ctx->resp, ctx->req->fcgi, 206, type,
-				  (unsigned long)len);
+		begun = http_stream_begin(ctx->resp, ctx->req->fcgi, 206, type,
+					  (unsigned long)len);
 		break;
 	default:
-		http_stream_begin(ctx->resp, ctx->req->fcgi, 200, type,
-				  (unsigned long)size);
+		begun = http_stream_begin(ctx->resp, ctx->req->fcgi, 200, type,
+					  (unsigned long)size);
 	}
-	/* The head is sent: a failure now can only cut the body short,
+	/* Not begun: a header failed and http_send() answers 500.  Begun,
+	 * the head is sent: a failure now can only cut the body short,
 	 * which the client sees against Content-Length. */
-	if (len > 0 &&
+	if (begun && len > 0 &&
 	    store_get(ctx->store, key, off, len, sink, ctx->req->fcgi, detail,
 		      sizeof(detail)) != STORE_OK)
 		fprintf(stderr, "streams: %s: %s\n", key, detail);

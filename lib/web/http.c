@@ -3,7 +3,6 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -125,6 +124,27 @@ parse_query(struct http_req *req, const char *qs, struct http_resp *resp)
 	return true;
 }
 
+/*
+ * Content-Length as the client sent it: 1 to 19 decimal digits (no sign,
+ * blanks or "0x"), at most LLONG_MAX.  False for anything else.
+ */
+static bool
+parse_length(const char *s, long long *out)
+{
+	long long v = 0;
+	size_t n = strspn(s, "0123456789");
+
+	if (n == 0 || s[n] != '\0' || n > 19)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (v > (LLONG_MAX - (s[i] - '0')) / 10)
+			return false;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
 bool
 http_req_init(struct http_req *req, FCGX_Request *fcgi, struct http_resp *resp)
 {
@@ -149,15 +169,10 @@ http_req_init(struct http_req *req, FCGX_Request *fcgi, struct http_resp *resp)
 		return false;
 	}
 	if ((cl = FCGX_GetParam("CONTENT_LENGTH", env)) != NULL &&
-	    *cl != '\0') {
-		char *end;
-
-		errno = 0;
-		req->content_length = strtoll(cl, &end, 10);
-		if (errno != 0 || *end != '\0' || req->content_length < 0) {
-			http_error(resp, 400, "bad Content-Length");
-			return false;
-		}
+	    *cl != '\0' && !parse_length(cl, &req->content_length)) {
+		req->content_length = -1;
+		http_error(resp, 400, "bad Content-Length");
+		return false;
 	}
 	script = script != NULL ? script : "";
 	info = info != NULL ? info : "";
@@ -273,19 +288,86 @@ http_json_body(struct http_req *req, size_t limit, struct http_resp *resp)
 	return o;
 }
 
-void
+/* fmt and ap formatted into a new string (free it); NULL when out of
+ * memory or the format fails. */
+static char *
+vformat(const char *fmt, va_list ap)
+{
+	va_list again;
+	char *s;
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	if (n < 0 || (s = malloc((size_t)n + 1)) == NULL)
+		s = NULL;
+	else
+		vsnprintf(s, (size_t)n + 1, fmt, again);
+	va_end(again);
+	return s;
+}
+
+/* True for an RFC 9110 token (a header name). */
+static bool
+is_token(const char *s)
+{
+	if (*s == '\0')
+		return false;
+	for (; *s != '\0'; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') ||
+		      strchr("!#$%&'*+-.^_`|~", *s) != NULL))
+			return false;
+	return true;
+}
+
+/* True for a field value RFC 9110 allows: no control character but HTAB
+ * (CR and LF would split the answer), no DEL. */
+static bool
+is_field_value(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f)
+			return false;
+	return true;
+}
+
+bool
 http_header(struct http_resp *resp, const char *name, const char *fmt, ...)
 {
-	char value[512];
+	const char *why = NULL;
+	char *value;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(value, sizeof(value), fmt, ap);
+	value = vformat(fmt, ap);
 	va_end(ap);
-	/* Header injection is a bug in the caller; never send it. */
-	if (strpbrk(name, "\r\n:") != NULL || strpbrk(value, "\r\n") != NULL)
-		return;
-	buf_printf(&resp->headers, "%s: %s\r\n", name, value);
+	if (value == NULL)
+		why = "out of memory";
+	else if (!is_token(name))
+		why = "the name is not a token";
+	else if (!is_field_value(value))
+		why = "the value holds a control character";
+	else {
+		buf_printf(&resp->headers, "%s: %s\r\n", name, value);
+		if (resp->headers.failed)
+			why = "out of memory";
+	}
+	/* A header the answer needs and cannot carry is a bug here: the
+	 * answer becomes a 500 (http_send) rather than go out without it
+	 * or with a cut value. */
+	if (why != NULL) {
+		fprintf(stderr, "http: header %.64s refused: %s\n", name, why);
+		resp->headers.failed = true;
+	}
+	free(value);
+	return why == NULL;
+}
+
+void
+http_no_store(struct http_resp *resp)
+{
+	http_header(resp, "Cache-Control", "no-store");
 }
 
 void
@@ -304,22 +386,24 @@ http_json(struct http_resp *resp, int status, json_object *obj)
 void
 http_error(struct http_resp *resp, int status, const char *fmt, ...)
 {
-	char detail[512];
-	json_object *o;
+	json_object *o = NULL;
+	char *detail;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(detail, sizeof(detail), fmt, ap);
+	detail = vformat(fmt, ap);
 	va_end(ap);
-	if ((o = json_object_new_object()) == NULL ||
+	if (detail == NULL || (o = json_object_new_object()) == NULL ||
 	    json_object_object_add(o, "detail",
 				   json_object_new_string(detail)) != 0) {
 		json_object_put(o);
 		resp->status = 500;
 		resp->body.len = 0;
-		return;
+		goto out;
 	}
 	http_json(resp, status, o);
+out:
+	free(detail);
 }
 
 void
@@ -362,10 +446,12 @@ http_send(struct http_resp *resp, FCGX_Request *fcgi)
 			    fcgi->out);
 }
 
-void
+bool
 http_stream_begin(struct http_resp *resp, FCGX_Request *fcgi, int status,
 		  const char *content_type, unsigned long length)
 {
+	if (resp->headers.failed)
+		return false;
 	resp->status = status;
 	resp->streamed = true;
 	FCGX_FPrintF(fcgi->out, "Status: %d %s\r\n", status,
@@ -376,6 +462,7 @@ http_stream_begin(struct http_resp *resp, FCGX_Request *fcgi, int status,
 	FCGX_FPrintF(fcgi->out,
 		     "Content-Type: %s\r\nContent-Length: %lu\r\n\r\n",
 		     content_type, length);
+	return true;
 }
 
 bool

@@ -49,8 +49,12 @@ struct http_resp {
 
 /*
  * Reads the request's parameters.  False when they are unusable (no
- * method, a query that does not decode or has too many parameters):
- * resp then holds a 400 to send.
+ * method, a Content-Length that is not 1 to 19 decimal digits up to
+ * LLONG_MAX, a query with a malformed or NUL (%00) escape or more than
+ * HTTP_MAX_QUERY parameters): resp then holds a 400 (500 without
+ * memory) to send.  The query is split at '&' (empty pieces skipped),
+ * each piece at its first '=' (none: the value is ""), and both halves
+ * form-decoded (%XX, '+' for a space).
  */
 bool http_req_init(struct http_req *req, FCGX_Request *fcgi,
 		   struct http_resp *resp);
@@ -64,7 +68,8 @@ void http_resp_init(struct http_resp *resp);
 /* Frees what the answer allocated. */
 void http_resp_free(struct http_resp *resp);
 
-/* The decoded value of query parameter name, or NULL. */
+/* The decoded value of query parameter name (its first one when
+ * repeated), or NULL. */
 const char *http_query(const struct http_req *req, const char *name);
 
 /*
@@ -82,14 +87,25 @@ bool http_read_body(struct http_req *req, size_t limit, struct http_resp *resp);
 json_object *http_json_body(struct http_req *req, size_t limit,
 			    struct http_resp *resp);
 
-/* Adds a header line; name and value must not hold CR or LF. */
-void http_header(struct http_resp *resp, const char *name, const char *fmt, ...)
+/*
+ * Adds the header line "name: value", value printf-formatted, of any
+ * length.  False when name is not a token, value holds a control
+ * character other than HTAB (CR, LF: header injection), or memory runs
+ * out: that is logged and the answer becomes a 500 when sent (http_send,
+ * http_stream_begin), so a caller may ignore the result.
+ */
+bool http_header(struct http_resp *resp, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Adds "Cache-Control: no-store": for every answer that carries a secret
+ * (tokens, keys), which no cache may keep. */
+void http_no_store(struct http_resp *resp);
 
 /* Answers status with obj as JSON (obj is released here; NULL is "null"). */
 void http_json(struct http_resp *resp, int status, json_object *obj);
 
-/* Answers status with {"detail": "..."}. */
+/* Answers status with {"detail": "..."}, the detail printf-formatted
+ * (any length). */
 void http_error(struct http_resp *resp, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -107,8 +123,10 @@ const char *http_reason(int status);
  * resp's headers, Content-Type and Content-Length now.  The body follows
  * with http_stream_write(); http_send() then sends nothing more.  For
  * bodies too large to build in memory (streams from the object store).
+ * False, sending nothing, when a header failed (http_header): the caller
+ * sends no body and http_send() answers 500.
  */
-void http_stream_begin(struct http_resp *resp, FCGX_Request *fcgi, int status,
+bool http_stream_begin(struct http_resp *resp, FCGX_Request *fcgi, int status,
 		       const char *content_type, unsigned long length);
 
 /* Sends n bytes of a streamed body; false when the client is gone. */
