@@ -231,6 +231,7 @@ apikeys_post(struct app_ctx *ctx)
 	if ((o = dbjson_row(res, 0)) != NULL)
 		json_object_object_add(o, "key", json_object_new_string(key));
 	memset(key, 0, sizeof(key));
+	http_no_store(ctx->resp);
 	http_json(ctx->resp, 200, o);
 out:
 	PQclear(res);

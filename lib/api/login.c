@@ -235,6 +235,7 @@ login_login(struct app_ctx *ctx)
 	out = pair_json(access, refresh);
 	access = refresh = NULL;
 	json_object_object_add(out, "user", dbjson_row(res2, 0));
+	http_no_store(ctx->resp);
 	http_json(ctx->resp, 200, out);
 out:
 	free(access);
@@ -319,6 +320,7 @@ rotate(struct app_ctx *ctx, const struct auth_claims *c, const char *hash,
 	if ((*st = db_query(ctx->db, &res, SQL_STORE, 5, p)) != DB_OK ||
 	    (*st = db_commit(ctx->db)) != DB_OK)
 		goto out;
+	http_no_store(ctx->resp);
 	http_json(ctx->resp, 200, pair_json(access, refresh));
 	access = refresh = NULL;
 	done = true;

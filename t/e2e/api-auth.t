@@ -43,9 +43,11 @@ is($st, 200, 'user made') or diag explain $b;
 my $alice = $b;
 
 # --- login ---
-($st, $b) = post('/api/auth/login', {email => 'alice@example.org',
+($st, $b, my $res) = post('/api/auth/login', {email => 'alice@example.org',
 	password => 'alice-password'});
 is($st, 200, 'login: 200');
+is($res->{headers}{'cache-control'}, 'no-store',
+	'login: Cache-Control: no-store (the answer holds tokens)');
 is(keys_of($b), "$PAIR,user", 'login: the pair, token_type and user');
 is($b->{token_type}, 'bearer', 'login: token_type bearer');
 is(keys_of($b->{user}), $ME, 'login: user has exactly its five fields');
@@ -191,8 +193,10 @@ is_error($st, $b, 401, 'type refresh on a protected route');
 
 # --- refresh: rotation and reuse detection ---
 my $r0 = login($p, 'alice@example.org', 'alice-password');
-($st, $b) = refresh($r0->{refresh_token});
+($st, $b, $res) = refresh($r0->{refresh_token});
 is($st, 200, 'refresh: 200') or diag explain $b;
+is($res->{headers}{'cache-control'}, 'no-store',
+	'refresh: Cache-Control: no-store');
 is(keys_of($b), $PAIR, 'refresh: access_token, refresh_token, token_type');
 is($b->{token_type}, 'bearer', 'refresh: token_type bearer');
 my $r1 = $b;

@@ -44,6 +44,8 @@ sub ping {
 # --- creation ---
 my ($st, $k, $res) = create($ta, {name => 'field recorder 1'});
 is($st, 200, 'create: 200') or diag explain $k;
+is($res->{headers}{'cache-control'}, 'no-store',
+    'create: Cache-Control: no-store (the answer holds the key)');
 is(keys_of($k), $CREATED, 'create: exactly the creation fields');
 like($k->{key}, qr/^xmk_[0-9A-Za-z]{43}$/, 'create: the key has its form');
 is($k->{key_prefix}, substr($k->{key}, 0, 12),

@@ -89,7 +89,7 @@ static const char insert_sql[] = "INSERT INTO face_api_keys (key, name) "
 				 "VALUES ($1, $2) RETURNING " COLUMNS;
 
 /* Runs sql with the n params and answers its first row with status, or
- * 404 without one. */
+ * 404 without one.  A row holds the key itself: no cache keeps it. */
 static void
 answer_row(struct app_ctx *ctx, const char *sql, int n,
 	   const char *const *params, int status)
@@ -101,8 +101,10 @@ answer_row(struct app_ctx *ctx, const char *sql, int n,
 		app_db_error(ctx, st);
 	else if (PQntuples(res) == 0)
 		http_error(ctx->resp, 404, "API key not found");
-	else
+	else {
+		http_no_store(ctx->resp);
 		http_json(ctx->resp, status, dbjson_row(res, 0));
+	}
 	PQclear(res);
 }
 
@@ -135,6 +137,7 @@ out:
 void
 faceapi_keys_list(struct app_ctx *ctx)
 {
+	http_no_store(ctx->resp); /* the rows hold the keys */
 	faceapi_page_rows(ctx, "SELECT count(*) FROM face_api_keys",
 			  "SELECT " COLUMNS " FROM face_api_keys "
 			  "ORDER BY created_at, id LIMIT $1 OFFSET $2",

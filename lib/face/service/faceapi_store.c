@@ -169,7 +169,7 @@ faceapi_store_redirect(struct app_ctx *ctx, const char *kind, const char *id,
 		return;
 	}
 	http_header(ctx->resp, "Location", "%s", url);
-	http_header(ctx->resp, "Cache-Control", "no-store");
+	http_no_store(ctx->resp);
 	http_error(ctx->resp, 302, "see %s", url);
 }
 
