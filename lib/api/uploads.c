@@ -581,10 +581,10 @@ static const char insert_sql[] =
 	"original_format, original_size_bytes, metadata) VALUES ($1::uuid, "
 	"$2::uuid, $3::uuid, $4::text, $5::text, $6::bigint, $7::jsonb)";
 
-/* The one value valid JSON has that jsonb refuses. */
-static const char bad_metadata[] =
-	"metadata holds a value PostgreSQL can not store (\\u0000 in a "
-	"string)";
+/* The answer when the database refuses the metadata; lib/core/db logged
+ * why (lib/codec/jsonin already refuses \u0000, which jsonb cannot hold). */
+static const char bad_metadata[] = "metadata holds a value that cannot be "
+				   "stored";
 
 /* Refuses with a database failure of the insert. */
 static void

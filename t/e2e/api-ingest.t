@@ -147,6 +147,18 @@ for my $b (@bad) {
 	my ($bst, $body) = create($b->[0]);
 	is_error($bst, $body, 400, "create, $b->[1]");
 }
+# \u0000 in a key would cut it ("k\u0000x" sets "k", over "k": 1): every
+# JSON body refuses it, keys and strings alike (lib/codec/jsonin).
+for my $nul (['{"k":1,"k\\u0000x":3}', qr/\\u0000 \(NUL\) in an object key/,
+	'a metadata key'], ['{"k":"a\\u0000b"}',
+	qr/\\u0000 \(NUL\) in a string/, 'a metadata value']) {
+	my ($bst, $body) = $p->req(POST => '/api/v1/ingest/sessions',
+		key => $key, body => '{"device_uid":1,"metadata":' . $nul->[0]
+		. ',"streams":[{"stream_index":0,"name":"a",'
+		. '"value_type":"f32"}]}');
+	is_error($bst, $body, 400, "create, \\u0000 in $nul->[2]");
+	like($body->{detail} // '', $nul->[1], "... and the detail says so");
+}
 ($st, $s) = create({device_uid => 1, streams => [map { {stream_index => $_,
 	name => "n$_", value_type => 'i8'} } 0 .. 255]});
 is($st, 201, '256 streams: 201');
