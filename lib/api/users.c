@@ -29,8 +29,8 @@ static const char SQL_INSERT[] =
 	"VALUES ($1, $2, $3, $4, $5) RETURNING " COLS;
 
 /* The row a PATCH or DELETE is about, locked until the end. */
-static const char SQL_LOCK[] =
-	"SELECT id, facility_id, role FROM users WHERE id = $1 FOR UPDATE";
+static const char SQL_LOCK[] = "SELECT id, facility_id, role, password_hash "
+			       "FROM users WHERE id = $1 FOR UPDATE";
 
 /* $2, $5, $6: NULL keeps the column. */
 static const char SQL_UPDATE[] =
@@ -205,9 +205,9 @@ users_get(struct app_ctx *ctx)
 
 /*
  * Inside a transaction: locks the user of the path into *res (id,
- * facility_id, role) and checks that the caller may change it.  False
- * with the answer set (or with *st set for a database failure, the
- * answer left to the caller).
+ * facility_id, role, password_hash) and checks that the caller may
+ * change it.  False with the answer set (or with *st set for a database
+ * failure, the answer left to the caller).
  */
 static bool
 lock_target(struct app_ctx *ctx, PGresult **res, enum db_status *st)
@@ -284,6 +284,56 @@ patch_target(struct app_ctx *ctx, const PGresult *row,
 	return true;
 }
 
+/*
+ * Whether the caller may set the locked user's password (doc/auth.md
+ * "Who sets whose password"): its own only with the right
+ * current_password (cur); a super_admin anyone else's; a facility_admin
+ * only a `user`'s (lock_target checked the facility).  False with the
+ * answer set.
+ */
+static bool
+password_allowed(struct app_ctx *ctx, const PGresult *row,
+		 const struct valid_value *cur)
+{
+	enum auth_role role;
+
+	if (is_self(ctx, row)) {
+		if (!cur->present) {
+			http_error(ctx->resp, 400,
+				   "changing your own password needs "
+				   "current_password");
+			return false;
+		}
+		if (!auth_password_verify(PQgetvalue(row, 0, 3), cur->str)) {
+			http_error(ctx->resp, 403, "current_password is wrong");
+			return false;
+		}
+		return true;
+	}
+	if (is_super(ctx))
+		return true;
+	if (!auth_role_from_name(PQgetvalue(row, 0, 2), &role)) {
+		http_error(ctx->resp, 500, "internal error");
+		return false;
+	}
+	if (role != ROLE_USER) {
+		http_error(ctx->resp, 403,
+			   "a facility_admin sets the password of a user only, "
+			   "not of another administrator");
+		return false;
+	}
+	return true;
+}
+
+/* PATCH's current_password, checked apart from the other members: only
+ * a change of one's own password reads it. */
+static const struct valid_field current_password = {
+	.name = "current_password",
+	.type = VALID_STRING,
+	.min = 1,
+	.max = AUTH_PASSWORD_MAX,
+};
+
 void
 users_patch(struct app_ctx *ctx)
 {
@@ -300,7 +350,7 @@ users_patch(struct app_ctx *ctx)
 		 .max = AUTH_PASSWORD_MAX},
 		{.name = "facility_id", .type = VALID_UUID},
 	};
-	struct valid_value v[5];
+	struct valid_value v[5], cur;
 	json_object *body;
 	PGresult *row = NULL, *res = NULL, *rev = NULL;
 	enum db_status st = DB_OK;
@@ -311,6 +361,8 @@ users_patch(struct app_ctx *ctx)
 
 	if ((body = valid_json_body(ctx->req, f, 5, v, ctx->resp)) == NULL)
 		return;
+	if (!valid_body(body, &current_password, 1, &cur, ctx->resp))
+		goto out;
 	/* The slow part before the lock. */
 	if (v[3].present && !auth_password_hash(v[3].str, hash)) {
 		http_error(ctx->resp, 500, "internal error");
@@ -320,7 +372,8 @@ users_patch(struct app_ctx *ctx)
 		goto out;
 	tx = true;
 	if (!lock_target(ctx, &row, &st) ||
-	    !patch_target(ctx, row, &v[1], &v[4], &role, &fac))
+	    !patch_target(ctx, row, &v[1], &v[4], &role, &fac) ||
+	    (v[3].present && !password_allowed(ctx, row, &cur)))
 		goto out;
 	if (v[2].present && !v[2].b && is_self(ctx, row)) {
 		http_error(ctx->resp, 400, "you cannot deactivate yourself");

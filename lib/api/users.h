@@ -64,11 +64,15 @@ enum db_status users_create(struct db *db, const char *email,
  * 400.
  *
  * PATCH takes, all optional, {display_name, role, is_active, password,
- * facility_id}.  Making a user super_admin clears its facility;
- * demoting a super_admin needs a facility_id in the same request (400
- * without); facility_id otherwise moves a user to another facility
- * (super_admin only).  is_active false or a new password revokes the
- * user's refresh tokens; is_active true reactivates a deleted user.
+ * current_password, facility_id}.  Making a user super_admin clears its
+ * facility; demoting a super_admin needs a facility_id in the same
+ * request (400 without); facility_id otherwise moves a user to another
+ * facility (super_admin only).  password (doc/auth.md "Who sets whose
+ * password"): one's own needs current_password (400 without, 403 when
+ * wrong); someone else's a super_admin sets, a facility_admin only a
+ * `user`'s (403 for an administrator's).  is_active false or a new
+ * password revokes the user's refresh tokens; is_active true
+ * reactivates a deleted user.
  */
 void users_list(struct app_ctx *ctx);
 void users_post(struct app_ctx *ctx);

@@ -323,6 +323,79 @@ is_error($st, $b, 404, 'update (facility_admin): unknown id');
 	$tok{user_a} = $new->{access_token};
 }
 
+# --- who sets whose password (doc/auth.md) ---
+{
+	($st, $b) = req(PATCH => "/api/v1/users/$new_a2->{id}", $tok{admin_a},
+		{password => 'taken-over-pw'});
+	is_error($st, $b, 403,
+		"facility_admin sets a peer facility_admin's password");
+	like($b->{detail}, qr/password of a user only/,
+		'the detail says whose passwords a facility_admin sets');
+	($st, $b) = req(PATCH => "/api/v1/users/$new_a2->{id}", $tok{admin_a},
+		{role => 'user', password => 'taken-over-pw'});
+	is_error($st, $b, 403, '... also when demoting it in the same request');
+	($st, $b) = req(GET => "/api/v1/users/$new_a2->{id}", $tr);
+	is($b->{role}, 'facility_admin', 'the refused request changed nothing');
+	ok(login($p, 'new.a2@example.org', 'new.a2-pw'),
+		'the peer keeps its password');
+	($st, $b) = req(PATCH => "/api/v1/users/$root2->{id}", $tok{admin_a},
+		{password => 'taken-over-pw'});
+	is_error($st, $b, 403, "facility_admin sets a super_admin's password");
+	($st, $b) = req(PATCH => "/api/v1/users/$user_a->{id}", $tok{admin_b},
+		{password => 'taken-over-pw'});
+	is_error($st, $b, 403, "facility_admin sets another facility's user's");
+
+	($st, $b) = req(PATCH => "/api/v1/users/$new_a->{id}", $tok{admin_a},
+		{password => 'new.a-new-pw'});
+	is($st, 200, "facility_admin sets its own facility's user's: 200")
+	    or diag explain $b;
+	ok(login($p, 'new.a@example.org', 'new.a-new-pw'),
+		'that user logs in with it');
+	($st, $b) = req(PATCH => "/api/v1/users/$admin_b->{id}", $tr,
+		{password => 'admin.b-new-pw'});
+	is($st, 200, "super_admin sets a facility_admin's: 200");
+	ok(login($p, 'admin.b@example.org', 'admin.b-new-pw'),
+		'the facility_admin logs in with it');
+	($st, $b) = req(PATCH => "/api/v1/users/$root2->{id}", $tr,
+		{password => 'root2-new-pw'});
+	is($st, 200, "super_admin sets another super_admin's: 200");
+	ok(login($p, 'root2@example.org', 'root2-new-pw'),
+		'the other super_admin logs in with it');
+
+	# One's own: only with the current password.
+	my $me = "/api/v1/users/$admin_a->{id}";
+	($st, $b) = req(PATCH => $me, $tok{admin_a},
+		{password => 'admin-a-new-pw'});
+	is_error($st, $b, 400, 'own password without current_password');
+	like($b->{detail}, qr/current_password/, 'the detail names it');
+	($st, $b) = req(PATCH => $me, $tok{admin_a},
+		{password => 'admin-a-new-pw', current_password => 'wrong-pw'});
+	is_error($st, $b, 403, 'own password, current_password wrong');
+	($st, $b) = req(PATCH => $me, $tok{admin_a},
+		{password => 'admin-a-new-pw', current_password => 12345678});
+	is_error($st, $b, 400, 'own password, current_password a number');
+	($st, $b) = req(PATCH => $me, $tr,
+		{password => 'admin-a-new-pw', current_password => 'wrong-pw'});
+	is($st, 200, "super_admin: someone else's needs no current_password")
+	    or diag explain $b;
+	($st, $b) = req(PATCH => $me, $tok{admin_a},
+		{password => 'admin-a-pw', current_password => 'admin-a-new-pw'});
+	is($st, 200, 'own password with the right current_password: 200')
+	    or diag explain $b;
+	ok(login($p, 'admin.a@example.org', 'admin-a-pw'),
+		'it logs in with the new one');
+	($st, $b) = req(PATCH => "/api/v1/users/$root_id", $tr,
+		{password => 'root-password'});
+	is_error($st, $b, 400, 'a super_admin, too, needs current_password');
+
+	# The field is documented where the API is.
+	open(my $fh, '<', "$ENV{XMHUB_SRCDIR}/doc/api.md") or die "doc: $!";
+	my $doc = do { local $/; <$fh> };
+	close $fh;
+	like($doc, qr/^\| `current_password` \|/m,
+		'doc/api.md documents current_password');
+}
+
 # --- delete: soft, and reactivation ---
 {
 	my $before = login($p, 'new.a2@example.org', 'new.a2-pw');
