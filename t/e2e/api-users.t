@@ -354,8 +354,10 @@ is_error($st, $b, 404, 'update (facility_admin): unknown id');
 	($st, $b) = req(PATCH => "/api/v1/users/$admin_b->{id}", $tr,
 		{password => 'admin.b-new-pw'});
 	is($st, 200, "super_admin sets a facility_admin's: 200");
-	ok(login($p, 'admin.b@example.org', 'admin.b-new-pw'),
-		'the facility_admin logs in with it');
+	# Its tokens from before end (doc/auth.md "Account state").
+	$tok{admin_b} = login($p, 'admin.b@example.org', 'admin.b-new-pw')
+	    ->{access_token};
+	ok($tok{admin_b}, 'the facility_admin logs in with it');
 	($st, $b) = req(PATCH => "/api/v1/users/$root2->{id}", $tr,
 		{password => 'root2-new-pw'});
 	is($st, 200, "super_admin sets another super_admin's: 200");
@@ -378,12 +380,17 @@ is_error($st, $b, 404, 'update (facility_admin): unknown id');
 		{password => 'admin-a-new-pw', current_password => 'wrong-pw'});
 	is($st, 200, "super_admin: someone else's needs no current_password")
 	    or diag explain $b;
-	($st, $b) = req(PATCH => $me, $tok{admin_a},
+	my $before = login($p, 'admin.a@example.org', 'admin-a-new-pw')
+	    ->{access_token};
+	($st, $b) = req(PATCH => $me, $before,
 		{password => 'admin-a-pw', current_password => 'admin-a-new-pw'});
 	is($st, 200, 'own password with the right current_password: 200')
 	    or diag explain $b;
-	ok(login($p, 'admin.a@example.org', 'admin-a-pw'),
-		'it logs in with the new one');
+	$tok{admin_a} = login($p, 'admin.a@example.org', 'admin-a-pw')
+	    ->{access_token};
+	ok($tok{admin_a}, 'it logs in with the new one');
+	($st, $b) = req(GET => $me, $before);
+	is_error($st, $b, 401, 'the access token it changed it with ends');
 	($st, $b) = req(PATCH => "/api/v1/users/$root_id", $tr,
 		{password => 'root-password'});
 	is_error($st, $b, 400, 'a super_admin, too, needs current_password');
