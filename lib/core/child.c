@@ -463,19 +463,57 @@ hexdigit(char c)
 	       (c >= 'A' && c <= 'F');
 }
 
-static bool
-alnum(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-	       (c >= 'A' && c <= 'Z') || c == '_';
-}
-
 /* Appends s[0..n) to out (o bytes used of cap), printable ASCII only. */
 static void
 put(char *out, size_t *o, size_t cap, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n && *o + 1 < cap; i++)
 		out[(*o)++] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+}
+
+/* Appends s[0..n) as put() does, hex numbers ("0x55d9fee6b640") as
+ * "<hex>". */
+static void
+put_text(char *out, size_t *o, size_t cap, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n && *o + 1 < cap;)
+		if (s[i] == '0' && i + 2 < n && (s[i + 1] | 0x20) == 'x' &&
+		    hexdigit(s[i + 2])) {
+			for (i += 2; i < n && hexdigit(s[i]); i++)
+				;
+			put(out, o, cap, "<hex>", 5);
+		} else
+			put(out, o, cap, s + i++, 1);
+}
+
+/* True when the slash at s[i] starts an absolute path: first in a word
+ * (after a blank, a quote, a bracket, "=", "," or ":"), a name after it. */
+static bool
+path_start(const char *s, size_t n, size_t i)
+{
+	return (i == 0 || strchr(" \t'\"([=,:", s[i - 1]) != NULL) &&
+	       i + 1 < n && strchr(" \t'\"),", s[i + 1]) == NULL;
+}
+
+/* The end of the path that starts at s[i]: a quoted path's quote, else
+ * a blank, a quote, or a colon ending a word; *base the start of its
+ * last component. */
+static size_t
+path_end(const char *s, size_t n, size_t i, size_t *base)
+{
+	char quote = i > 0 && (s[i - 1] == '\'' || s[i - 1] == '"') ? s[i - 1]
+								    : '\0';
+
+	for (*base = i + 1; i < n; i++) {
+		if (quote != '\0' ? s[i] == quote
+				  : strchr(" \t'\"),", s[i]) != NULL ||
+					    (s[i] == ':' &&
+					     (i + 1 == n || s[i + 1] == ' ')))
+			break;
+		if (s[i] == '/')
+			*base = i + 1;
+	}
+	return i;
 }
 
 /* The line s[0..n), made safe to show, into out (child_reason()). */
@@ -485,43 +523,25 @@ clean(const char *s, size_t n, char *out, size_t cap)
 	size_t i = 0, o = 0, t, name;
 
 	while ((t = tag(s + i, n - i, &name)) > 0) {
-		put(out, &o, cap, s + i + 1, name);
+		put_text(out, &o, cap, s + i + 1, name);
 		put(out, &o, cap, ": ", 2);
 		i += t;
 		while (i < n && s[i] == ' ')
 			i++;
 	}
-	while (i < n && o + 1 < cap) {
-		bool start = i == 0 || strchr(" \t'\"([=,:", s[i - 1]) != NULL;
+	/* Text up to a path, the path's last component, and so on. */
+	for (size_t from = i; i <= n && o + 1 < cap; i++) {
+		size_t base, e;
 
-		if (s[i] == '0' && i + 2 < n && (s[i + 1] | 0x20) == 'x' &&
-		    hexdigit(s[i + 2]) && (i == 0 || !alnum(s[i - 1]))) {
-			for (i += 2; i < n && hexdigit(s[i]); i++)
-				;
-			put(out, &o, cap, "<hex>", 5);
-		} else if (s[i] == '/' && start && i + 1 < n &&
-			   strchr(" \t'\"),", s[i + 1]) == NULL) {
-			char quote =
-				i > 0 && (s[i - 1] == '\'' || s[i - 1] == '"')
-					? s[i - 1]
-					: '\0';
-			size_t base = i + 1;
-
-			/* A quoted path to its quote, another to a blank, a
-			 * quote, or a colon ending a word. */
-			for (; i < n &&
-			       (quote != '\0'
-					? s[i] != quote
-					: strchr(" \t'\"),", s[i]) == NULL &&
-						  !(s[i] == ':' &&
-						    (i + 1 == n ||
-						     s[i + 1] == ' ')));
-			     i++)
-				if (s[i] == '/')
-					base = i + 1;
-			put(out, &o, cap, s + base, i - base);
-		} else
-			put(out, &o, cap, s + i++, 1);
+		if (i < n && (s[i] != '/' || !path_start(s, n, i)))
+			continue;
+		put_text(out, &o, cap, s + from, i - from);
+		if (i == n)
+			break;
+		e = path_end(s, n, i, &base);
+		put_text(out, &o, cap, s + base, e - base);
+		from = e;
+		i = e - 1;
 	}
 	while (o > 0 && out[o - 1] == ' ')
 		o--;
