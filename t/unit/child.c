@@ -326,6 +326,9 @@ reasons(void)
 		{"", "", "empty stderr"},
 		{"a / b and 1/2\n", "a / b and 1/2",
 		 "slashes that are no paths"},
+		{"[0x12ab @ 0x55] at ab0x1234 in /tmp/0xdead/0x99.wav\n",
+		 "<hex>: at ab<hex> in <hex>.wav",
+		 "hex in a component's name, a word, a path"},
 	};
 	char out[CHILD_REASON_MAX], small[8], big[2000];
 
