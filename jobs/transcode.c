@@ -6,14 +6,17 @@
  *                                              stops it cleanly
  *
  * Each job: the original is fetched from the store to a temporary file,
- * probed (lib/core/probe), transcoded by ffmpeg (posix_spawn, an argument
- * vector) while the job's heartbeat is renewed every few seconds, and
- * the output put in the store before the job is completed.  A heartbeat
- * that finds the job no longer ours (cancelled, deleted, taken over)
- * kills ffmpeg.  See doc/transcoding.md.
+ * probed (lib/core/probe), transcoded by ffmpeg (lib/core/child:
+ * posix_spawn, an argument vector, a minimal environment, killed if the
+ * runner dies) while the job's heartbeat is renewed every few seconds,
+ * and the output put in the store before the job is completed.  A
+ * heartbeat that finds the job no longer ours (cancelled, deleted, taken
+ * over) kills ffmpeg.  The temporary directories of runners that died
+ * are removed when a runner starts.  See doc/transcoding.md.
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,9 +40,12 @@
 
 #define LOOP_SLEEP_S 3	    /* --loop: pause between drains */
 #define FFMPEG_ERR_MAX 8192 /* bytes of ffmpeg's stderr kept */
-#define ERROR_LINES 3	    /* lines of it in error_message */
+#define FFMPEG_BASE_S 120   /* ffmpeg's deadline: this + the input's length */
 #define KILL_GRACE_MS 2000  /* SIGTERM to SIGKILL */
 #define TMP_MAX_LEN 1024    /* bytes of $TMPDIR */
+/* A run's temporary directory in $TMPDIR: this and mkdtemp's 6. */
+#define TMP_PREFIX "xmhub-transcode-run-"
+#define TMP_RANDOM 6
 
 struct runner {
 	struct db *db;
@@ -55,34 +62,46 @@ enum run_end {
 	RUN_DB	  /* the database failed */
 };
 
-/* msg with every occurrence of the temporary directory dir + "/" taken
- * out (error messages must not show the server's paths), its first
- * ERROR_LINES lines joined by "; ". */
+/* A child's raw words (ffmpeg's stderr, ffprobe's reason) into the
+ * runner's log only, line by line, other than printable ASCII as "?":
+ * error_message gets child_reason() of them. */
 static void
-clean_message(const char *msg, const char *dir, char *out, size_t len)
+log_raw(const struct jobs_claim *job, const char *who, const char *text)
 {
-	size_t dl = strlen(dir), o = 0;
-	int lines = 0;
+	while (*text != '\0') {
+		size_t n = strcspn(text, "\r\n");
 
-	for (const char *p = msg; *p != '\0' && o + 1 < len;) {
-		if (strncmp(p, dir, dl) == 0 && p[dl] == '/') {
-			p += dl + 1;
-			continue;
+		if (n > 0) {
+			fprintf(stderr, "xmhub-transcode: job %s %s: ", job->id,
+				who);
+			for (size_t i = 0; i < n; i++)
+				fputc(text[i] >= 0x20 && text[i] < 0x7f
+					      ? text[i]
+					      : '?',
+				      stderr);
+			fputc('\n', stderr);
 		}
-		if (*p == '\n' || *p == '\r') {
-			while (*p == '\n' || *p == '\r')
-				p++;
-			if (*p == '\0' || ++lines == ERROR_LINES)
-				break;
-			if (o + 3 >= len)
-				break;
-			out[o++] = ';';
-			out[o++] = ' ';
-			continue;
-		}
-		out[o++] = *p++;
+		text += n;
+		text += strspn(text, "\r\n");
 	}
-	out[o] = '\0';
+}
+
+static long long
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec;
+}
+
+/* The runner is stopping: the job goes back to the queue uncounted. */
+static enum run_end
+give_back(struct runner *r, const struct jobs_claim *job)
+{
+	enum jobs_outcome o;
+
+	return jobs_release(r->db, job, &o) == DB_OK ? RUN_STOP : RUN_DB;
 }
 
 /* Fails the run with a message; RUN_DB when that could not be recorded. */
@@ -132,23 +151,26 @@ put_file(struct store *st, const char *path, const char *key, const char *type,
 }
 
 /*
- * Runs ffmpeg on in into out for job, renewing the heartbeat.  *end is
+ * Runs ffmpeg on in (in_ms long) into out for job, renewing the
+ * heartbeat, for at most FFMPEG_BASE_S + the input's length.  *end is
  * RUN_OK with *lost set when the job stopped being ours, RUN_STOP when
  * the runner is stopping, RUN_DB on database failure; ffmpeg's
- * unsuccessful end is RUN_OK with false returned and msg filled.
+ * unsuccessful end (or its deadline) is RUN_OK with false returned and
+ * msg filled: a reason fit for clients, the raw stderr going to the log.
  */
 static bool
 transcode(struct runner *r, const struct jobs_claim *job, const char *in,
-	  const char *out, const char *dir, bool *lost, enum run_end *end,
+	  const char *out, int64_t in_ms, bool *lost, enum run_end *end,
 	  char *msg, size_t mlen)
 {
 	const struct jobs_target *t = &job->target;
 	bool mp4 = strcmp(t->container, "mp4") == 0;
-	char rate[24], detail[256];
+	char rate[24], detail[256], reason[CHILD_REASON_MAX];
 	char *argv[32];
 	int n = 0;
+	long long limit = FFMPEG_BASE_S + in_ms / 1000, until;
 	struct child ch;
-	bool ok = false;
+	bool ok = false, late = false;
 
 	*lost = false;
 	*end = RUN_OK;
@@ -186,11 +208,16 @@ transcode(struct runner *r, const struct jobs_claim *job, const char *in,
 		snprintf(msg, mlen, "%s", detail);
 		return false;
 	}
+	until = now_s() + limit;
 	while (!child_wait(&ch, r->heartbeat_ms)) {
 		enum jobs_outcome o;
 
 		if (runner_stopping()) {
 			*end = RUN_STOP;
+			break;
+		}
+		if (now_s() >= until) {
+			late = true;
 			break;
 		}
 		if (jobs_heartbeat(r->db, job, &o) != DB_OK) {
@@ -204,22 +231,23 @@ transcode(struct runner *r, const struct jobs_claim *job, const char *in,
 	}
 	if (ch.pid > 0) {
 		child_kill(&ch, KILL_GRACE_MS);
+		if (late) {
+			log_raw(job, "ffmpeg", (const char *)ch.err.p);
+			snprintf(msg, mlen,
+				 "ffmpeg did not finish within %lld s", limit);
+		}
 		goto out;
 	}
 	if (WIFEXITED(ch.status) && WEXITSTATUS(ch.status) == 0) {
 		ok = true;
 		goto out;
 	}
-	buf_putc(&ch.err, '\0');
-	if (!ch.err.failed && ch.err.len > 1) {
-		char clean[JOBS_ERROR_MAX];
-
-		clean_message((const char *)ch.err.p, dir, clean,
-			      sizeof(clean));
-		snprintf(msg, mlen, "ffmpeg: %s", clean);
-	} else
-		snprintf(msg, mlen, "ffmpeg failed (wait status %d)",
-			 ch.status);
+	/* ch.err is NUL-terminated (lib/core/child). */
+	log_raw(job, "ffmpeg", (const char *)ch.err.p);
+	child_reason((const char *)ch.err.p, reason, sizeof(reason));
+	if (reason[0] == '\0')
+		child_status(ch.status, reason, sizeof(reason));
+	snprintf(msg, mlen, "ffmpeg: %s", reason);
 out:
 	child_free(&ch);
 	return ok;
@@ -240,7 +268,7 @@ run_in(struct runner *r, const struct jobs_claim *job, const char *dir)
 {
 	bool mp4 = strcmp(job->target.container, "mp4") == 0;
 	char in[PATH_MAX], out[PATH_MAX], key[600], okey[600];
-	char detail[512], msg[JOBS_ERROR_MAX + 64], clean[JOBS_ERROR_MAX];
+	char detail[512], msg[JOBS_ERROR_MAX + 64], reason[CHILD_REASON_MAX];
 	struct probe_info pin, pout;
 	enum jobs_outcome o;
 	enum run_end end;
@@ -264,25 +292,31 @@ run_in(struct runner *r, const struct jobs_claim *job, const char *dir)
 		return fail(r, job,
 			    "the original could not be read from the store");
 	}
-	if (!probe_file(in, &pin, detail, sizeof(detail))) {
-		clean_message(detail, dir, clean, sizeof(clean));
+	if (!probe_file(in, &pin, PROBE_TIMEOUT_MS, detail, sizeof(detail))) {
+		if (runner_stopping())
+			return give_back(r, job);
+		log_raw(job, "probe", detail);
+		child_reason(detail, reason, sizeof(reason));
 		snprintf(msg, sizeof(msg), "not a readable audio file: %s",
-			 clean);
+			 reason);
 		return fail(r, job, msg);
 	}
-	if (!transcode(r, job, in, out, dir, &lost, &end, msg, sizeof(msg))) {
-		if (end != RUN_OK || lost) {
-			if (end == RUN_STOP &&
-			    jobs_release(r->db, job, &o) != DB_OK)
-				return RUN_DB;
+	if (!transcode(r, job, in, out, pin.duration_ms, &lost, &end, msg,
+		       sizeof(msg))) {
+		if (end == RUN_STOP)
+			return give_back(r, job);
+		if (end != RUN_OK || lost)
 			return end;
-		}
 		return fail(r, job, msg);
 	}
-	if (!probe_ffprobe(out, &pout, detail, sizeof(detail))) {
-		clean_message(detail, dir, clean, sizeof(clean));
+	if (!probe_ffprobe(out, &pout, PROBE_TIMEOUT_MS, detail,
+			   sizeof(detail))) {
+		if (runner_stopping())
+			return give_back(r, job);
+		log_raw(job, "probe", detail);
+		child_reason(detail, reason, sizeof(reason));
 		snprintf(msg, sizeof(msg), "the output can not be read: %s",
-			 clean);
+			 reason);
 		return fail(r, job, msg);
 	}
 	/* ffmpeg decodes what there is of a cut file without complaint. */
@@ -308,19 +342,119 @@ run_in(struct runner *r, const struct jobs_claim *job, const char *dir)
 	return RUN_OK;
 }
 
-/* Removes the files the run left in dir, then dir. */
-static void
-remove_dir(const char *dir)
+/* Unlinks what the directory open as fd holds (files: a run makes no
+ * subdirectory); false when something stays. */
+static bool
+clear_dir(int fd)
 {
-	static const char *const names[] = {"input", "output.webm",
-					    "output.m4a"};
-	char path[PATH_MAX];
+	struct dirent *e;
+	bool ok = true;
+	DIR *d;
+	int dfd;
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		unlink(path);
+	/* fdopendir() takes its descriptor: a second one, of the same. */
+	if ((dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return false;
+	if ((d = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return false;
 	}
-	rmdir(dir);
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 &&
+		    strcmp(e->d_name, "..") != 0 &&
+		    unlinkat(fd, e->d_name, 0) != 0)
+			ok = false;
+	closedir(d);
+	return ok;
+}
+
+/*
+ * Makes the run's temporary directory (TMP_PREFIX in tmp) into dir and
+ * locks it (flock) for as long as the returned descriptor is open, so
+ * that sweep() knows it is in use; -1 on failure, errno set.  A sweep
+ * may remove it between mkdtemp and the lock: then it is made again.
+ */
+static int
+make_dir(const char *tmp, char *dir, size_t len)
+{
+	for (int i = 0; i < 3; i++) {
+		struct stat a, b;
+		int fd;
+
+		snprintf(dir, len, "%s/" TMP_PREFIX "XXXXXX", tmp);
+		if (mkdtemp(dir) == NULL)
+			return -1;
+		if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			continue;
+		if (flock(fd, LOCK_EX) == 0 && fstat(fd, &a) == 0 &&
+		    stat(dir, &b) == 0 && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino)
+			return fd;
+		close(fd);
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+/* Removes the run's directory dir, open and locked as fd: its files,
+ * itself, then the lock. */
+static void
+remove_dir(int fd, const char *dir)
+{
+	if (!clear_dir(fd) || rmdir(dir) != 0)
+		fprintf(stderr, "xmhub-transcode: %s can not be removed: %s\n",
+			dir, strerror(errno));
+	close(fd);
+}
+
+/*
+ * Removes what runners that died (SIGKILL, a crash) left in tmp: the
+ * TMP_PREFIX directories of this user that no live runner holds locked
+ * (a runner's lock goes with its process).  Their ffmpeg died with them
+ * (lib/core/child).
+ */
+static void
+sweep(const char *tmp)
+{
+	size_t pl = strlen(TMP_PREFIX);
+	struct dirent *e;
+	DIR *d;
+
+	if ((d = opendir(tmp)) == NULL) {
+		fprintf(stderr, "xmhub-transcode: %s: %s\n", tmp,
+			strerror(errno));
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		int fd;
+
+		if (strncmp(e->d_name, TMP_PREFIX, pl) != 0 ||
+		    strlen(e->d_name) != pl + TMP_RANDOM ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) !=
+			    0 ||
+		    !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		fd = openat(dirfd(d), e->d_name,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			if (clear_dir(fd) &&
+			    unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) == 0)
+				fprintf(stderr,
+					"xmhub-transcode: removed %s/%s, left "
+					"by a runner that died\n",
+					tmp, e->d_name);
+			else
+				fprintf(stderr,
+					"xmhub-transcode: %s/%s can not be "
+					"removed: %s\n",
+					tmp, e->d_name, strerror(errno));
+		}
+		close(fd);
+	}
+	closedir(d);
 }
 
 static enum run_end
@@ -328,15 +462,15 @@ run(struct runner *r, const struct jobs_claim *job)
 {
 	char dir[TMP_MAX_LEN + 32];
 	enum run_end end;
+	int lock;
 
-	snprintf(dir, sizeof(dir), "%s/xmhub-transcode-XXXXXX", r->tmp);
-	if (mkdtemp(dir) == NULL) {
+	if ((lock = make_dir(r->tmp, dir, sizeof(dir))) < 0) {
 		fprintf(stderr, "xmhub-transcode: %s: %s\n", dir,
 			strerror(errno));
 		return fail(r, job, "no temporary space for the transcode");
 	}
 	end = run_in(r, job, dir);
-	remove_dir(dir);
+	remove_dir(lock, dir);
 	return end;
 }
 
@@ -428,6 +562,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "xmhub-transcode: TMPDIR is too long\n");
 		goto out;
 	}
+	sweep(r.tmp);
 	/* Beat well inside the lease, at most every 2 s. */
 	r.heartbeat_ms = jobs_lease() * 1000 / 3 < 2000
 				 ? (int)(jobs_lease() * 1000 / 3)

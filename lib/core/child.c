@@ -1,93 +1,60 @@
 /*
- * child.c - child programs with bounded captured output.
+ * child.c - child programs with a minimal environment, bounded captured
+ * output, a deadline, and a death tied to ours (child.h).
  */
+#define _GNU_SOURCE /* pipe2, pidfd_open, addclosefrom_np */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/child.h"
+#include "core/runner.h"
+
+#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+#define STEP_MS 50	  /* without a pidfd: how often the end is looked for */
+#define STOP_STEP_MS 250  /* child_run: how often the stop flag is read */
+#define RUN_GRACE_MS 1000 /* child_run: SIGTERM to SIGKILL */
+#define FLUSH_MS 1000	  /* output still read once the child ended */
 
 extern char **environ;
 
-bool
-child_start(struct child *sp, char *const argv[], size_t out_max,
-	    size_t err_max, char *detail, size_t dlen)
+/*
+ * The trampoline (child.h), before main: argv is {CHILD_TRAMPOLINE,
+ * parent pid, path, the child's argv...}, envp the child's environment
+ * (glibc passes a program's constructors argc, argv and envp).  The
+ * parent may have died before the signal was asked for: then getppid()
+ * is another process and the child gives up.
+ */
+__attribute__((constructor)) static void
+trampoline(int argc, char **argv, char **envp)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	int out[2] = {-1, -1}, err[2] = {-1, -1}, rc;
-	bool ok = false;
+	char *end;
+	long parent;
 
-	memset(sp, 0, sizeof(*sp));
-	sp->out_fd = sp->err_fd = -1;
-	buf_init(&sp->out, 0);
-	buf_init(&sp->err, 0);
-	sp->out_max = out_max;
-	sp->err_max = err_max;
-	if (pipe(out) != 0 || pipe(err) != 0) {
-		snprintf(detail, dlen, "pipe: %s", strerror(errno));
-		goto close;
-	}
-	/* Only the child's dup2'ed copies may outlive exec. */
-	for (int i = 0; i < 2; i++) {
-		fcntl(out[i], F_SETFD, FD_CLOEXEC);
-		fcntl(err[i], F_SETFD, FD_CLOEXEC);
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&attr);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-	rc = posix_spawnp(&sp->pid, argv[0], &fa, &attr, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	if (rc != 0) {
-		snprintf(detail, dlen, "cannot run %s: %s", argv[0],
-			 strerror(rc));
-		sp->pid = 0;
-		goto close;
-	}
-	sp->out_fd = out[0];
-	sp->err_fd = err[0];
-	out[0] = err[0] = -1;
-	ok = true;
-close:
-	for (int i = 0; i < 2; i++) {
-		if (out[i] >= 0)
-			close(out[i]);
-		if (err[i] >= 0)
-			close(err[i]);
-	}
-	return ok;
-}
-
-/* Reads what fd has into b (keeping max bytes); closes it at the end. */
-static void
-drain(int *fd, struct buf *b, size_t max)
-{
-	char chunk[8192];
-	ssize_t n = read(*fd, chunk, sizeof(chunk));
-
-	if (n > 0) {
-		if (b->len < max)
-			buf_append(b, chunk,
-				   (size_t)n < max - b->len ? (size_t)n
-							    : max - b->len);
-	} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-		close(*fd);
-		*fd = -1;
-	}
+	if (argc < 4 || strcmp(argv[0], CHILD_TRAMPOLINE) != 0)
+		return;
+	errno = 0;
+	parent = strtol(argv[1], &end, 10);
+	if (errno != 0 || *end != '\0' ||
+	    prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+		_exit(127);
+	execve(argv[2], argv + 3, envp);
+	dprintf(2, "cannot run %s: %s\n", argv[3], strerror(errno));
+	_exit(127);
 }
 
 static long long
@@ -99,44 +66,270 @@ now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The file name resolves to, into path: name itself when it has a
+ * slash, else the first executable regular file of that name in a PATH
+ * directory (empty entries, the current directory, are not searched). */
+static bool
+resolve(const char *name, char *path, size_t len, char *detail, size_t dlen)
+{
+	const char *p = getenv("PATH");
+	struct stat st;
+
+	if (strchr(name, '/') != NULL) {
+		snprintf(path, len, "%s", name);
+		if (strlen(name) < len && access(path, X_OK) == 0)
+			return true;
+		snprintf(detail, dlen, "cannot run %s: %s", name,
+			 strlen(name) < len ? strerror(errno)
+					    : "name too long");
+		return false;
+	}
+	if (p == NULL || *p == '\0')
+		p = DEFAULT_PATH;
+	for (;;) {
+		size_t n = strcspn(p, ":");
+
+		if (n > 0 &&
+		    snprintf(path, len, "%.*s/%s", (int)n, p, name) <
+			    (int)len &&
+		    stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(path, X_OK) == 0)
+			return true;
+		if (p[n] == '\0')
+			break;
+		p += n + 1;
+	}
+	snprintf(detail, dlen, "cannot run %s: not found in PATH", name);
+	return false;
+}
+
+/* An entry of environ a child gets: PATH and the locale. */
+static bool
+kept(const char *e)
+{
+	return strncmp(e, "PATH=", 5) == 0 || strncmp(e, "LANG=", 5) == 0 ||
+	       strncmp(e, "LC_", 3) == 0;
+}
+
+bool
+child_start(struct child *sp, char *const argv[], size_t out_max,
+	    size_t err_max, char *detail, size_t dlen)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t all, none;
+	char path[PATH_MAX], parent[24];
+	char **args = NULL, **env = NULL;
+	size_t na = 0, ne = 0, k = 0;
+	int out[2] = {-1, -1}, err[2] = {-1, -1}, rc;
+	bool ok = false;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->pidfd = sp->out_fd = sp->err_fd = -1;
+	buf_init(&sp->out, 0);
+	buf_init(&sp->err, 0);
+	sp->out_max = out_max;
+	sp->err_max = err_max;
+	/* Terminated from the start: empty output is "" too. */
+	buf_putc(&sp->out, '\0');
+	buf_putc(&sp->err, '\0');
+	sp->out.len = sp->err.len = 0;
+	if (sp->out.failed || sp->err.failed) {
+		snprintf(detail, dlen, "cannot run %s: out of memory", argv[0]);
+		goto out;
+	}
+	if (!resolve(argv[0], path, sizeof(path), detail, dlen))
+		goto out;
+	while (argv[na] != NULL)
+		na++;
+	while (environ[ne] != NULL)
+		ne++;
+	if ((args = calloc(na + 4, sizeof(*args))) == NULL ||
+	    (env = calloc(ne + 1, sizeof(*env))) == NULL) {
+		snprintf(detail, dlen, "cannot run %s: out of memory", argv[0]);
+		goto out;
+	}
+	snprintf(parent, sizeof(parent), "%ld", (long)getpid());
+	args[0] = (char *)CHILD_TRAMPOLINE;
+	args[1] = parent;
+	args[2] = path;
+	memcpy(args + 3, argv, na * sizeof(*args));
+	for (size_t i = 0; i < ne; i++)
+		if (kept(environ[i]))
+			env[k++] = environ[i];
+	/* Only the child's dup2'ed copies may outlive exec. */
+	if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+		snprintf(detail, dlen, "pipe: %s", strerror(errno));
+		goto out;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+	/* Descriptors a library opened without O_CLOEXEC (a database or
+	 * store connection) are not the child's business. */
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	sigfillset(&all);
+	sigemptyset(&none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
+						POSIX_SPAWN_SETSIGDEF |
+						POSIX_SPAWN_SETSIGMASK);
+	rc = posix_spawn(&sp->pid, "/proc/self/exe", &fa, &attr, args, env);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (rc != 0) {
+		snprintf(detail, dlen, "cannot run %s: %s", argv[0],
+			 strerror(rc));
+		sp->pid = 0;
+		goto out;
+	}
+	/* Without a pidfd (a kernel before 5.3) the end is polled for. */
+	sp->pidfd = pidfd_open(sp->pid, 0);
+	sp->out_fd = out[0];
+	sp->err_fd = err[0];
+	out[0] = err[0] = -1;
+	ok = true;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (out[i] >= 0)
+			close(out[i]);
+		if (err[i] >= 0)
+			close(err[i]);
+	}
+	free(args);
+	free(env);
+	if (!ok) {
+		buf_free(&sp->out);
+		buf_free(&sp->err);
+	}
+	return ok;
+}
+
+/* Reads what fd has into b (keeping max bytes, then a NUL); closes it at
+ * the end. */
+static void
+drain(int *fd, struct buf *b, size_t max)
+{
+	char chunk[8192];
+	ssize_t n = read(*fd, chunk, sizeof(chunk));
+
+	if (n > 0) {
+		size_t take = b->len < max ? max - b->len : 0;
+
+		if (take > (size_t)n)
+			take = (size_t)n;
+		/* A buffer that can not grow keeps what it has, terminated. */
+		if (take > 0 && buf_reserve(b, take + 1)) {
+			memcpy(b->p + b->len, chunk, take);
+			b->len += take;
+			b->p[b->len] = '\0';
+		}
+	} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/* True once the child has ended; it stays a zombie (not reaped), which
+ * keeps its pid, the group's id, from being reused. */
+static bool
+ended(const struct child *sp)
+{
+	siginfo_t si;
+
+	si.si_pid = 0;
+	if (waitid(P_PID, (id_t)sp->pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+		return errno != EINTR; /* not ours to wait: reap() says so */
+	return si.si_pid != 0;
+}
+
+/* The child has ended: kills what is left of its group, reads the rest
+ * of the output (for at most FLUSH_MS: a process that left the group may
+ * hold the pipes), reaps the child. */
+static void
+reap(struct child *sp)
+{
+	long long end = now_ms() + FLUSH_MS;
+
+	kill(-sp->pid, SIGKILL);
+	while (sp->out_fd >= 0 || sp->err_fd >= 0) {
+		struct pollfd p[2] = {{sp->out_fd, POLLIN, 0},
+				      {sp->err_fd, POLLIN, 0}};
+		long long left = end - now_ms();
+		int r;
+
+		if (left <= 0)
+			break;
+		if ((r = poll(p, 2, (int)left)) == 0 ||
+		    (r < 0 && errno != EINTR))
+			break;
+		if (r > 0 && p[0].revents != 0)
+			drain(&sp->out_fd, &sp->out, sp->out_max);
+		if (r > 0 && p[1].revents != 0)
+			drain(&sp->err_fd, &sp->err, sp->err_max);
+	}
+	if (sp->out_fd >= 0)
+		close(sp->out_fd);
+	if (sp->err_fd >= 0)
+		close(sp->err_fd);
+	sp->out_fd = sp->err_fd = -1;
+	while (waitpid(sp->pid, &sp->status, 0) < 0)
+		if (errno != EINTR) {
+			sp->status = -1; /* reaped by someone else */
+			break;
+		}
+	if (sp->pidfd >= 0)
+		close(sp->pidfd);
+	sp->pidfd = -1;
+	sp->pid = 0;
+}
+
 bool
 child_wait(struct child *sp, int ms)
 {
 	long long end = now_ms() + ms;
 
 	while (sp->pid > 0) {
-		struct pollfd p[2] = {{sp->out_fd, POLLIN, 0},
-				      {sp->err_fd, POLLIN, 0}};
+		struct pollfd p[3] = {{sp->out_fd, POLLIN, 0},
+				      {sp->err_fd, POLLIN, 0},
+				      {sp->pidfd, POLLIN, 0}};
 		long long left = end - now_ms();
-		pid_t r;
+		int step;
 
-		if (sp->out_fd < 0 && sp->err_fd < 0) {
-			/* Both pipes closed: the child is ending; poll its
-			 * exit in short steps so the caller's deadline holds.
-			 */
-			r = waitpid(sp->pid, &sp->status, WNOHANG);
-			if (r > 0 || (r < 0 && errno != EINTR)) {
-				if (r < 0)
-					sp->status = -1; /* not ours to wait */
-				sp->pid = 0;
-				break;
-			}
-			if (left <= 0)
-				return false;
-			nanosleep(&(struct timespec){0, 10000000}, NULL);
-			continue;
+		if (ended(sp)) {
+			reap(sp);
+			break;
 		}
-		/* A failed poll is a timeout: the caller waits again. */
-		if (poll(p, 2, left > 0 ? (int)left : 0) < 0)
+		if (left <= 0)
+			return false;
+		step = left < STEP_MS || sp->pidfd >= 0 ? (int)left : STEP_MS;
+		/* EINTR: a signal, which the caller may be waiting for. */
+		if (poll(p, 3, step) < 0)
 			return false;
 		if (p[0].revents != 0)
 			drain(&sp->out_fd, &sp->out, sp->out_max);
 		if (p[1].revents != 0)
 			drain(&sp->err_fd, &sp->err, sp->err_max);
-		if (left <= 0 && p[0].revents == 0 && p[1].revents == 0)
-			return false;
 	}
 	return true;
+}
+
+/* child_wait() until end (now_ms()), whatever signals come. */
+static bool
+wait_until(struct child *sp, long long end)
+{
+	for (;;) {
+		long long left = end - now_ms();
+
+		if (child_wait(sp, left > 0 ? (int)left : 0))
+			return true;
+		if (left <= 0)
+			return false;
+	}
 }
 
 void
@@ -144,13 +337,12 @@ child_kill(struct child *sp, int grace_ms)
 {
 	if (sp->pid <= 0)
 		return;
-	kill(sp->pid, SIGTERM);
-	if (!child_wait(sp, grace_ms)) {
-		kill(sp->pid, SIGKILL);
-		while (waitpid(sp->pid, &sp->status, 0) < 0 && errno == EINTR)
-			;
-		sp->pid = 0;
-	}
+	kill(-sp->pid, SIGTERM);
+	if (wait_until(sp, now_ms() + grace_ms))
+		return;
+	kill(-sp->pid, SIGKILL);
+	while (!child_wait(sp, 1000))
+		;
 }
 
 void
@@ -166,25 +358,232 @@ child_free(struct child *sp)
 	buf_free(&sp->err);
 }
 
+void
+child_status(int status, char *out, size_t len)
+{
+	if (status == -1)
+		snprintf(out, len, "ended (its status is unknown)");
+	else if (WIFEXITED(status))
+		snprintf(out, len, "exited with status %d",
+			 WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(out, len, "was killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(out, len, "ended with wait status %d", status);
+}
+
 bool
 child_run(struct child *sp, char *const argv[], size_t out_max, size_t err_max,
-	  char *detail, size_t dlen)
+	  int timeout_ms, char *detail, size_t dlen)
 {
+	long long end;
+	char how[64];
 	size_t n;
 
 	if (!child_start(sp, argv, out_max, err_max, detail, dlen))
 		return false;
-	while (!child_wait(sp, 60000))
-		;
+	end = now_ms() + timeout_ms;
+	for (;;) {
+		long long left = end - now_ms();
+		int step = left < STOP_STEP_MS ? (left > 0 ? (int)left : 0)
+					       : STOP_STEP_MS;
+
+		if (child_wait(sp, step))
+			break;
+		if (runner_stopping()) {
+			child_kill(sp, RUN_GRACE_MS);
+			snprintf(detail, dlen,
+				 "%s was stopped: the runner is stopping",
+				 argv[0]);
+			return false;
+		}
+		if (left <= 0) {
+			child_kill(sp, RUN_GRACE_MS);
+			if (timeout_ms % 1000 == 0)
+				snprintf(detail, dlen,
+					 "%s did not finish within %d s",
+					 argv[0], timeout_ms / 1000);
+			else
+				snprintf(detail, dlen,
+					 "%s did not finish within %d ms",
+					 argv[0], timeout_ms);
+			return false;
+		}
+	}
 	if (WIFEXITED(sp->status) && WEXITSTATUS(sp->status) == 0)
 		return true;
-	n = strcspn((const char *)sp->err.p != NULL ? (const char *)sp->err.p
-						    : "",
-		    "\n");
-	if (n > 0)
-		snprintf(detail, dlen, "%.*s", (int)n, (const char *)sp->err.p);
-	else
-		snprintf(detail, dlen, "%s failed (status %d)", argv[0],
-			 sp->status);
+	n = strcspn((const char *)sp->err.p, "\r\n");
+	if (n > 0) {
+		snprintf(detail, dlen, "%.*s", n < dlen ? (int)n : (int)dlen,
+			 (const char *)sp->err.p);
+	} else {
+		child_status(sp->status, how, sizeof(how));
+		snprintf(detail, dlen, "%s %s", argv[0], how);
+	}
 	return false;
+}
+
+/* ffmpeg's closing lines that say nothing of the cause. */
+static bool
+generic(const char *s, size_t n)
+{
+	static const char *const lines[] = {"Conversion failed!",
+					    "Last message repeated"};
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		size_t l = strlen(lines[i]);
+
+		if (n >= l && strncmp(s, lines[i], l) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* A component tag at s: "[name @ 0x...]": its length, 0 if none; *name_n
+ * the length of the name. */
+static size_t
+tag(const char *s, size_t n, size_t *name_n)
+{
+	const char *close, *at;
+
+	if (n == 0 || s[0] != '[' || (close = memchr(s, ']', n)) == NULL)
+		return 0;
+	for (at = s + 1; at + 3 <= close; at++)
+		if (memcmp(at, " @ ", 3) == 0) {
+			*name_n = (size_t)(at - s - 1);
+			return (size_t)(close - s) + 1;
+		}
+	return 0;
+}
+
+static bool
+hexdigit(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+	       (c >= 'A' && c <= 'F');
+}
+
+/* Appends s[0..n) to out (o bytes used of cap), printable ASCII only. */
+static void
+put(char *out, size_t *o, size_t cap, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n && *o + 1 < cap; i++)
+		out[(*o)++] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+}
+
+/* Appends s[0..n) as put() does, hex numbers ("0x55d9fee6b640") as
+ * "<hex>". */
+static void
+put_text(char *out, size_t *o, size_t cap, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n && *o + 1 < cap;)
+		if (s[i] == '0' && i + 2 < n && (s[i + 1] | 0x20) == 'x' &&
+		    hexdigit(s[i + 2])) {
+			for (i += 2; i < n && hexdigit(s[i]); i++)
+				;
+			put(out, o, cap, "<hex>", 5);
+		} else
+			put(out, o, cap, s + i++, 1);
+}
+
+/* True when the slash at s[i] starts an absolute path: first in a word
+ * (after a blank, a quote, a bracket, "=", "," or ":"), a name after it. */
+static bool
+path_start(const char *s, size_t n, size_t i)
+{
+	return (i == 0 || strchr(" \t'\"([=,:", s[i - 1]) != NULL) &&
+	       i + 1 < n && strchr(" \t'\"),", s[i + 1]) == NULL;
+}
+
+/* The end of the path that starts at s[i]: a quoted path's quote, else
+ * a blank, a quote, or a colon ending a word; *base the start of its
+ * last component. */
+static size_t
+path_end(const char *s, size_t n, size_t i, size_t *base)
+{
+	char quote = i > 0 && (s[i - 1] == '\'' || s[i - 1] == '"') ? s[i - 1]
+								    : '\0';
+
+	for (*base = i + 1; i < n; i++) {
+		if (quote != '\0' ? s[i] == quote
+				  : strchr(" \t'\"),", s[i]) != NULL ||
+					    (s[i] == ':' &&
+					     (i + 1 == n || s[i + 1] == ' ')))
+			break;
+		if (s[i] == '/')
+			*base = i + 1;
+	}
+	return i;
+}
+
+/* The line s[0..n), made safe to show, into out (child_reason()). */
+static void
+clean(const char *s, size_t n, char *out, size_t cap)
+{
+	size_t i = 0, o = 0, t, name;
+
+	while ((t = tag(s + i, n - i, &name)) > 0) {
+		put_text(out, &o, cap, s + i + 1, name);
+		put(out, &o, cap, ": ", 2);
+		i += t;
+		while (i < n && s[i] == ' ')
+			i++;
+	}
+	/* Text up to a path, the path's last component, and so on. */
+	for (size_t from = i; i <= n && o + 1 < cap; i++) {
+		size_t base, e;
+
+		if (i < n && (s[i] != '/' || !path_start(s, n, i)))
+			continue;
+		put_text(out, &o, cap, s + from, i - from);
+		if (i == n)
+			break;
+		e = path_end(s, n, i, &base);
+		put_text(out, &o, cap, s + base, e - base);
+		from = e;
+		i = e - 1;
+	}
+	while (o > 0 && out[o - 1] == ' ')
+		o--;
+	out[o] = '\0';
+}
+
+void
+child_reason(const char *err, char *out, size_t len)
+{
+	const char *p = err, *line = NULL, *tagged = NULL;
+	size_t line_n = 0, tagged_n = 0, name;
+
+	if (len == 0)
+		return;
+	while (*p != '\0') {
+		size_t n = strcspn(p, "\r\n"), m = n;
+		const char *s = p;
+
+		while (m > 0 && (*s == ' ' || *s == '\t')) {
+			s++;
+			m--;
+		}
+		while (m > 0 && (s[m - 1] == ' ' || s[m - 1] == '\t'))
+			m--;
+		if (m > 0 && !generic(s, m)) {
+			if (tag(s, m, &name) > 0) {
+				tagged = s;
+				tagged_n = m;
+			} else {
+				line = s;
+				line_n = m;
+			}
+		}
+		p += n;
+		p += strspn(p, "\r\n");
+	}
+	if (tagged != NULL) {
+		line = tagged;
+		line_n = tagged_n;
+	}
+	out[0] = '\0';
+	if (line != NULL)
+		clean(line, line_n, out,
+		      len < CHILD_REASON_MAX ? len : CHILD_REASON_MAX);
 }

@@ -109,8 +109,8 @@ field(const char *v)
 }
 
 bool
-probe_ffprobe(const char *path, struct probe_info *info, char *detail,
-	      size_t dlen)
+probe_ffprobe(const char *path, struct probe_info *info, int timeout_ms,
+	      char *detail, size_t dlen)
 {
 	char *const argv[] = {
 		"ffprobe",
@@ -132,12 +132,14 @@ probe_ffprobe(const char *path, struct probe_info *info, char *detail,
 	char *line, *save;
 
 	memset(info, 0, sizeof(*info));
-	if (!child_run(&ch, argv, FFPROBE_OUT_MAX, FFPROBE_ERR_MAX, detail,
-		       dlen))
+	if (!child_run(&ch, argv, FFPROBE_OUT_MAX, FFPROBE_ERR_MAX, timeout_ms,
+		       detail, dlen))
 		goto out;
-	buf_putc(&ch.out, '\0');
-	if (ch.out.failed)
+	/* ch.out is NUL-terminated, whatever ffprobe wrote. */
+	if (ch.out.failed) {
+		snprintf(detail, dlen, "out of memory for ffprobe's answer");
 		goto out;
+	}
 	/* nw=1: "key=value" lines, the stream's first, then the format's
 	 * duration, which comes last. */
 	for (line = strtok_r((char *)ch.out.p, "\n", &save); line != NULL;
@@ -179,10 +181,11 @@ out:
 }
 
 bool
-probe_file(const char *path, struct probe_info *info, char *detail, size_t dlen)
+probe_file(const char *path, struct probe_info *info, int timeout_ms,
+	   char *detail, size_t dlen)
 {
 	memset(info, 0, sizeof(*info));
 	if (probe_sox(path, info))
 		return true;
-	return probe_ffprobe(path, info, detail, dlen);
+	return probe_ffprobe(path, info, timeout_ms, detail, dlen);
 }

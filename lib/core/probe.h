@@ -15,6 +15,8 @@
 #include <stdint.h>
 
 #define PROBE_CODEC_MAX 32
+/* How long ffprobe may take: it reads headers, not the whole file. */
+#define PROBE_TIMEOUT_MS 60000
 
 /* A field is unknown when 0 (codec: ""). */
 struct probe_info {
@@ -29,16 +31,19 @@ struct probe_info {
 bool probe_init(void);
 
 /*
- * Fills *info from the file at path.  False with a reason in detail
- * when neither libsox nor ffprobe can read it or no duration is known;
- * detail never holds path (it goes into error_message).
+ * Fills *info from the file at path, giving ffprobe at most timeout_ms
+ * (PROBE_TIMEOUT_MS).  False with a reason in detail when neither libsox
+ * nor ffprobe can read it, no duration is known, ffprobe did not end in
+ * time or the runner is stopping (lib/core/child's child_run()); detail
+ * is ffprobe's words, which may name path and hold addresses: show it
+ * through child_reason().
  */
-bool probe_file(const char *path, struct probe_info *info, char *detail,
-		size_t dlen);
+bool probe_file(const char *path, struct probe_info *info, int timeout_ms,
+		char *detail, size_t dlen);
 
 /* Asks ffprobe only (for outputs: WebM and MP4, which libsox does not
  * read); as probe_file(). */
-bool probe_ffprobe(const char *path, struct probe_info *info, char *detail,
-		   size_t dlen);
+bool probe_ffprobe(const char *path, struct probe_info *info, int timeout_ms,
+		   char *detail, size_t dlen);
 
 #endif

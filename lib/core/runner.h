@@ -12,7 +12,8 @@
  *   while (loop && runner_sleep(interval))
  *           ok = pass();
  *
- * A pass that takes long checks runner_stopping() between its steps.
+ * A pass that takes long checks runner_stopping() between its steps;
+ * child_run() (lib/core/child) stops its child when the flag is set.
  * One runner per process: the stop flag is process-wide.
  */
 #ifndef XMHUB_RUNNER_H

@@ -135,10 +135,11 @@ in_tx(struct db *db, enum db_status (*fn)(struct db *, void *), void *arg)
 	return db_commit(db);
 }
 
-/* A run's identity in SQL: id, worker_id, attempts ($1..$3). */
+/* A run's identity in SQL: id, worker_id, attempts, lost_runs ($1..$4):
+ * each claim changes attempts or lost_runs. */
 #define GUARD                                                                  \
 	"id = $1::uuid AND status = 'running' AND worker_id = $2 "             \
-	"AND attempts = $3::integer"
+	"AND attempts = $3::integer AND lost_runs = $4::integer"
 
 /* An upload none of whose jobs is queued or running any more leaves
  * processing: completed when one of its transcodes completed. */
@@ -149,25 +150,32 @@ static const char settle_sql[] =
 	"WHERE u.id = $1::uuid AND NOT EXISTS (SELECT 1 FROM transcode_jobs "
 	"j WHERE j.upload_id = u.id AND j.status IN ('queued', 'running'))";
 
-/* Stale runs that used all their attempts: failed, with their uploads. */
+/* Stale runs ($1: the lease) that are the JOBS_LOST_MAX-th ($2) lost
+ * run of their job: failed, with their uploads. */
 static const char expire_sql[] =
 	"UPDATE transcode_jobs SET status = 'failed', completed_at = now(), "
-	"error_message = 'the runner stopped answering (lease expired) on "
-	"the last attempt' WHERE status = 'running' AND attempts >= "
-	"max_attempts AND heartbeat_at < now() - make_interval(secs => "
-	"$1::integer) RETURNING upload_id";
+	"lost_runs = lost_runs + 1, error_message = 'the runner stopped "
+	"answering (lease expired) in ' || lost_runs + 1 || ' runs of this "
+	"job: the input may crash it' WHERE status = 'running' AND "
+	"lost_runs + 1 >= $2::integer AND heartbeat_at < now() - "
+	"make_interval(secs => $1::integer) RETURNING upload_id";
 
+/* A queued job's run is one more attempt; a stale running job's (its
+ * runner was lost) takes over the lost run's attempt, counted in
+ * lost_runs instead.  SET reads the row as it was. */
 static const char claim_sql[] =
 	"WITH c AS (SELECT id FROM transcode_jobs WHERE (status = 'queued' "
 	"AND run_after <= now()) OR (status = 'running' AND heartbeat_at < "
 	"now() - make_interval(secs => $2::integer)) ORDER BY run_after, "
 	"queued_at LIMIT 1 FOR UPDATE SKIP LOCKED) "
 	"UPDATE transcode_jobs t SET status = 'running', worker_id = $1, "
-	"started_at = now(), heartbeat_at = now(), attempts = t.attempts + 1 "
+	"started_at = now(), heartbeat_at = now(), attempts = t.attempts + "
+	"(t.status = 'queued')::integer, lost_runs = t.lost_runs + "
+	"(t.status = 'running')::integer "
 	"FROM c WHERE t.id = c.id RETURNING t.id, t.upload_id, "
 	"t.facility_id, t.target_format, t.target_codec, t.target_container, "
 	"t.target_bitrate, coalesce(t.target_sample_rate, 0), t.attempts, "
-	"t.max_attempts";
+	"t.max_attempts, t.lost_runs";
 
 static const char processing_sql[] =
 	"UPDATE uploads SET status = 'processing' WHERE id = $1::uuid AND "
@@ -190,13 +198,15 @@ claim_tx(struct db *db, void *arg)
 {
 	struct claim_arg *a = arg;
 	struct jobs_claim *j = a->job;
-	char lease[24];
+	char lease[24], lost[24];
 	const char *params[2] = {a->worker, lease};
+	const char *expire[2] = {lease, lost};
 	PGresult *res = NULL;
 	enum db_status st;
 
 	snprintf(lease, sizeof(lease), "%lld", lease_s);
-	if ((st = db_query(db, &res, expire_sql, 1, &params[1])) != DB_OK)
+	snprintf(lost, sizeof(lost), "%d", JOBS_LOST_MAX);
+	if ((st = db_query(db, &res, expire_sql, 2, expire)) != DB_OK)
 		return st;
 	for (int i = 0; i < PQntuples(res) && st == DB_OK; i++) {
 		const char *up[1] = {PQgetvalue(res, i, 0)};
@@ -220,6 +230,7 @@ claim_tx(struct db *db, void *arg)
 		j->target.sample_rate = atol(PQgetvalue(res, 0, 7));
 		j->attempts = atoi(PQgetvalue(res, 0, 8));
 		j->target.max_attempts = atoi(PQgetvalue(res, 0, 9));
+		j->lost_runs = atoi(PQgetvalue(res, 0, 10));
 		snprintf(j->worker_id, sizeof(j->worker_id), "%s", a->worker);
 		const char *up[1] = {j->upload_id};
 		PQclear(res);
@@ -239,15 +250,17 @@ jobs_claim(struct db *db, const char *worker, struct jobs_claim *job, bool *got)
 	return in_tx(db, claim_tx, &a);
 }
 
-/* The guard's three parameters of a run. */
+/* The guard's four parameters of a run (ids: room for two numbers). */
 static void
-guard_params(const struct jobs_claim *job, char attempts[24],
-	     const char *params[3])
+guard_params(const struct jobs_claim *job, char ids[2][24],
+	     const char *params[4])
 {
-	snprintf(attempts, 24, "%d", job->attempts);
+	snprintf(ids[0], 24, "%d", job->attempts);
+	snprintf(ids[1], 24, "%d", job->lost_runs);
 	params[0] = job->id;
 	params[1] = job->worker_id;
-	params[2] = attempts;
+	params[2] = ids[0];
+	params[3] = ids[1];
 }
 
 static const char heartbeat_sql[] =
@@ -258,11 +271,11 @@ static enum db_status
 guarded(struct db *db, const struct jobs_claim *job, const char *sql,
 	enum jobs_outcome *out)
 {
-	char attempts[24];
-	const char *params[3];
+	char ids[2][24];
+	const char *params[4];
 
-	guard_params(job, attempts, params);
-	return touch(db, sql, 3, params, out);
+	guard_params(job, ids, params);
+	return touch(db, sql, 4, params, out);
 }
 
 enum db_status
@@ -275,7 +288,7 @@ jobs_heartbeat(struct db *db, const struct jobs_claim *job,
 static const char complete_sql[] =
 	"UPDATE transcode_jobs SET status = 'completed', completed_at = "
 	"now(), heartbeat_at = now(), error_message = NULL, "
-	"output_size_bytes = $4::bigint, output_duration_ms = $5::bigint "
+	"output_size_bytes = $5::bigint, output_duration_ms = $6::bigint "
 	"WHERE " GUARD;
 
 static const char upload_done_sql[] =
@@ -304,17 +317,16 @@ static enum db_status
 complete_tx(struct db *db, void *arg)
 {
 	struct complete_arg *a = arg;
-	char attempts[24], size[24], dur[24], ms[24], rate[24], ch[24],
-		bits[24];
-	const char *params[5], *up[6];
+	char ids[2][24], size[24], dur[24], ms[24], rate[24], ch[24], bits[24];
+	const char *params[6], *up[6];
 	enum db_status st;
 
-	guard_params(a->job, attempts, params);
+	guard_params(a->job, ids, params);
 	snprintf(size, sizeof(size), "%llu", (unsigned long long)a->size);
 	snprintf(dur, sizeof(dur), "%llu", (unsigned long long)a->duration);
-	params[3] = size;
-	params[4] = dur;
-	if ((st = touch(db, complete_sql, 5, params, a->out)) != DB_OK ||
+	params[4] = size;
+	params[5] = dur;
+	if ((st = touch(db, complete_sql, 6, params, a->out)) != DB_OK ||
 	    *a->out == JOBS_LOST)
 		return st;
 	up[0] = a->job->upload_id;
@@ -337,11 +349,11 @@ jobs_complete(struct db *db, const struct jobs_claim *job,
 }
 
 static const char fail_sql[] =
-	"UPDATE transcode_jobs SET error_message = $4, heartbeat_at = NULL, "
+	"UPDATE transcode_jobs SET error_message = $5, heartbeat_at = NULL, "
 	"status = CASE WHEN attempts < max_attempts THEN 'queued' ELSE "
 	"'failed' END, completed_at = CASE WHEN attempts < max_attempts THEN "
 	"NULL ELSE now() END, run_after = now() + make_interval(secs => "
-	"least($5::float8 * power(2, attempts - 1), 86400)) "
+	"least($6::float8 * power(2, attempts - 1), 86400)) "
 	"WHERE " GUARD " RETURNING status";
 
 struct fail_arg {
@@ -354,22 +366,22 @@ static enum db_status
 fail_tx(struct db *db, void *arg)
 {
 	struct fail_arg *a = arg;
-	char attempts[24], backoff[24], msg[JOBS_ERROR_MAX + 1];
-	const char *params[5];
+	char ids[2][24], backoff[24], msg[JOBS_ERROR_MAX + 1];
+	const char *params[6];
 	PGresult *res;
 	enum db_status st;
 	bool failed;
 
-	guard_params(a->job, attempts, params);
+	guard_params(a->job, ids, params);
 	/* Cut on a character boundary: the column is UTF-8 text. */
 	snprintf(msg, sizeof(msg), "%s", a->message);
 	for (size_t n = strlen(msg);
 	     n == JOBS_ERROR_MAX && (msg[n - 1] & 0xC0) == 0x80; n--)
 		msg[n - 1] = '\0';
 	snprintf(backoff, sizeof(backoff), "%lld", backoff_s);
-	params[3] = msg;
-	params[4] = backoff;
-	if ((st = db_query(db, &res, fail_sql, 5, params)) != DB_OK)
+	params[4] = msg;
+	params[5] = backoff;
+	if ((st = db_query(db, &res, fail_sql, 6, params)) != DB_OK)
 		return st;
 	*a->out = PQntuples(res) > 0 ? JOBS_DONE : JOBS_LOST;
 	failed = PQntuples(res) > 0 &&

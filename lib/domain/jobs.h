@@ -6,11 +6,13 @@
  * machines, claim jobs one at a time with FOR UPDATE SKIP LOCKED, beat a
  * heartbeat while ffmpeg runs, and finish them with jobs_complete() or
  * jobs_fail().  A running job whose heartbeat is older than the lease
- * is claimed again by another runner (its first runner died).  Every
- * change a runner makes is guarded in SQL by the job's status and
- * worker_id and attempts, so a runner that lost its job (lease taken
- * over, cancelled, deleted) can not overwrite the new owner's result: it
- * gets JOBS_LOST and stops.
+ * is claimed again by another runner (its first runner died); such a
+ * lost run is not one of the job's attempts (a failure of the input
+ * is), it counts in lost_runs, which fails the job at JOBS_LOST_MAX.
+ * Every change a runner makes is guarded in SQL by the job's status,
+ * worker_id, attempts and lost_runs, so a runner that lost its job
+ * (lease taken over, cancelled, deleted) can not overwrite the new
+ * owner's result: it gets JOBS_LOST and stops.
  */
 #ifndef XMHUB_JOBS_H
 #define XMHUB_JOBS_H
@@ -25,6 +27,10 @@
 #define JOBS_UUID_LEN 36
 #define JOBS_WORKER_MAX 128 /* bytes of a worker id */
 #define JOBS_ERROR_MAX 1000 /* bytes of an error_message */
+/* Lost runs (lease expired) after which a job fails: an input that
+ * crashes the runner itself (libsox reads headers in its process) must
+ * not take runner after runner down forever. */
+#define JOBS_LOST_MAX 3
 
 /* A transcode target: what ffmpeg makes of an original. */
 struct jobs_target {
@@ -44,6 +50,7 @@ struct jobs_claim {
 	char worker_id[JOBS_WORKER_MAX + 1];
 	struct jobs_target target; /* the job's own, not the current one */
 	int attempts;		   /* this run's number, from 1 */
+	int lost_runs;		   /* earlier runs lost with their runner */
 };
 
 /* What a runner's update found. */
@@ -73,11 +80,12 @@ long long jobs_lease(void);
 
 /*
  * Claims one job for worker (host:pid): a queued job whose run_after has
- * passed, or a running job whose heartbeat is older than the lease (its
- * runner died).  Sets it running (worker_id, started_at, heartbeat_at,
- * attempts + 1) and its upload processing, in one transaction.  Running
- * jobs past the lease that have used all their attempts are failed
- * first.  DB_OK with *got false when there is nothing to do.
+ * passed (attempts + 1), or a running job whose heartbeat is older than
+ * the lease (its runner died: attempts as they were, lost_runs + 1).
+ * Sets it running (worker_id, started_at, heartbeat_at) and its upload
+ * processing, in one transaction.  Running jobs past the lease whose
+ * lost run is their JOBS_LOST_MAX-th are failed first.  DB_OK with *got
+ * false when there is nothing to do.
  */
 enum db_status jobs_claim(struct db *db, const char *worker,
 			  struct jobs_claim *job, bool *got);

@@ -5,7 +5,7 @@
  * active, its role, facility and token version) is cached per process in
  * two fixed tables, so that a valid request costs no query.  The cache is
  * dropped whole whenever PostgreSQL notifies a change on CHANNEL (the
- * triggers of sql/010_authn_state.sql), when another process of this
+ * triggers of sql/008_authn_state.sql), when another process of this
  * host counted a change (host_epoch), or when the connection was made
  * anew; all three are looked at, without blocking, before each check.
  */

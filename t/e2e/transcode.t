@@ -173,6 +173,16 @@ $in{'empty.wav'} = '';
 $in{'text.wav'} = "This is not audio at all.\n" x 40;
 $in{'cut.wav'} = substr($in{'s16-stereo.wav'}, 0,
     int(length($in{'s16-stereo.wav'}) / 3));
+# A stereo WAV whose header was damaged to say 9 channels: libsox reads
+# it, ffmpeg's Opus encoder refuses it with a line naming its heap
+# address ("[libopus @ 0x...]").
+{
+	my $d = $in{'s16-stereo.wav'};
+	substr($d, 22, 2) = pack('v', 9);
+	substr($d, 28, 4) = pack('V', 44100 * 18);
+	substr($d, 32, 2) = pack('v', 18);
+	$in{'ch9.wav'} = $d;
+}
 
 my @good = (
 	# name, duration ms, rate, channels, bit depth, codec
@@ -185,7 +195,7 @@ my @good = (
 	['r48k.wav', 3000, 48000, 2, 16, 'pcm_s16le'],
 	['long.wav', 600000, 44100, 2, 16, 'pcm_s16le'],
 );
-my @bad = qw(empty.wav text.wav cut.wav);
+my @bad = qw(empty.wav text.wav cut.wav ch9.wav);
 
 my (%upload, %job);
 for my $name ((map { $_->[0] } @good), @bad) {
@@ -249,6 +259,10 @@ for my $name (@bad) {
 	    "$name: error_message") and note "$name: $j->{error_message}";
 	unlike($j->{error_message} // '', qr{/tmp|\Q$var\E|xmhub-transcode-},
 	    "$name: no server path in error_message");
+	unlike($j->{error_message} // '', qr{(?:^|[\s'"(=:])/\w},
+	    "$name: no filesystem path at all in error_message");
+	unlike($j->{error_message} // '', qr/0x/i,
+	    "$name: no 0x address in error_message");
 	ok(length($j->{error_message} // '') <= 1000,
 	    "$name: error_message bounded");
 	my ($st, $u) = get_upload($upload{$name});
@@ -259,6 +273,14 @@ for my $name (@bad) {
 	my (undef, $j) = get_job($job{'cut.wav'});
 	like($j->{error_message}, qr/truncated/,
 	    'cut WAV: the message says truncated');
+	(undef, $j) = get_job($job{'ch9.wav'});
+	like($j->{error_message}, qr/^ffmpeg: libopus: .*\b9 channels/,
+	    "9-channel header: ffmpeg's reason, its component named")
+	    or diag $j->{error_message};
+	# The raw stderr, addresses and all, is the runner's log's only.
+	my $log = slurp("$var/log/transcode.log");
+	like($log, qr/job \Q$job{'ch9.wav'}\E ffmpeg: \[libopus \@ 0x[0-9a-f]+\]/,
+	    "9-channel header: ffmpeg's raw stderr is in the runner's log");
 }
 
 # --- Range ---
@@ -400,10 +422,16 @@ sub daemon_stop {
 	unlink $f;
 }
 
+# The runners started here keep their temporary directories in $tmp.
+my $tmp = "$dir/tmp";
+mkdir $tmp or die "$tmp: $!";
+chown((getpwnam('xmhub'))[2, 3], $tmp) if $> == 0;
+
 my %runners; # fork pid => 1
 sub runner_start {
 	my (@args) = @_;
-	my @cmd = ('env', 'XMHUB_ENV_FILE=' . $s->env_file, $runner, @args);
+	my @cmd = ('env', 'XMHUB_ENV_FILE=' . $s->env_file, "TMPDIR=$tmp",
+		$runner, @args);
 	@cmd = ('runuser', '-u', 'xmhub', '--', @cmd) if $> == 0;
 	my $pid = fork // die "fork: $!";
 	if ($pid == 0) {
@@ -451,7 +479,34 @@ sub ffmpeg_of {
 	return @pids;
 }
 
-sub alive { return -e "/proc/$_[0]" && kill(0, $_[0]) }
+# A process that runs (a zombie does not: whoever reaps orphans here may
+# take a while).
+sub alive {
+	my ($pid) = @_;
+	open my $f, '<', "/proc/$pid/stat" or return 0;
+	my $line = <$f> // return 0;
+	return $line !~ /^\d+ \(.*\) Z /;
+}
+
+# The NUL-separated words of /proc/PID/FILE (cmdline, environ).
+sub proc_words {
+	my ($pid, $file) = @_;
+	open my $f, '<:raw', "/proc/$pid/$file" or return ();
+	local $/;
+	return split /\0/, scalar(<$f>) // '';
+}
+
+# The running ffmpeg processes whose command line names a file in $d.
+sub ffmpeg_in {
+	my ($d) = @_;
+	my @pids;
+	for my $p (map { m{^/proc/(\d+)$} ? $1 : () } glob '/proc/[0-9]*') {
+		my @w = proc_words($p, 'cmdline');
+		push @pids, $p if @w && $w[0] eq 'ffmpeg' && alive($p)
+		    && grep { index($_, "$d/") == 0 } @w;
+	}
+	return @pids;
+}
 
 # Waits until job $id runs and its ffmpeg is there; the runner's pid
 # (from worker_id host:pid) and ffmpeg's.
@@ -523,23 +578,73 @@ like($p->sql("SELECT string_agg(status, ',' ORDER BY queued_at) FROM "
     qr/^completed,completed$/, 'retranscode: two completed jobs');
 is(runner_stop($loop), 0, 'SIGTERM: the loop runner exits 0');
 
-# kill -9 of a runner mid-transcode: another takes the job after the
-# lease and completes it.
+# kill -9 of a runner mid-transcode: its ffmpeg dies with it, the next
+# runner removes its temporary directory when it starts, takes the job
+# back after the lease without counting the lost run as an attempt, and
+# completes it.
 my $kj = retranscode($long);
 my $victim = runner_start('--loop');
 my ($kpid, $kff) = wait_ffmpeg($kj);
 ok($kpid, "runner $kpid transcodes") or BAIL_OUT('no running ffmpeg');
+my ($kin) = grep { m{/input$} } proc_words($kff, 'cmdline');
+(my $kdir = $kin // '') =~ s{/input$}{};
+like($kdir, qr{^\Q$tmp\E/xmhub-transcode-run-\w{6}$},
+    "its ffmpeg works in $kdir");
+{
+	my @env = proc_words($kff, 'environ');
+	ok(scalar(grep { /^PATH=/ } @env), "ffmpeg's environment is readable");
+	is(join(' ', grep { !/^(PATH|LANG|LC_\w+)=/ } @env), '',
+	    "ffmpeg's environment is PATH and the locale only");
+	ok(!grep({ /^(XMHUB_|FACE_API_)/ } @env),
+	    'no XMHUB_* or FACE_API_* variable (database URL, keys) in it');
+}
 kill 'KILL', $kpid;
 runner_wait($victim, 30);
-kill 'KILL', $kff if $kff; # the orphan: nobody would finish its work
+{
+	my $end = time + 5;
+	sleep 0.05 while (alive($kff) || ffmpeg_in($kdir)) && time < $end;
+}
+ok(!alive($kff), 'its ffmpeg died with it');
+is(scalar(ffmpeg_in($kdir)), 0, 'no ffmpeg of the job is left (/proc)');
+ok(-d $kdir, 'its temporary directory is left behind');
+is($p->sql("SELECT status || ' ' || attempts FROM transcode_jobs WHERE id "
+	    . "= '$kj'"), 'running 1', 'the job is still running, attempt 1');
 my $rescuer = runner_start('--loop', '--worker-id', 'rescuer');
+{
+	my $end = time + 10;
+	sleep 0.05 while -d $kdir && time < $end;
+}
+ok(!-d $kdir, 'the next runner removed it when it started');
 my $kd = wait_job($kj, 'completed', 300);
 is($kd->{status}, 'completed', 'the job completed after the lease');
 is($kd->{worker_id}, 'rescuer', 'on the other runner');
-is($kd->{attempts}, 2, 'in its second attempt');
+is($kd->{attempts}, 1, 'the lost run is not counted as an attempt');
+is($p->sql("SELECT lost_runs FROM transcode_jobs WHERE id = '$kj'"), 1,
+    'it is counted as a lost run');
 ok(abs($kd->{output_duration_ms} - 600000) <= 50,
     'the output is whole');
 is(runner_stop($rescuer), 0, 'the rescuer stops');
+like(slurp("$dir/runners.log"),
+    qr/removed \Q$kdir\E, left by a runner that died/,
+    'the rescuer said so in its log');
+
+# A job whose runner is lost a third time fails (an input that crashes
+# the runner must not take runners down forever); its attempts stay.
+{
+	my $lj = retranscode($upload{'s16-mono.wav'});
+	$p->sql("UPDATE transcode_jobs SET status = 'running', worker_id = "
+	    . "'ghost:1', attempts = 1, lost_runs = 2, heartbeat_at = now() - "
+	    . "interval '1 hour' WHERE id = '$lj'");
+	is(runner_wait(runner_start('--drain'), 120), 0,
+	    'a drain finds a job lost twice before, stale again');
+	my (undef, $j) = get_job($lj);
+	is($j->{status}, 'failed', 'its third lost run fails it');
+	is($j->{attempts}, 1, 'its attempts as they were');
+	like($j->{error_message}, qr/lease expired\) in 3 runs/,
+	    'error_message: the runner was lost 3 times');
+	is((get_upload($upload{'s16-mono.wav'}))[1]{status}, 'completed',
+	    'the upload keeps its completed transcode');
+}
 
 # SIGTERM mid-transcode: ffmpeg stopped, the job given back uncounted.
 {

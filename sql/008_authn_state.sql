@@ -1,4 +1,4 @@
--- 010_authn_state: what every request checks about its caller, and the
+-- 008_authn_state: what every request checks about its caller, and the
 -- notifications that keep each process's copy of it current
 -- (doc/auth.md "Account state on every request").
 --
