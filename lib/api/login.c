@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/conf.h"
+#include "domain/throttle.h"
 #include "web/dbjson.h"
 #include "api/login.h"
 #include "web/valid.h"
@@ -20,6 +21,7 @@ static long long refresh_ttl = AUTH_REFRESH_TTL;
 /* The one answer for every failed login: nothing tells which part. */
 #define LOGIN_DENIED "wrong email or password"
 #define REFRESH_DENIED "invalid or expired refresh token"
+#define LOGIN_THROTTLED "too many failed logins; try again in %ld seconds"
 
 /* The user to log in, whatever the case of the e-mail; active means
  * the user and its facility (if any) are. */
@@ -166,6 +168,14 @@ col(const PGresult *res, int c)
 	return PQgetisnull(res, 0, c) ? NULL : PQgetvalue(res, 0, c);
 }
 
+/* A failed login: logged, then the one answer. */
+static void
+denied(struct app_ctx *ctx, const struct throttle_attempt *ta)
+{
+	throttle_log_failure(ta);
+	http_error(ctx->resp, 401, LOGIN_DENIED);
+}
+
 void
 login_login(struct app_ctx *ctx)
 {
@@ -183,6 +193,7 @@ login_login(struct app_ctx *ctx)
 	};
 	struct valid_value v[2];
 	struct auth_claims rc;
+	struct throttle_attempt ta;
 	json_object *body, *out;
 	PGresult *res = NULL, *res2 = NULL;
 	enum db_status st;
@@ -194,6 +205,18 @@ login_login(struct app_ctx *ctx)
 
 	if ((body = valid_json_body(ctx->req, f, 2, v, ctx->resp)) == NULL)
 		return;
+	/* Before the lookup: a refused attempt costs no password check. */
+	if ((st = throttle_attempt(ctx->db, v[0].str, ctx->req->remote_addr,
+				   &ta)) != DB_OK) {
+		app_db_error(ctx, st);
+		goto out;
+	}
+	if (ta.wait > 0) {
+		throttle_log_refusal(&ta);
+		http_header(ctx->resp, "Retry-After", "%ld", ta.wait);
+		http_error(ctx->resp, 429, LOGIN_THROTTLED, ta.wait);
+		goto out;
+	}
 	p[0] = v[0].str;
 	if ((st = db_query_ro(ctx->db, &res, SQL_FIND, 1, p)) != DB_OK) {
 		app_db_error(ctx, st);
@@ -201,14 +224,14 @@ login_login(struct app_ctx *ctx)
 	}
 	if (PQntuples(res) != 1) {
 		auth_password_dummy(v[1].str);
-		http_error(ctx->resp, 401, LOGIN_DENIED);
+		denied(ctx, &ta);
 		goto out;
 	}
 	/* Verified first whatever the state: the same time for all. */
 	match = auth_password_verify(PQgetvalue(res, 0, 1), v[1].str);
 	if (!match || PQgetvalue(res, 0, 4)[0] != 't' ||
 	    !auth_role_from_name(PQgetvalue(res, 0, 2), &role)) {
-		http_error(ctx->resp, 401, LOGIN_DENIED);
+		denied(ctx, &ta);
 		goto out;
 	}
 	if (!auth_uuid(family) ||
@@ -229,9 +252,12 @@ login_login(struct app_ctx *ctx)
 		goto out;
 	}
 	if (PQntuples(res2) != 1) {
-		http_error(ctx->resp, 401, LOGIN_DENIED);
+		denied(ctx, &ta);
 		goto out;
 	}
+	/* Logged in whatever happens here: the attempt stays counted. */
+	if (throttle_success(ctx->db, &ta) != DB_OK)
+		fprintf(stderr, "login: could not reset the login throttle\n");
 	out = pair_json(access, refresh);
 	access = refresh = NULL;
 	json_object_object_add(out, "user", dbjson_row(res2, 0));

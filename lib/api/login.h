@@ -42,6 +42,9 @@ long long login_refresh_ttl(void);
  * takes as long as a wrong password), a wrong password, an inactive
  * user and a user of an inactive facility.  E-mail matching ignores
  * case.  400 for a body that is not {email: string, password: string}.
+ * 429 with Retry-After (seconds) and nothing checked while the e-mail,
+ * the client's address or both are throttled (lib/domain/throttle.h);
+ * failed and throttled attempts are logged on stderr.
  */
 void login_login(struct app_ctx *ctx);
 
