@@ -1,5 +1,6 @@
 /*
- * users - FastCGI program for /api/v1/users (facility_admin or higher).
+ * users - FastCGI program for /api/v1/users (facility_admin or higher;
+ * clearing a login throttle: super_admin).
  */
 #include "config.h"
 
@@ -14,6 +15,8 @@ static const struct route routes[] = {
 	{"GET", "/api/v1/users/{id}", FA, users_get},
 	{"PATCH", "/api/v1/users/{id}", FA, users_patch},
 	{"DELETE", "/api/v1/users/{id}", FA, users_delete},
+	{"DELETE", "/api/v1/users/{id}/login-throttle", ROUTE_JWT,
+	 ROLE_SUPER_ADMIN, NULL, users_unthrottle},
 };
 
 int

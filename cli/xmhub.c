@@ -22,6 +22,7 @@
 #include "api/facilities.h"
 #include "codec/jsonform.h"
 #include "core/migrate.h"
+#include "domain/throttle.h"
 #include "api/users.h"
 #include "codec/xmbp.h"
 #include "codec/xmch.h"
@@ -46,6 +47,7 @@ static int cmd_xmch_dump(const struct buf *, struct buf *);
 static int cmd_xmch_pack(const struct buf *, struct buf *);
 static int cmd_migrate(int, char *[]);
 static int cmd_user_create(int, char *[]);
+static int cmd_user_unthrottle(int, char *[]);
 static int cmd_facility_create(int, char *[]);
 static int cmd_api_key_create(int, char *[]);
 
@@ -59,6 +61,8 @@ static const struct cmd cmds[] = {
 	 "--email E --password P|- --role R [--facility ID] [--name N] "
 	 "[--if-absent]",
 	 NULL, cmd_user_create},
+	{"user", "unthrottle", "[--email E] [--address A]", NULL,
+	 cmd_user_unthrottle},
 	{"facility", "create", "--name N --slug S [--description D]", NULL,
 	 cmd_facility_create},
 	{"api-key", "create",
@@ -328,6 +332,39 @@ cmd_user_create(int argc, char *argv[])
 		rc = db_failed("user", st, o[0].value);
 	db_free(db);
 	return rc == 0 && fflush(stdout) != 0 ? 1 : rc;
+}
+
+/*
+ * Forgets the failed logins counted for an e-mail (from every address),
+ * an address (for every e-mail) or one pair (doc/auth.md "Login
+ * throttling"); prints {"cleared": counters deleted}.
+ */
+static int
+cmd_user_unthrottle(int argc, char *argv[])
+{
+	struct opt o[] = {
+		{"email", false, false, NULL},
+		{"address", false, false, NULL},
+	};
+	enum db_status st;
+	struct db *db;
+	long rows;
+	int rc;
+
+	if (!parse_opts(argc, argv, o, sizeof(o) / sizeof(o[0])) ||
+	    (o[0].value == NULL && o[1].value == NULL))
+		return 2;
+	if ((db = open_db("user")) == NULL)
+		return 1;
+	st = throttle_clear(db, o[0].value, o[1].value, &rows);
+	if (st == DB_OK) {
+		printf("{\"cleared\":%ld}\n", rows);
+		rc = fflush(stdout) != 0;
+	} else
+		rc = db_failed("user", st,
+			       o[0].value != NULL ? o[0].value : o[1].value);
+	db_free(db);
+	return rc;
 }
 
 static int

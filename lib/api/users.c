@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "domain/throttle.h"
 #include "web/dbjson.h"
 #include "web/scope.h"
 #include "api/users.h"
@@ -438,4 +439,19 @@ out:
 	PQclear(row);
 	PQclear(res);
 	PQclear(rev);
+}
+
+void
+users_unthrottle(struct app_ctx *ctx)
+{
+	enum db_status st;
+	bool found;
+
+	if ((st = throttle_clear_user(ctx->db, ctx->params[0], &found)) !=
+	    DB_OK)
+		app_db_error(ctx, st);
+	else if (!found)
+		http_error(ctx->resp, 404, "user not found");
+	else
+		http_no_content(ctx->resp);
 }

@@ -13,6 +13,10 @@
  *   PATCH  /api/v1/users/{id}  200 User; 400, 403, 404
  *   DELETE /api/v1/users/{id}  204: is_active false, refresh tokens
  *                              revoked, the row kept; 400, 403, 404
+ *   DELETE /api/v1/users/{id}/login-throttle
+ *                              (super_admin only) 204: the user's e-mail
+ *                              is no longer throttled from anywhere
+ *                              (lib/domain/throttle); 404
  *
  * A User is {id, facility_id, email, display_name, role, is_active,
  * last_login_at, created_at, updated_at}; never the password hash.
@@ -79,5 +83,9 @@ void users_post(struct app_ctx *ctx);
 void users_get(struct app_ctx *ctx);
 void users_patch(struct app_ctx *ctx);
 void users_delete(struct app_ctx *ctx);
+
+/* DELETE /api/v1/users/{id}/login-throttle; the route table lets only a
+ * super_admin in. */
+void users_unthrottle(struct app_ctx *ctx);
 
 #endif
