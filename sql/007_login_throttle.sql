@@ -11,14 +11,21 @@
 -- login lookup does, whether or not a user has it; addr is the client's
 -- address as lib/domain/throttle.c keys it (an IPv6 address by its /64).
 --
--- A login attempt is one call of login_throttle_attempt(): it locks its
--- three rows (always in key order, so two attempts cannot deadlock),
--- decides, and when the attempt may go on counts it as a failure before
--- the password is checked: concurrent attempts cannot all slip through
--- one opening.  A successful login takes it back with
--- login_throttle_success().  Every attempt also deletes up to 8 rows
--- that have nothing left to remember (expires_at passed): the table
--- stays as small as the live counters without a cleanup job.
+-- A login attempt is one call of login_throttle_attempt().  It first
+-- reads its three rows without locking: a refused attempt (the flood an
+-- attacker sends once throttled) writes nothing.  Otherwise it creates
+-- and locks them (always in key order, so two attempts cannot deadlock),
+-- decides again, and counts the attempt as a failure before the password
+-- is checked: concurrent attempts cannot all slip through one opening.
+-- A successful login takes it back with login_throttle_success().  Each
+-- counting attempt also deletes up to 8 rows that have nothing left to
+-- remember (expires_at passed): the table stays as small as the live
+-- counters without a cleanup job.  expires_at changes at most once a
+-- window (or a day), so the updates of an attempt stay HOT.
+--
+-- Both writing functions commit asynchronously (synchronous_commit off
+-- for their transaction): a crash of the server may forget the last
+-- fraction of a second of counting, and a login costs no WAL flush more.
 CREATE TABLE login_throttle (
 	email text NOT NULL,
 	addr text NOT NULL,
@@ -29,7 +36,7 @@ CREATE TABLE login_throttle (
 	expires_at timestamptz NOT NULL DEFAULT now(),
 	PRIMARY KEY (email, addr),
 	CHECK (email <> '' OR addr <> '')
-);
+) WITH (fillfactor = 70);
 CREATE INDEX login_throttle_expires_at ON login_throttle (expires_at);
 
 -- The key of an e-mail: lower() is the one the login lookup uses.
@@ -45,7 +52,7 @@ CREATE FUNCTION login_throttle_wait(t login_throttle, p_free integer,
 	p_cap integer, p_win integer, p_at timestamptz) RETURNS integer
 LANGUAGE sql IMMUTABLE AS $$
 	SELECT CASE
-		WHEN t.failures < p_free OR t.since IS NULL
+		WHEN t.failures IS NULL OR t.failures < p_free
 		     OR t.since <= p_at - make_interval(secs => p_win) THEN 0
 		ELSE greatest(0, ceil(extract(epoch FROM t.last_at - p_at)
 			+ least(p_cap, 2 ^ least(t.failures - p_free, 30))))::integer
@@ -73,61 +80,85 @@ DECLARE
 	w integer;
 BEGIN
 	email_key := login_throttle_key(p_email);
-	INSERT INTO login_throttle (email, addr)
-	SELECT k.e, k.a FROM (VALUES (email_key, p_addr), (email_key, ''),
-		('', p_addr)) AS k (e, a)
-	ORDER BY k.e, k.a
-	ON CONFLICT DO NOTHING;
-	FOR r IN SELECT * FROM login_throttle t
-		WHERE (t.email, t.addr) IN ((email_key, p_addr),
-			(email_key, ''), ('', p_addr))
-		ORDER BY t.email, t.addr FOR UPDATE
-	LOOP
-		IF r.email = '' THEN
-			v_addr := r;
-		ELSIF r.addr = '' THEN
-			v_acct := r;
+	FOR pass IN 1 .. 2 LOOP
+		v_pair := NULL;
+		v_acct := NULL;
+		v_addr := NULL;
+		IF pass = 1 THEN
+			-- What is committed; a refusal ends here.
+			FOR r IN SELECT * FROM login_throttle t
+				WHERE (t.email, t.addr) IN ((email_key, p_addr),
+					(email_key, ''), ('', p_addr))
+			LOOP
+				IF r.email = '' THEN
+					v_addr := r;
+				ELSIF r.addr = '' THEN
+					v_acct := r;
+				ELSE
+					v_pair := r;
+				END IF;
+			END LOOP;
 		ELSE
-			v_pair := r;
+			PERFORM set_config('synchronous_commit', 'off', true);
+			INSERT INTO login_throttle (email, addr)
+			SELECT k.e, k.a FROM (VALUES (email_key, p_addr),
+				(email_key, ''), ('', p_addr)) AS k (e, a)
+			ORDER BY k.e, k.a
+			ON CONFLICT DO NOTHING;
+			FOR r IN SELECT * FROM login_throttle t
+				WHERE (t.email, t.addr) IN ((email_key, p_addr),
+					(email_key, ''), ('', p_addr))
+				ORDER BY t.email, t.addr FOR UPDATE
+			LOOP
+				IF r.email = '' THEN
+					v_addr := r;
+				ELSIF r.addr = '' THEN
+					v_acct := r;
+				ELSE
+					v_pair := r;
+				END IF;
+			END LOOP;
 		END IF;
-	END LOOP;
-	v_at := clock_timestamp();
-	wait := login_throttle_wait(v_pair, p_pair_free, p_pair_cap, p_win,
-		v_at);
-	rule := 'pair';
-	w := login_throttle_wait(v_addr, p_addr_free, p_addr_cap, p_win, v_at);
-	IF w > wait THEN
-		wait := w;
-		rule := 'address';
-	END IF;
-	IF v_pair.ok_at IS NULL
-	   OR v_pair.ok_at <= v_at - make_interval(secs => p_known) THEN
-		w := login_throttle_wait(v_acct, p_acct_free, p_acct_cap, p_win,
+		v_at := clock_timestamp();
+		wait := login_throttle_wait(v_pair, p_pair_free, p_pair_cap,
+			p_win, v_at);
+		rule := 'pair';
+		w := login_throttle_wait(v_addr, p_addr_free, p_addr_cap, p_win,
 			v_at);
 		IF w > wait THEN
 			wait := w;
-			rule := 'account';
+			rule := 'address';
 		END IF;
-	END IF;
-	IF wait = 0 THEN
-		rule := NULL;
-		-- A window that ended starts again with this failure.
-		UPDATE login_throttle t SET
-			failures = CASE WHEN t.since IS NULL
-				OR t.since <= v_at - make_interval(secs => p_win)
-				THEN 1 ELSE t.failures + 1 END,
-			since = CASE WHEN t.since IS NULL
-				OR t.since <= v_at - make_interval(secs => p_win)
-				THEN v_at ELSE t.since END,
-			last_at = v_at,
-			expires_at = greatest(CASE WHEN t.since IS NULL
-				OR t.since <= v_at - make_interval(secs => p_win)
-				THEN v_at ELSE t.since END
-				+ make_interval(secs => p_win),
-				t.ok_at + make_interval(secs => p_known))
-		WHERE (t.email, t.addr) IN ((email_key, p_addr),
-			(email_key, ''), ('', p_addr));
-	END IF;
+		IF v_pair.ok_at IS NULL
+		   OR v_pair.ok_at <= v_at - make_interval(secs => p_known) THEN
+			w := login_throttle_wait(v_acct, p_acct_free, p_acct_cap,
+				p_win, v_at);
+			IF w > wait THEN
+				wait := w;
+				rule := 'account';
+			END IF;
+		END IF;
+		IF wait > 0 THEN
+			RETURN;
+		END IF;
+	END LOOP;
+	rule := NULL;
+	-- A window that ended starts again with this failure.
+	UPDATE login_throttle t SET
+		failures = CASE WHEN t.since IS NULL
+			OR t.since <= v_at - make_interval(secs => p_win)
+			THEN 1 ELSE t.failures + 1 END,
+		since = CASE WHEN t.since IS NULL
+			OR t.since <= v_at - make_interval(secs => p_win)
+			THEN v_at ELSE t.since END,
+		last_at = v_at,
+		expires_at = CASE WHEN t.since IS NULL
+			OR t.since <= v_at - make_interval(secs => p_win)
+			THEN greatest(t.expires_at,
+				v_at + make_interval(secs => p_win))
+			ELSE t.expires_at END
+	WHERE (t.email, t.addr) IN ((email_key, p_addr), (email_key, ''),
+		('', p_addr));
 	DELETE FROM login_throttle d WHERE (d.email, d.addr) IN (
 		SELECT o.email, o.addr FROM login_throttle o
 		WHERE o.expires_at < v_at ORDER BY o.expires_at LIMIT 8
@@ -136,15 +167,17 @@ END
 $$;
 
 -- A successful login of key p_key (login_throttle_attempt's email_key)
--- from p_addr: the pair and account counters start again from zero, the
--- pair remembers the success (p_known seconds), the address counter
--- takes back the failure the attempt counted.
+-- from p_addr: the pair and account counters go back to zero (their
+-- window runs on), the pair remembers the success (kept p_known seconds
+-- at least), the address counter takes back the failure the attempt
+-- counted.
 CREATE FUNCTION login_throttle_success(p_key text, p_addr text,
 	p_known integer) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
 	v_at timestamptz;
 BEGIN
+	PERFORM set_config('synchronous_commit', 'off', true);
 	PERFORM 1 FROM login_throttle t
 	WHERE (t.email, t.addr) IN ((p_key, p_addr), (p_key, ''), ('', p_addr))
 	ORDER BY t.email, t.addr FOR UPDATE;
@@ -152,13 +185,14 @@ BEGIN
 	UPDATE login_throttle t SET
 		failures = CASE WHEN t.email = '' THEN greatest(t.failures - 1, 0)
 			ELSE 0 END,
-		since = CASE WHEN t.email = '' THEN t.since END,
-		last_at = CASE WHEN t.email = '' THEN t.last_at END,
 		ok_at = CASE WHEN t.email <> '' AND t.addr <> '' THEN v_at
 			ELSE t.ok_at END,
-		expires_at = CASE WHEN t.email = '' THEN t.expires_at
-			WHEN t.addr <> '' THEN v_at + make_interval(secs => p_known)
-			ELSE v_at END
+		-- Moved a day ahead at a time, not at every login.
+		expires_at = CASE WHEN t.email <> '' AND t.addr <> ''
+			AND t.expires_at < v_at + make_interval(secs => p_known)
+			THEN v_at + make_interval(secs => p_known)
+				+ interval '1 day'
+			ELSE t.expires_at END
 	WHERE (t.email, t.addr) IN ((p_key, p_addr), (p_key, ''), ('', p_addr));
 END
 $$;

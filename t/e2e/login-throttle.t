@@ -273,6 +273,9 @@ is(scalar(grep { $_ == 401 } @spray), 100,
 	'100 e-mails from one address, one password each: all checked');
 ($st, $b, $res) = attempt('127.0.0.50', 'user101@example.org', 'Summer2024');
 is_throttled($st, $b, $res, 'the 101st e-mail from that address');
+is($p->sql("SELECT count(*) FROM login_throttle WHERE email = '"
+	. sha256_hex('user101@example.org') . "'"), 0,
+	'a refused attempt writes nothing (no counter for its e-mail)');
 ($st, $b, $res) = attempt('127.0.0.50', 'alice@example.org', 'alice-password');
 is($st, 429, 'the address is throttled for every e-mail, the right one too');
 ($st, $b) = attempt('127.0.0.51', 'alice@example.org', 'alice-password');
