@@ -104,19 +104,24 @@ ok(!IO::Socket::INET->new(PeerAddr => '127.0.0.2', PeerPort => $s->port,
 is($st, 200, 'a request from 127.0.0.2 to 127.0.0.1 reaches the stack');
 
 # --- not throttled: an unknown e-mail and a wrong password alike ---
-sub took {
-	my ($addr, $email) = @_;
-	my (@t, %seen);
-	for (1 .. 3) {
+# Timed in turns, so that a load spike of this shared machine hits both;
+# both auth processes have done a login first.
+attempt('127.0.0.5', 'warm-up@example.org', 'x') for 1 .. 4;
+my (%t, %seen);
+for (1 .. 3) {
+	for my $case (['known', '127.0.0.3', 'alice@example.org'],
+	    ['unknown', '127.0.0.4', 'nobody@example.org']) {
+		my ($which, $addr, $email) = @$case;
 		my $t0 = time;
 		my ($st, $b) = attempt($addr, $email, 'wrong-password');
-		push @t, time - $t0;
-		$seen{"$st " . $json->encode($b)}++;
+		push @{$t{$which}}, time - $t0;
+		$seen{$which}{"$st " . $json->encode($b)}++;
 	}
-	return ((sort { $::a <=> $::b } @t)[1], join('|', sort keys %seen));
 }
-my ($t_known, $a_known) = took('127.0.0.3', 'alice@example.org');
-my ($t_unknown, $a_unknown) = took('127.0.0.4', 'nobody@example.org');
+my ($t_known, $t_unknown) = map { (sort { $::a <=> $::b } @{$t{$_}})[1] }
+	qw(known unknown);
+my ($a_known, $a_unknown) = map { join('|', sort keys %{$seen{$_}}) }
+	qw(known unknown);
 is($a_known, '401 {"detail":"wrong email or password"}',
 	'wrong password: 401 "wrong email or password"');
 is($a_unknown, $a_known, 'unknown e-mail: the same status and body');
