@@ -72,6 +72,7 @@ CREATE FUNCTION login_throttle_attempt(p_email text, p_addr text,
 	OUT wait integer, OUT rule text, OUT email_key text)
 LANGUAGE plpgsql AS $$
 DECLARE
+	c refcursor;
 	r login_throttle;
 	v_pair login_throttle;
 	v_acct login_throttle;
@@ -86,18 +87,9 @@ BEGIN
 		v_addr := NULL;
 		IF pass = 1 THEN
 			-- What is committed; a refusal ends here.
-			FOR r IN SELECT * FROM login_throttle t
+			OPEN c FOR SELECT * FROM login_throttle t
 				WHERE (t.email, t.addr) IN ((email_key, p_addr),
-					(email_key, ''), ('', p_addr))
-			LOOP
-				IF r.email = '' THEN
-					v_addr := r;
-				ELSIF r.addr = '' THEN
-					v_acct := r;
-				ELSE
-					v_pair := r;
-				END IF;
-			END LOOP;
+					(email_key, ''), ('', p_addr));
 		ELSE
 			PERFORM set_config('synchronous_commit', 'off', true);
 			INSERT INTO login_throttle (email, addr)
@@ -105,20 +97,23 @@ BEGIN
 				(email_key, ''), ('', p_addr)) AS k (e, a)
 			ORDER BY k.e, k.a
 			ON CONFLICT DO NOTHING;
-			FOR r IN SELECT * FROM login_throttle t
+			OPEN c FOR SELECT * FROM login_throttle t
 				WHERE (t.email, t.addr) IN ((email_key, p_addr),
 					(email_key, ''), ('', p_addr))
-				ORDER BY t.email, t.addr FOR UPDATE
-			LOOP
-				IF r.email = '' THEN
-					v_addr := r;
-				ELSIF r.addr = '' THEN
-					v_acct := r;
-				ELSE
-					v_pair := r;
-				END IF;
-			END LOOP;
+				ORDER BY t.email, t.addr FOR UPDATE;
 		END IF;
+		LOOP
+			FETCH c INTO r;
+			EXIT WHEN NOT FOUND;
+			IF r.email = '' THEN
+				v_addr := r;
+			ELSIF r.addr = '' THEN
+				v_acct := r;
+			ELSE
+				v_pair := r;
+			END IF;
+		END LOOP;
+		CLOSE c;
 		v_at := clock_timestamp();
 		wait := login_throttle_wait(v_pair, p_pair_free, p_pair_cap,
 			p_win, v_at);
