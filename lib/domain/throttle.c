@@ -1,6 +1,6 @@
 /*
  * throttle.c - login throttling: the rules, and their counters through
- * the functions of sql/007_login_throttle.sql.
+ * the functions of sql/009_login_throttle.sql.
  */
 #include "config.h"
 

@@ -1,6 +1,6 @@
 /*
  * throttle.h - login throttling: failed logins counted in PostgreSQL
- * (sql/007_login_throttle.sql), so that the limits hold across the
+ * (sql/009_login_throttle.sql), so that the limits hold across the
  * processes and hosts of one database (doc/auth.md "Login throttling").
  *
  * Three counters per attempt, each counting failures in a window of

@@ -1,4 +1,4 @@
--- 007_login_throttle: failed logins counted per e-mail and address, so
+-- 009_login_throttle: failed logins counted per e-mail and address, so
 -- that guessing passwords gets slow (doc/auth.md "Login throttling";
 -- the rules and their numbers are lib/domain/throttle.h's, passed in by
 -- the caller).
