@@ -315,6 +315,17 @@ special_float(const char *s, bool single, uint64_t *bits)
 	return true;
 }
 
+/* String o as a C string, or "" when it holds a NUL (the JSON form's
+ * strings may, as sample values; names and special floats never do, and
+ * must not be read short). */
+static const char *
+cstr(json_object *o)
+{
+	const char *s = json_object_get_string(o);
+
+	return strlen(s) == (size_t)json_object_get_string_len(o) ? s : "";
+}
+
 /* A float value (number or special string) as a double or a float. */
 static bool
 read_float(json_object *o, bool single, double *d, float *f)
@@ -327,7 +338,7 @@ read_float(json_object *o, bool single, double *d, float *f)
 	if (json_object_is_type(o, json_type_string)) {
 		uint32_t b32;
 
-		if (!special_float(json_object_get_string(o), single, &bits))
+		if (!special_float(cstr(o), single, &bits))
 			return false;
 		b32 = (uint32_t)bits;
 		if (single)
@@ -517,7 +528,7 @@ read_type(json_object *obj, enum sample_type *t, const char *where,
 
 	if (!json_object_object_get_ex(obj, "value_type", &o) ||
 	    !json_object_is_type(o, json_type_string) ||
-	    !sample_type_from_name(json_object_get_string(o), t))
+	    !sample_type_from_name(cstr(o), t))
 		return fail(err, "InvalidValueType",
 			    "%s: value_type is missing or not a type name",
 			    where);

@@ -483,6 +483,9 @@ static const struct {
 	{"{\"batch_seq\":1,\"streams\":[{\"stream_id\":0,"
 	 "\"samples\":[]}]}",
 	 "InvalidValueType", "missing value_type"},
+	{"{\"batch_seq\":1,\"streams\":[{\"stream_id\":0,"
+	 "\"value_type\":\"f64\\u0000x\",\"samples\":[]}]}",
+	 "InvalidValueType", "value_type f64 with a NUL after it"},
 	{"{\"batch_seq\":1,\"streams\":[{\"stream_id\":65536,"
 	 "\"value_type\":\"f32\",\"samples\":[]}]}",
 	 "InvalidInput", "stream_id 65536"},
@@ -498,6 +501,8 @@ static const struct {
 	const char *type, *samples, *kind, *name;
 } sample_texts[] = {
 	{"i8", "[0,-128],[0,127]", NULL, "i8 -128 and 127"},
+	{"f64", "[0,\"NaN\\u0000x\"]", "InvalidInput",
+	 "a special float with a NUL after it"},
 	{"i8", "[0,128]", "InvalidInput", "i8 128"},
 	{"i8", "[0,-129]", "InvalidInput", "i8 -129"},
 	{"i16", "[0,32768]", "InvalidInput", "i16 32768"},
