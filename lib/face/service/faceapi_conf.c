@@ -282,6 +282,9 @@ faceapi_conf_load(struct faceapi_conf *c, char *detail, size_t dlen)
 		bad = "FACE_API_URL_SECRET (32 characters or more)";
 	else if (!conf_int_i("FACE_API_URL_TTL", 300, 1, 604800, &c->url_ttl))
 		bad = "FACE_API_URL_TTL (1 to 604800 seconds)";
+	else if (!conf_int_i("FACE_API_WORKER_TIMEOUT", 60, 1, 3600,
+			     &c->worker_timeout))
+		bad = "FACE_API_WORKER_TIMEOUT (1 to 3600 seconds)";
 	else if (!map_s3())
 		bad = "FACE_API_S3_*";
 	if (bad != NULL) {

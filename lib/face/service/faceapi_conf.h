@@ -53,6 +53,7 @@ struct faceapi_conf {
 	char state_dir[FACEAPI_PATH_MAX]; /* FACE_API_STATE_DIR */
 	const char *url_secret; /* FACE_API_URL_SECRET (NULL: generated) */
 	int url_ttl;		/* FACE_API_URL_TTL, seconds */
+	int worker_timeout;	/* FACE_API_WORKER_TIMEOUT, seconds */
 };
 
 /*
