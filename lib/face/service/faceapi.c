@@ -34,9 +34,15 @@ basic_ok(const char *h)
 		colon = dec.failed ? NULL : strchr((char *)dec.p, ':');
 		if (colon != NULL) {
 			*colon = '\0';
-			/* Both compared, each in constant time. */
+			/* Both compared, each in constant time (a hash
+			 * takes its Argon2id time whatever the user). */
 			ok = auth_equal((char *)dec.p, c->admin_user);
-			ok = auth_equal(colon + 1, c->admin_password) && ok;
+			ok = (c->admin_hashed
+				      ? auth_password_verify(c->admin_password,
+							     colon + 1)
+				      : auth_equal(colon + 1,
+						   c->admin_password)) &&
+			     ok;
 		}
 	}
 	buf_free(&dec);

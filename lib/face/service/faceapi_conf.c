@@ -296,6 +296,21 @@ faceapi_conf_load(struct faceapi_conf *c, char *detail, size_t dlen)
 				   conf_str("XMHUB_DATABASE_URL", NULL));
 	c->admin_user = conf_str("FACE_API_ADMIN_USER", "admin");
 	c->admin_password = conf_str("FACE_API_ADMIN_PASSWORD", NULL);
+	/* A value in the form of a libargon2 hash is one: an $argon2i$ or
+	 * $argon2d$ hash taken for a clear password would lock the admin
+	 * out without a word. */
+	if (c->admin_password != NULL &&
+	    strncmp(c->admin_password, "$argon2", 7) == 0) {
+		if (strncmp(c->admin_password, FACEAPI_ARGON2ID,
+			    strlen(FACEAPI_ARGON2ID)) != 0) {
+			snprintf(detail, dlen,
+				 "bad setting FACE_API_ADMIN_PASSWORD (a "
+				 "hash must be %s...: xmhub hash-password)",
+				 FACEAPI_ARGON2ID);
+			return false;
+		}
+		c->admin_hashed = true;
+	}
 	if (c->storage && c->database_url == NULL) {
 		snprintf(detail, dlen,
 			 "FACE_API_STORAGE_ENABLED needs FACE_API_DATABASE_URL "
