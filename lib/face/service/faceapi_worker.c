@@ -505,11 +505,18 @@ faceapi_worker_detect(struct faceapi_worker *w, float conf, float nms,
 		      size_t cap, size_t *n, struct face_timings *t,
 		      char *detail, size_t dlen)
 {
-	struct wdetect a = {conf, nms, max_faces, cap, keep};
+	struct wdetect a;
 	struct wdetected d;
 	struct buf reply;
 	enum faceapi_worker_result r;
 
+	/* Padding included: no byte of this process's stack goes out. */
+	memset(&a, 0, sizeof(a));
+	a.conf = conf;
+	a.nms = nms;
+	a.max_faces = max_faces;
+	a.cap = cap;
+	a.keep = keep;
 	*n = 0;
 	buf_init(&reply, 0);
 	r = call(w, OP_DETECT, &a, sizeof(a), NULL, 0, w->timeout_ms, &reply,
