@@ -146,6 +146,8 @@ for my $i (0 .. $#models) {
 		push @base, $b;
 		push @vs, $h / $b;
 	}
+	printf STDERR "%s: this build / baseline per round: %s\n", $m,
+	    join(' ', map { sprintf '%.3f', $_ } @vs) if @vs;
 	my (undef, $rps) = wrk($f, 2);
 	push @rows, [$m, median(@http), $rps, @base ? median(@base) : undef,
 	    @vs ? median(@vs) : undef];

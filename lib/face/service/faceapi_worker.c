@@ -199,8 +199,10 @@ reap(struct faceapi_worker *w, int grace_ms, const char *why, char *detail,
 	w->pid = 0;
 }
 
+static const char why_timeout[] = "the image worker took too long";
+
 /* Sends (out) or receives n bytes by the deadline; false with a reason
- * in *why. */
+ * in *why (why_timeout when the deadline passed). */
 static bool
 io(struct faceapi_worker *w, bool out, void *p, size_t n, int64_t deadline,
    const char **why)
@@ -229,7 +231,7 @@ io(struct faceapi_worker *w, bool out, void *p, size_t n, int64_t deadline,
 			return false;
 		}
 		if ((left = deadline - mono_ms()) <= 0) {
-			*why = "the image worker took too long";
+			*why = why_timeout;
 			return false;
 		}
 		pfd.fd = w->fd;
@@ -258,7 +260,7 @@ call(struct faceapi_worker *w, enum op op, const void *a, size_t alen,
 	struct hdr h = {.code = op, .len = alen + blen};
 	int64_t deadline = mono_ms() + timeout_ms;
 	const char *why = "the image worker broke the protocol";
-	int grace = GRACE_MS;
+	size_t at = reply->len;
 
 	if (w->pid == 0) {
 		snprintf(detail, dlen, "no image worker is running");
@@ -279,14 +281,13 @@ call(struct faceapi_worker *w, enum op op, const void *a, size_t alen,
 	reply->len += (size_t)h.len;
 	if (h.code == ST_OK)
 		return FACEAPI_WORKER_OK;
-	copy_detail(detail, dlen, reply->p, reply->len);
+	copy_detail(detail, dlen, reply->p + at, (size_t)h.len);
+	reply->len = at;
 	return FACEAPI_WORKER_FAILED;
 lost:
 	/* A timeout is ours to end; a closed socket is the worker's end,
 	 * whose cause is worth waiting a moment for. */
-	if (strstr(why, "too long") != NULL)
-		grace = 0;
-	reap(w, grace, why, detail, dlen);
+	reap(w, why == why_timeout ? 0 : GRACE_MS, why, detail, dlen);
 	return FACEAPI_WORKER_LOST;
 }
 
