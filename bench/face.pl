@@ -21,6 +21,12 @@
 #   vs_base    median over the rounds of this build's http_ms divided by
 #              the baseline's of the same round
 #
+# and then BENCH_PAIRS (default 200) single requests to each, in pairs
+# whose order alternates, each timed by the client (whole request) and
+# by the service (profiling.total_ms, no HTTP): the medians of both
+# builds and the median of the per-pair ratios go to STDERR, closer
+# interleaving for a machine whose load changes by the second.
+#
 # BENCH_MODELS (names, blank-separated) limits the models measured.
 #
 # Runs from a build tree (make bench, or make bench-face): a throwaway
@@ -31,6 +37,7 @@ use warnings;
 use File::Temp qw(tempfile);
 use HTTP::Tiny;
 use JSON::PP;
+use Time::HiRes qw(time);
 use lib "$ENV{XMHUB_SRCDIR}/t/lib";
 use Xmhub::Face qw(photo model_names model_dir);
 use Xmhub::Test qw(run);
@@ -38,6 +45,7 @@ use Xmhub::Test qw(run);
 my $seconds = $ENV{BENCH_SECONDS} || 10;
 my $runs = $ENV{BENCH_RUNS} || 30;
 my $rounds = $ENV{BENCH_ROUNDS} || 3;
+my $pairs = $ENV{BENCH_PAIRS} || 200;
 my $base_build = $ENV{BENCH_BASELINE_BUILDDIR};
 my ($wrk) = grep { -x } map { "$_/wrk" } split(/:/, $ENV{PATH});
 $wrk or die "wrk not found: apt-get install wrk\n";
@@ -98,11 +106,15 @@ if ($base_build) {
 }
 my $http = HTTP::Tiny->new(timeout => 120, keep_alive => 0);
 
+# detect($stack): (client ms, the service's total_ms) of one request.
 sub detect {
 	my ($s) = @_;
+	my $t = time;
 	my $r = $http->request(POST => $s->url('/api/v1/detect'),
 		{headers => {'Content-Type' => $ct}, content => $body});
+	$t = (time - $t) * 1000;
 	die "detect: $r->{status} $r->{content}\n" if $r->{status} != 200;
+	return ($t, decode_json($r->{content})->{profiling}{total_ms});
 }
 
 # wrk($stack, $connections): (median latency in ms, requests/s) of
@@ -124,6 +136,30 @@ sub wrk {
 sub median {
 	my @v = sort { $a <=> $b } @_;
 	return @v % 2 ? $v[$#v / 2] : ($v[@v / 2 - 1] + $v[@v / 2]) / 2;
+}
+
+# pairs($model): BENCH_PAIRS requests to each build, in alternating
+# order; medians and the median per-pair ratio on STDERR.
+sub pairs {
+	my ($m) = @_;
+	my (%c, %t, @rc, @rt);
+	for my $i (1 .. $pairs) {
+		my %one;
+		for my $which ($i % 2 ? qw(new base) : qw(base new)) {
+			$one{$which} =
+			    [detect($which eq 'new' ? $f : $base)];
+		}
+		push @{$c{$_}}, $one{$_}[0] for qw(new base);
+		push @{$t{$_}}, $one{$_}[1] for qw(new base);
+		push @rc, $one{new}[0] / $one{base}[0];
+		push @rt, $one{new}[1] / $one{base}[1]
+		    if $one{base}[1] > 0;
+	}
+	printf STDERR "%s: %d pairs: client ms %.2f (this build) %.2f "
+	    . "(baseline), ratio %.3f; service total_ms %.2f %.2f, "
+	    . "ratio %.3f\n", $m, $pairs, median(@{$c{new}}),
+	    median(@{$c{base}}), median(@rc), median(@{$t{new}}),
+	    median(@{$t{base}}), median(@rt);
 }
 
 my @rows;
@@ -148,6 +184,7 @@ for my $i (0 .. $#models) {
 	}
 	printf STDERR "%s: this build / baseline per round: %s\n", $m,
 	    join(' ', map { sprintf '%.3f', $_ } @vs) if @vs;
+	pairs($m) if $base;
 	my (undef, $rps) = wrk($f, 2);
 	push @rows, [$m, median(@http), $rps, @base ? median(@base) : undef,
 	    @vs ? median(@vs) : undef];
