@@ -424,12 +424,6 @@ faceapi_worker_model(const struct faceapi_worker *w)
 	return &w->model;
 }
 
-pid_t
-faceapi_worker_pid(const struct faceapi_worker *w)
-{
-	return w->pid;
-}
-
 bool
 faceapi_worker_ready(struct faceapi_worker *w, char *detail, size_t dlen)
 {
@@ -905,88 +899,133 @@ close:
 	return NULL;
 }
 
+/*
+ * The steps: each true with its answer's body appended to out, or false
+ * with the reason in detail (DETAIL_MAX bytes).  b is the request's body.
+ */
+static bool
+step_decode(const struct wconfig *c, const struct buf *b,
+	    struct face_image **img, char *detail)
+{
+	face_image_free(*img);
+	*img = face_image_decode(b->p, b->len, c->max_pixels, detail,
+				 DETAIL_MAX);
+	return *img != NULL;
+}
+
+static bool
+step_detect(struct face_model *m, const struct buf *b, struct face_image **img,
+	    struct buf *out, char *detail)
+{
+	struct face_box *boxes = NULL;
+	struct wdetected r;
+	struct wdetect d;
+	size_t n = 0;
+	bool ok = false;
+
+	if (*img == NULL || b->len != sizeof(d)) {
+		snprintf(detail, DETAIL_MAX, "no image to detect faces in");
+		goto out;
+	}
+	memcpy(&d, b->p, sizeof(d));
+	if (d.cap == 0 || d.cap > BOXES_MAX ||
+	    (boxes = calloc((size_t)d.cap, sizeof(*boxes))) == NULL) {
+		snprintf(detail, DETAIL_MAX, "bad number of boxes");
+		goto out;
+	}
+	memset(&r, 0, sizeof(r));
+	if (!face_detect(m, *img, d.conf, d.nms, (size_t)d.max_faces, boxes,
+			 (size_t)d.cap, &n, &r.t, detail, DETAIL_MAX))
+		goto out;
+	r.n = n;
+	buf_append(out, &r, sizeof(r));
+	buf_append(out, boxes, n * sizeof(*boxes));
+	ok = !out->failed;
+	if (!ok)
+		snprintf(detail, DETAIL_MAX, "out of memory");
+out:
+	if (*img != NULL && (!ok || !d.keep)) {
+		face_image_free(*img);
+		*img = NULL;
+	}
+	free(boxes);
+	return ok;
+}
+
+static bool
+step_mask(const struct buf *b, struct face_image *img, char *detail)
+{
+	struct face_box *boxes = NULL;
+	struct wmask k;
+	bool ok = false;
+
+	if (img == NULL || b->len < sizeof(k)) {
+		snprintf(detail, DETAIL_MAX, "no image to mask");
+		goto out;
+	}
+	memcpy(&k, b->p, sizeof(k));
+	if (k.n > BOXES_MAX ||
+	    b->len != sizeof(k) + k.n * sizeof(struct face_box) ||
+	    (boxes = calloc((size_t)k.n + 1, sizeof(*boxes))) == NULL) {
+		snprintf(detail, DETAIL_MAX, "bad boxes");
+		goto out;
+	}
+	memcpy(boxes, b->p + sizeof(k), (size_t)k.n * sizeof(*boxes));
+	ok = face_mask(img, boxes, (size_t)k.n, (enum face_method)k.method,
+		       k.strength, k.padding, detail, DETAIL_MAX);
+out:
+	free(boxes);
+	return ok;
+}
+
+static bool
+step_encode(const struct buf *b, struct face_image **img, struct buf *out,
+	    char *detail)
+{
+	struct wencode e;
+	bool ok = false;
+
+	if (*img == NULL || b->len != sizeof(e)) {
+		snprintf(detail, DETAIL_MAX, "no image to encode");
+		goto out;
+	}
+	memcpy(&e, b->p, sizeof(e));
+	ok = face_image_encode(*img, (enum face_fmt)e.fmt, e.quality, out,
+			       detail, DETAIL_MAX);
+out:
+	face_image_free(*img);
+	*img = NULL;
+	return ok;
+}
+
 /* Serves one request of the parent (h and its body b); false when the
  * socket is gone. */
 static bool
 serve(struct face_model *m, const struct wconfig *c, const struct hdr *h,
       const struct buf *b, struct face_image **img)
 {
-	char detail[DETAIL_MAX] = "";
-	struct wdetect d;
-	struct wmask k;
-	struct wencode e;
-	struct wdetected r;
-	struct face_box *boxes = NULL;
+	char detail[DETAIL_MAX] = "unknown request";
 	struct buf out;
-	size_t n = 0;
-	bool ok;
+	bool done = false, sent;
 
+	buf_init(&out, 0);
 	switch (h->code) {
 	case OP_DECODE:
-		face_image_free(*img);
-		*img = face_image_decode(b->p, b->len, c->max_pixels, detail,
-					 sizeof(detail));
-		return *img != NULL ? answer(ST_OK, NULL, 0) : failed(detail);
+		done = step_decode(c, b, img, detail);
+		break;
 	case OP_DETECT:
-		if (*img == NULL || b->len != sizeof(d))
-			return failed("no image to detect faces in");
-		memcpy(&d, b->p, sizeof(d));
-		if (d.cap == 0 || d.cap > BOXES_MAX ||
-		    (boxes = calloc(d.cap, sizeof(*boxes))) == NULL)
-			return failed("bad number of boxes");
-		memset(&r, 0, sizeof(r));
-		ok = face_detect(m, *img, d.conf, d.nms, (size_t)d.max_faces,
-				 boxes, (size_t)d.cap, &n, &r.t, detail,
-				 sizeof(detail));
-		r.n = n;
-		if (!d.keep) {
-			face_image_free(*img);
-			*img = NULL;
-		}
-		if (ok) {
-			struct hdr a = {.code = ST_OK,
-					.len = sizeof(r) +
-					       r.n * sizeof(*boxes)};
-
-			ok = write_full(FACEAPI_WORKER_FD, &a, sizeof(a)) &&
-			     write_full(FACEAPI_WORKER_FD, &r, sizeof(r)) &&
-			     write_full(FACEAPI_WORKER_FD, boxes,
-					(size_t)r.n * sizeof(*boxes));
-		} else
-			ok = failed(detail);
-		free(boxes);
-		return ok;
+		done = step_detect(m, b, img, &out, detail);
+		break;
 	case OP_MASK:
-		if (*img == NULL || b->len < sizeof(k))
-			return failed("no image to mask");
-		memcpy(&k, b->p, sizeof(k));
-		if (k.n > BOXES_MAX ||
-		    b->len != sizeof(k) + k.n * sizeof(struct face_box))
-			return failed("bad boxes");
-		if ((boxes = calloc(k.n + 1, sizeof(*boxes))) == NULL)
-			return failed("out of memory");
-		memcpy(boxes, b->p + sizeof(k),
-		       (size_t)k.n * sizeof(struct face_box));
-		ok = face_mask(*img, boxes, (size_t)k.n,
-			       (enum face_method)k.method, k.strength,
-			       k.padding, detail, sizeof(detail));
-		free(boxes);
-		return ok ? answer(ST_OK, NULL, 0) : failed(detail);
+		done = step_mask(b, *img, detail);
+		break;
 	case OP_ENCODE:
-		if (*img == NULL || b->len != sizeof(e))
-			return failed("no image to encode");
-		memcpy(&e, b->p, sizeof(e));
-		buf_init(&out, 0);
-		ok = face_image_encode(*img, (enum face_fmt)e.fmt, e.quality,
-				       &out, detail, sizeof(detail));
-		face_image_free(*img);
-		*img = NULL;
-		ok = ok ? answer(ST_OK, out.p, out.len) : failed(detail);
-		buf_free(&out);
-		return ok;
-	default:
-		return failed("unknown request");
+		done = step_encode(b, img, &out, detail);
+		break;
 	}
+	sent = done ? answer(ST_OK, out.p, out.len) : failed(detail);
+	buf_free(&out);
+	return sent;
 }
 
 int

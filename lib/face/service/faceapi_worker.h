@@ -26,7 +26,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #include "codec/buf.h"
 #include "face/face.h"
@@ -79,9 +78,6 @@ faceapi_worker_model(const struct faceapi_worker *w);
  * detail when there is none; a restart's failure is also logged.
  */
 bool faceapi_worker_ready(struct faceapi_worker *w, char *detail, size_t dlen);
-
-/* The running worker's process id (0: none). */
-pid_t faceapi_worker_pid(const struct faceapi_worker *w);
 
 /*
  * Has the worker decode data[0..len) (face_image_decode with c's
