@@ -10,7 +10,7 @@ use warnings;
 no warnings 'portable'; # 64-bit addresses of /proc/PID/maps
 use File::Temp qw(tempfile);
 use HTTP::Tiny;
-use POSIX qw(WNOHANG);
+use POSIX ();
 use Test::More;
 use Time::HiRes qw(sleep time);
 use Xmhub::Face qw(photo model_names slurp);
