@@ -12,6 +12,23 @@
 #              against FACE_API_MAX_CONCURRENT_INFERENCE=2, next to
 #              1000 / shim_ms, one detector's sequential rate
 #
+# With BENCH_BASELINE_BUILDDIR (another build tree, e.g. of the commit
+# before a change), a second stack runs that build beside this one and
+# the two are measured in turns, BENCH_ROUNDS (default 3) rounds of
+# BENCH_SECONDS each, so that both see the same machine:
+#
+#   base_ms    the baseline's http_ms (median of its rounds)
+#   vs_base    median over the rounds of this build's http_ms divided by
+#              the baseline's of the same round
+#
+# and then BENCH_PAIRS (default 200) single requests to each, in pairs
+# whose order alternates, each timed by the client (whole request) and
+# by the service (profiling.total_ms, no HTTP): the medians of both
+# builds and the median of the per-pair ratios go to STDERR, closer
+# interleaving for a machine whose load changes by the second.
+#
+# BENCH_MODELS (names, blank-separated) limits the models measured.
+#
 # Runs from a build tree (make bench, or make bench-face): a throwaway
 # stack (t/lib/Xmhub/Stack.pm) and wrk on loopback.  The image is
 # grace_hopper.jpg (python-matplotlib-data), as face-shim's default.
@@ -20,15 +37,23 @@ use warnings;
 use File::Temp qw(tempfile);
 use HTTP::Tiny;
 use JSON::PP;
+use Time::HiRes qw(time);
 use lib "$ENV{XMHUB_SRCDIR}/t/lib";
 use Xmhub::Face qw(photo model_names model_dir);
 use Xmhub::Test qw(run);
 
 my $seconds = $ENV{BENCH_SECONDS} || 10;
 my $runs = $ENV{BENCH_RUNS} || 30;
+my $rounds = $ENV{BENCH_ROUNDS} || 3;
+my $pairs = $ENV{BENCH_PAIRS} || 200;
+my $base_build = $ENV{BENCH_BASELINE_BUILDDIR};
 my ($wrk) = grep { -x } map { "$_/wrk" } split(/:/, $ENV{PATH});
 $wrk or die "wrk not found: apt-get install wrk\n";
 my @models = model_names();
+if ($ENV{BENCH_MODELS}) {
+	my %want = map { $_ => 1 } split ' ', $ENV{BENCH_MODELS};
+	@models = grep { $want{$_} } @models;
+}
 @models or die 'no face model in ' . model_dir() . "\n";
 
 my %licence = (
@@ -74,21 +99,31 @@ close $sfh;
 my %env = (FACE_API_RATE_LIMIT_DETECT => '1000000/minute',
 	FACE_API_MAX_CONCURRENT_INFERENCE => 2);
 my $f = Xmhub::Face->start(env => {%env, FACE_API_MODEL => $models[0]});
+my $base;
+if ($base_build) {
+	local $ENV{XMHUB_BUILDDIR} = $base_build;
+	$base = Xmhub::Face->start(env => {%env, FACE_API_MODEL => $models[0]});
+}
 my $http = HTTP::Tiny->new(timeout => 120, keep_alive => 0);
 
+# detect($stack): (client ms, the service's total_ms) of one request.
 sub detect {
-	my $r = $http->request(POST => $f->url('/api/v1/detect'),
+	my ($s) = @_;
+	my $t = time;
+	my $r = $http->request(POST => $s->url('/api/v1/detect'),
 		{headers => {'Content-Type' => $ct}, content => $body});
+	$t = (time - $t) * 1000;
 	die "detect: $r->{status} $r->{content}\n" if $r->{status} != 200;
+	return ($t, decode_json($r->{content})->{profiling}{total_ms});
 }
 
-# wrk($connections): (median latency in ms, requests/s) of
+# wrk($stack, $connections): (median latency in ms, requests/s) of
 # BENCH_SECONDS of detect requests from that many connections.
 sub wrk {
-	my ($c) = @_;
+	my ($s, $c) = @_;
 	my ($st, $out, $err) = run([$wrk, '-t', $c, '-c', $c, '-d',
 		"${seconds}s", '--latency', '-s', $script,
-		$f->url('/api/v1/detect')]);
+		$s->url('/api/v1/detect')]);
 	die "wrk: $err" if $st != 0;
 	my ($non2xx) = $out =~ /Non-2xx or 3xx responses: (\d+)/;
 	warn "wrk: $non2xx answers were not 200\n" if $non2xx;
@@ -98,23 +133,71 @@ sub wrk {
 	return ($v * {us => 0.001, ms => 1, s => 1000}->{$unit}, $rps // 0);
 }
 
+sub median {
+	my @v = sort { $a <=> $b } @_;
+	return @v % 2 ? $v[$#v / 2] : ($v[@v / 2 - 1] + $v[@v / 2]) / 2;
+}
+
+# pairs($model): BENCH_PAIRS requests to each build, in alternating
+# order; medians and the median per-pair ratio on STDERR.
+sub pairs {
+	my ($m) = @_;
+	my (%c, %t, @rc, @rt);
+	for my $i (1 .. $pairs) {
+		my %one;
+		for my $which ($i % 2 ? qw(new base) : qw(base new)) {
+			$one{$which} =
+			    [detect($which eq 'new' ? $f : $base)];
+		}
+		push @{$c{$_}}, $one{$_}[0] for qw(new base);
+		push @{$t{$_}}, $one{$_}[1] for qw(new base);
+		push @rc, $one{new}[0] / $one{base}[0];
+		push @rt, $one{new}[1] / $one{base}[1]
+		    if $one{base}[1] > 0;
+	}
+	printf STDERR "%s: %d pairs: client ms %.2f (this build) %.2f "
+	    . "(baseline), ratio %.3f; service total_ms %.2f %.2f, "
+	    . "ratio %.3f\n", $m, $pairs, median(@{$c{new}}),
+	    median(@{$c{base}}), median(@rc), median(@{$t{new}}),
+	    median(@{$t{base}}), median(@rt);
+}
+
 my @rows;
 for my $i (0 .. $#models) {
 	my $m = $models[$i];
-	$f->restart(FACE_API_MODEL => $m) if $i > 0;
+	my @stacks = grep { defined } $f, $base;
+	if ($i > 0) {
+		$_->restart(FACE_API_MODEL => $m) for @stacks;
+	}
 	# Every FastCGI process warms its network up on its first request.
-	detect() for 1 .. 24;
-	my ($http_ms) = wrk(1);
-	my (undef, $rps) = wrk(2);
-	push @rows, [$m, $http_ms, $rps];
+	for my $s (@stacks) {
+		detect($s) for 1 .. 24;
+	}
+	my (@http, @base, @vs);
+	for my $round (1 .. ($base ? $rounds : 1)) {
+		my ($h) = wrk($f, 1);
+		push @http, $h;
+		next if !$base;
+		my ($b) = wrk($base, 1);
+		push @base, $b;
+		push @vs, $h / $b;
+	}
+	printf STDERR "%s: this build / baseline per round: %s\n", $m,
+	    join(' ', map { sprintf '%.3f', $_ } @vs) if @vs;
+	pairs($m) if $base;
+	my (undef, $rps) = wrk($f, 2);
+	push @rows, [$m, median(@http), $rps, @base ? median(@base) : undef,
+	    @vs ? median(@vs) : undef];
 }
 shim();
-printf "%-11s %9s %9s %6s %8s %10s  %s\n", 'model', 'shim_ms', 'http_ms',
-    'ratio', 'req/s', '1000/shim', 'licence';
+printf "%-11s %9s %9s %6s %8s %10s%s  %s\n", 'model', 'shim_ms', 'http_ms',
+    'ratio', 'req/s', '1000/shim', $base ? '   base_ms vs_base' : '',
+    'licence';
 for my $row (@rows) {
-	my ($m, $http_ms, $rps) = @$row;
+	my ($m, $http_ms, $rps, $base_ms, $vs) = @$row;
 	my $s = $shim{$m} // 0;
-	printf "%-11s %9.2f %9.2f %6.3f %8.2f %10.2f  %s\n", $m, $s, $http_ms,
+	printf "%-11s %9.2f %9.2f %6.3f %8.2f %10.2f%s  %s\n", $m, $s, $http_ms,
 	    $s > 0 ? $http_ms / $s : 0, $rps, $s > 0 ? 1000 / $s : 0,
+	    $base ? sprintf(' %9.2f %7.3f', $base_ms, $vs) : '',
 	    $licence{$m} // '?';
 }

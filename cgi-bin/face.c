@@ -1,11 +1,16 @@
 /*
  * face - FastCGI program of the face service's public endpoints
- * (spec 3): /health, /api/v1/detect, /api/v1/mask.
+ * (spec 3): /health, /api/v1/detect, /api/v1/mask.  Run with
+ * FACEAPI_WORKER_ARG it is the image worker each of its processes starts
+ * (lib/face/service/faceapi_worker.h).
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "face/service/faceapi.h"
 #include "face/service/faceapi_run.h"
+#include "face/service/faceapi_worker.h"
 
 static const struct route routes[] = {
 	{"GET", "/health", ROUTE_PUBLIC, 0, NULL, faceapi_health},
@@ -14,8 +19,10 @@ static const struct route routes[] = {
 };
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], FACEAPI_WORKER_ARG) == 0)
+		return faceapi_worker_main();
 	return faceapi_main("face", FACEAPI_PUBLIC, routes,
 			    sizeof(routes) / sizeof(routes[0]));
 }

@@ -17,6 +17,7 @@
 
 #include "api/apikeys.h"
 #include "codec/buf.h"
+#include "core/auth.h"
 #include "core/conf.h"
 #include "core/db.h"
 #include "api/facilities.h"
@@ -50,6 +51,7 @@ static int cmd_user_create(int, char *[]);
 static int cmd_user_unthrottle(int, char *[]);
 static int cmd_facility_create(int, char *[]);
 static int cmd_api_key_create(int, char *[]);
+static int cmd_hash_password(int, char *[]);
 
 static const struct cmd cmds[] = {
 	{"xmbp", "decode", "[FILE|-]", cmd_xmbp_decode, NULL},
@@ -68,6 +70,8 @@ static const struct cmd cmds[] = {
 	{"api-key", "create",
 	 "--facility ID --name N [--scopes upload,ingest] [--expires-at T]",
 	 NULL, cmd_api_key_create},
+	{"hash-password", NULL, "< PASSWORD (one line on standard input)", NULL,
+	 cmd_hash_password},
 };
 
 /* One --option of a tool: a flag, or followed by its value. */
@@ -289,6 +293,37 @@ read_password(const char *given, char *buf, size_t len)
 	n = strcspn(buf, "\r\n");
 	buf[n] = '\0';
 	return buf;
+}
+
+/*
+ * Prints the Argon2id hash (libargon2 encoded form) of the password on
+ * standard input's first line, e.g. for FACE_API_ADMIN_PASSWORD.
+ */
+static int
+cmd_hash_password(int argc, char *argv[])
+{
+	char pw[AUTH_PASSWORD_MAX + 2], hash[AUTH_HASH_MAX];
+	int rc = 1;
+
+	(void)argv;
+	if (argc != 0)
+		return 2;
+	if (read_password("-", pw, sizeof(pw)) == NULL || pw[0] == '\0') {
+		fprintf(stderr, "hash-password: no password on standard "
+				"input\n");
+		goto out;
+	}
+	if (!auth_password_hash(pw, hash)) {
+		fprintf(stderr,
+			"hash-password: cannot hash it (longer than "
+			"%d bytes?)\n",
+			AUTH_PASSWORD_MAX);
+		goto out;
+	}
+	printf("%s\n", hash);
+	rc = fflush(stdout) == 0 ? 0 : 1;
+out:
+	return rc;
 }
 
 static int

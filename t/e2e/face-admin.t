@@ -12,6 +12,7 @@ use MIME::Base64 qw(encode_base64);
 use Test::More;
 use Xmhub::Face qw(photo);
 use Xmhub::S3;
+use Xmhub::Test qw(run);
 
 my $pw = 'admin-pw-' . $$;
 my $secret = 'face-url-secret-for-the-tests-' . ('x' x 16);
@@ -298,7 +299,26 @@ $f->restart(map { ($_ => undef) } qw(FACE_API_S3_ENDPOINT FACE_API_S3_BUCKET
 	FACE_API_S3_ACCESS_KEY FACE_API_S3_SECRET_KEY FACE_API_S3_REGION
 	FACE_API_S3_PUBLIC_ENDPOINT));
 
-# --- lockout (last: it locks this test's address out) ---
+# --- the password as an Argon2id hash (xmhub hash-password) ---
+my ($hst, $hash, $herr) = run([$ENV{XMHUB_BIN}, 'hash-password'], "$pw\n");
+is($hst, 0, 'xmhub hash-password') or diag $herr;
+chomp $hash;
+like($hash, qr/^\$argon2id\$v=19\$m=\d+,t=\d+,p=\d+\$[^\$]+\$[^\$]+$/,
+    'it prints the libargon2 encoded form');
+unlike($hash, qr/\Q$pw\E/, 'without the password');
+$f->restart(FACE_API_ADMIN_PASSWORD => $hash);
+is(get('/api/v1/admin/stats')->{status}, 200,
+    'hash configured: the right password is accepted');
+is(get('/api/v1/admin/stats', basic("admin:$pw-"))->{status}, 401,
+    'a wrong one is refused');
+is(get('/api/v1/admin/stats', basic("admin:$hash"))->{status}, 401,
+    'the hash itself is no password');
+is(get('/api/v1/admin/stats', basic("root:$pw"))->{status}, 401,
+    'a wrong user is refused');
+is(get('/api/v1/admin/stats')->{status}, 200,
+    'a success resets the count of failures');
+
+# --- lockout, with the hash (last: it locks this test's address out) ---
 for my $n (1 .. 10) {
 	$r = get('/api/v1/admin/stats', basic("admin:wrong$n"));
 	is($r->{status}, 401, "failure $n: 401");

@@ -1,20 +1,29 @@
 /*
  * t/unit/faceapi.c - unit tests of the face service's settings parsers
  * (lib/face/service/faceapi_conf) and of its limits shared between processes
- * (lib/face/service/faceapi_limits): slots held across processes and released when a
- * process dies, the rate limits and the login lockout.  Other processes
- * are forked children that report through their exit status.
+ * (lib/face/service/faceapi_limits): slots held across processes and released
+ * when a process dies, the rate limits and the login lockout; and the image
+ * worker's sandbox (lib/face/service/faceapi_worker): what it forbids and
+ * what it leaves.  Other processes are forked children that report
+ * through their exit status or a pipe.
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "face/service/faceapi_conf.h"
 #include "face/service/faceapi_limits.h"
+#include "face/service/faceapi_worker.h"
 #include "tap.h"
 
 static char dir[64];
@@ -129,6 +138,27 @@ test_conf(void)
 	ok(!faceapi_conf_load(&c, detail, sizeof(detail)),
 	   "keys without storage refused: %s", detail);
 	unsetenv("FACE_API_API_KEY_ENABLED");
+	setenv("FACE_API_ADMIN_PASSWORD", "plain$argon2id$", 1);
+	ok(faceapi_conf_load(&c, detail, sizeof(detail)) && !c.admin_hashed,
+	   "a clear admin password is one");
+	setenv("FACE_API_ADMIN_PASSWORD",
+	       "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaA", 1);
+	ok(faceapi_conf_load(&c, detail, sizeof(detail)) && c.admin_hashed,
+	   "an $argon2id$ admin password is a hash");
+	setenv("FACE_API_ADMIN_PASSWORD",
+	       "$argon2i$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaA", 1);
+	ok(!faceapi_conf_load(&c, detail, sizeof(detail)) &&
+		   strstr(detail, "FACE_API_ADMIN_PASSWORD") != NULL,
+	   "another Argon2 variant refused: %s", detail);
+	unsetenv("FACE_API_ADMIN_PASSWORD");
+	setenv("FACE_API_WORKER_TIMEOUT", "0", 1);
+	ok(!faceapi_conf_load(&c, detail, sizeof(detail)) &&
+		   strstr(detail, "FACE_API_WORKER_TIMEOUT") != NULL,
+	   "a worker timeout of 0 refused");
+	unsetenv("FACE_API_WORKER_TIMEOUT");
+	ok(faceapi_conf_load(&c, detail, sizeof(detail)) &&
+		   c.worker_timeout == 60,
+	   "worker timeout 60 s by default");
 	setenv("FACE_API_STATE_DIR", "relative", 1);
 	ok(!faceapi_conf_load(&c, detail, sizeof(detail)),
 	   "a relative state directory refused");
@@ -274,6 +304,94 @@ test_lockout(struct faceapi_limits *l)
 	   "a success resets the count of consecutive failures");
 }
 
+static void *
+thread_fn(void *arg)
+{
+	*(int *)arg = 42;
+	return NULL;
+}
+
+/* What the sandboxed child tries, in order; '1' in its report when it
+ * went as the sandbox means. */
+static const char *const sandbox_checks[] = {
+	"the sandbox is set up",
+	"open() of a file fails with EPERM",
+	"socket() fails with EPERM (so no connect)",
+	"fork() fails",
+	"execve() fails",
+	"kill() of the parent fails",
+	"raising RLIMIT_NOFILE fails",
+	"RLIMIT_NOFILE reads back as FACEAPI_WORKER_NOFILE",
+	"a thread runs (OpenCV's pool)",
+	"64 MiB can be allocated and used",
+};
+#define NCHECKS (sizeof(sandbox_checks) / sizeof(*sandbox_checks))
+
+/* The child: sandboxes itself, tries each check, writes the report. */
+static void
+sandbox_child(int out)
+{
+	char r[NCHECKS], detail[256];
+	struct rlimit rl = {64, 64};
+	char *const argv[] = {"/bin/true", NULL};
+	pthread_t th;
+	int v = 0, i = 0;
+	char *p;
+
+	memset(r, '0', sizeof(r));
+	r[i++] = faceapi_worker_sandbox(1ULL << 30, detail, sizeof(detail))
+			 ? '1'
+			 : '0';
+	r[i++] =
+		open("/etc/passwd", O_RDONLY) < 0 && errno == EPERM ? '1' : '0';
+	r[i++] = socket(AF_INET, SOCK_STREAM, 0) < 0 && errno == EPERM ? '1'
+								       : '0';
+	r[i++] = fork() < 0 ? '1' : '0';
+	r[i++] = execve(argv[0], argv, argv + 1) < 0 ? '1' : '0';
+	r[i++] = kill(getppid(), 0) < 0 ? '1' : '0';
+	r[i++] = setrlimit(RLIMIT_NOFILE, &rl) < 0 ? '1' : '0';
+	r[i++] = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+				 rl.rlim_cur == FACEAPI_WORKER_NOFILE
+			 ? '1'
+			 : '0';
+	r[i++] = pthread_create(&th, NULL, thread_fn, &v) == 0 &&
+				 pthread_join(th, NULL) == 0 && v == 42
+			 ? '1'
+			 : '0';
+	p = malloc(64 << 20);
+	if (p != NULL)
+		memset(p, 1, 64 << 20);
+	r[i++] = p != NULL && p[(64 << 20) - 1] == 1 ? '1' : '0';
+	free(p);
+	_exit(write(out, r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 1);
+}
+
+static void
+test_sandbox(void)
+{
+	char r[NCHECKS];
+	int fds[2], status;
+	ssize_t n = 0;
+	pid_t pid;
+
+	if (!ok(pipe(fds) == 0, "pipe"))
+		return;
+	if ((pid = fork()) == 0) {
+		close(fds[0]);
+		sandbox_child(fds[1]);
+	}
+	close(fds[1]);
+	memset(r, '0', sizeof(r));
+	if (pid > 0)
+		n = read(fds[0], r, sizeof(r));
+	close(fds[0]);
+	ok(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		   WEXITSTATUS(status) == 0 && n == (ssize_t)sizeof(r),
+	   "the sandboxed child reports and exits");
+	for (size_t i = 0; i < NCHECKS; i++)
+		ok(r[i] == '1', "sandbox: %s", sandbox_checks[i]);
+}
+
 int
 main(void)
 {
@@ -283,6 +401,7 @@ main(void)
 	snprintf(dir, sizeof(dir), "/tmp/faceapi-t-%ld", (long)getpid());
 	test_parsers();
 	test_conf();
+	test_sandbox();
 	l = faceapi_limits_open(dir, 2, 1, detail, sizeof(detail));
 	if (!ok(l != NULL, "state files made in %s", dir))
 		return tap_done();

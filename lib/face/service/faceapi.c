@@ -34,9 +34,15 @@ basic_ok(const char *h)
 		colon = dec.failed ? NULL : strchr((char *)dec.p, ':');
 		if (colon != NULL) {
 			*colon = '\0';
-			/* Both compared, each in constant time. */
+			/* Both compared, each in constant time (a hash
+			 * takes its Argon2id time whatever the user). */
 			ok = auth_equal((char *)dec.p, c->admin_user);
-			ok = auth_equal(colon + 1, c->admin_password) && ok;
+			ok = (c->admin_hashed
+				      ? auth_password_verify(c->admin_password,
+							     colon + 1)
+				      : auth_equal(colon + 1,
+						   c->admin_password)) &&
+			     ok;
 		}
 	}
 	buf_free(&dec);
@@ -92,7 +98,11 @@ dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
 	r->fn(ctx);
 }
 
-/* Settings, state files, storage and (public program) the model. */
+/*
+ * Settings, (public program) the image worker, state files and storage.
+ * The worker is started before the database connection and the store
+ * exist, and exec'd with none of the settings (faceapi_worker.h).
+ */
 static bool
 start(const char *name, enum faceapi_program prog)
 {
@@ -100,28 +110,33 @@ start(const char *name, enum faceapi_program prog)
 	char detail[512];
 
 	if (!conf_init(detail, sizeof(detail)) ||
-	    !faceapi_conf_load(c, detail, sizeof(detail)) ||
-	    (faceapi.limits = faceapi_limits_open(c->state_dir, c->max_requests,
+	    !faceapi_conf_load(c, detail, sizeof(detail)))
+		goto fail;
+	if (prog == FACEAPI_PUBLIC) {
+		faceapi.worker = faceapi_worker_open(c, faceapi.model_note,
+						     sizeof(faceapi.model_note),
+						     detail, sizeof(detail));
+		if (faceapi.worker == NULL) {
+			snprintf(detail, sizeof(detail), "out of memory");
+			goto fail;
+		}
+		if (!faceapi_worker_model(faceapi.worker)->loaded)
+			fprintf(stderr,
+				"%s: no face detection model loaded from %s: "
+				"%s; detect and mask answer 503\n",
+				name, c->model_dir, detail);
+		else if (faceapi.model_note[0] != '\0')
+			fprintf(stderr, "%s: %s\n", name, faceapi.model_note);
+	}
+	if ((faceapi.limits = faceapi_limits_open(c->state_dir, c->max_requests,
 						  c->max_inference, detail,
 						  sizeof(detail))) == NULL ||
-	    !faceapi_store_open(&faceapi, detail, sizeof(detail))) {
-		fprintf(stderr, "%s: %s\n", name, detail);
-		return false;
-	}
-	if (prog != FACEAPI_PUBLIC)
-		return true;
-	faceapi.model =
-		face_model_open(c->model_dir, c->model, c->det_size, c->threads,
-				faceapi.model_note, sizeof(faceapi.model_note),
-				detail, sizeof(detail));
-	if (faceapi.model == NULL)
-		fprintf(stderr,
-			"%s: no face detection model loaded from %s: %s; "
-			"detect and mask answer 503\n",
-			name, c->model_dir, detail);
-	else if (faceapi.model_note[0] != '\0')
-		fprintf(stderr, "%s: %s\n", name, faceapi.model_note);
+	    !faceapi_store_open(&faceapi, detail, sizeof(detail)))
+		goto fail;
 	return true;
+fail:
+	fprintf(stderr, "%s: %s\n", name, detail);
+	return false;
 }
 
 int
@@ -154,7 +169,7 @@ faceapi_main(const char *name, enum faceapi_program prog,
 	}
 	status = 0;
 out:
-	face_model_close(faceapi.model);
+	faceapi_worker_close(faceapi.worker);
 	faceapi_store_close(&faceapi);
 	faceapi_limits_close(faceapi.limits);
 	return status;

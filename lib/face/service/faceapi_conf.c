@@ -282,6 +282,9 @@ faceapi_conf_load(struct faceapi_conf *c, char *detail, size_t dlen)
 		bad = "FACE_API_URL_SECRET (32 characters or more)";
 	else if (!conf_int_i("FACE_API_URL_TTL", 300, 1, 604800, &c->url_ttl))
 		bad = "FACE_API_URL_TTL (1 to 604800 seconds)";
+	else if (!conf_int_i("FACE_API_WORKER_TIMEOUT", 60, 1, 3600,
+			     &c->worker_timeout))
+		bad = "FACE_API_WORKER_TIMEOUT (1 to 3600 seconds)";
 	else if (!map_s3())
 		bad = "FACE_API_S3_*";
 	if (bad != NULL) {
@@ -293,6 +296,21 @@ faceapi_conf_load(struct faceapi_conf *c, char *detail, size_t dlen)
 				   conf_str("XMHUB_DATABASE_URL", NULL));
 	c->admin_user = conf_str("FACE_API_ADMIN_USER", "admin");
 	c->admin_password = conf_str("FACE_API_ADMIN_PASSWORD", NULL);
+	/* A value in the form of a libargon2 hash is one: an $argon2i$ or
+	 * $argon2d$ hash taken for a clear password would lock the admin
+	 * out without a word. */
+	if (c->admin_password != NULL &&
+	    strncmp(c->admin_password, "$argon2", 7) == 0) {
+		if (strncmp(c->admin_password, FACEAPI_ARGON2ID,
+			    strlen(FACEAPI_ARGON2ID)) != 0) {
+			snprintf(detail, dlen,
+				 "bad setting FACE_API_ADMIN_PASSWORD (a "
+				 "hash must be %s...: xmhub hash-password)",
+				 FACEAPI_ARGON2ID);
+			return false;
+		}
+		c->admin_hashed = true;
+	}
 	if (c->storage && c->database_url == NULL) {
 		snprintf(detail, dlen,
 			 "FACE_API_STORAGE_ENABLED needs FACE_API_DATABASE_URL "

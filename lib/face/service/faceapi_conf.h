@@ -20,6 +20,7 @@
 #define FACEAPI_ORIGIN_LEN 256 /* bytes of one origin */
 #define FACEAPI_SECRET_MIN 32  /* characters of FACE_API_URL_SECRET */
 #define FACEAPI_PATH_MAX 1024  /* bytes of a directory setting */
+#define FACEAPI_ARGON2ID "$argon2id$v=19$m=" /* a hashed admin password */
 
 /* A rate limit "N/unit": limit requests per period_s seconds. */
 struct faceapi_rate {
@@ -48,11 +49,13 @@ struct faceapi_conf {
 	const char *database_url;	 /* FACE_API_DATABASE_URL or XMHUB_'s */
 	const char *admin_user;		 /* FACE_API_ADMIN_USER ("admin") */
 	const char *admin_password; /* FACE_API_ADMIN_PASSWORD (NULL: none) */
+	bool admin_hashed;	    /* it is an Argon2id hash ($argon2id$...) */
 	char origins[FACEAPI_ORIGINS_MAX][FACEAPI_ORIGIN_LEN];
 	size_t norigins; /* FACE_API_CORS_ORIGINS ("*" allowed) */
 	char state_dir[FACEAPI_PATH_MAX]; /* FACE_API_STATE_DIR */
 	const char *url_secret; /* FACE_API_URL_SECRET (NULL: generated) */
 	int url_ttl;		/* FACE_API_URL_TTL, seconds */
+	int worker_timeout;	/* FACE_API_WORKER_TIMEOUT, seconds */
 };
 
 /*

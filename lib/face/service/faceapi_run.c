@@ -18,28 +18,27 @@
 void
 faceapi_health(struct app_ctx *ctx)
 {
+	const struct faceapi_worker_model *m =
+		faceapi_worker_model(faceapi.worker);
 	json_object *o = json_object_new_object(), *size;
-	int det = faceapi.model ? face_model_det_size(faceapi.model)
-				: faceapi.conf.det_size;
+	int det = m->loaded ? m->det_size : faceapi.conf.det_size;
 
 	json_object_object_add(
 		o, "status",
-		json_object_new_string(faceapi.model ? "ok" : "degraded"));
+		json_object_new_string(m->loaded ? "ok" : "degraded"));
 	json_object_object_add(
 		o, "model",
-		json_object_new_string(faceapi.model
-					       ? face_model_name(faceapi.model)
-					       : faceapi.conf.model));
+		json_object_new_string(m->loaded ? m->name
+						 : faceapi.conf.model));
 	json_object_object_add(o, "model_loaded",
-			       json_object_new_boolean(faceapi.model != NULL));
+			       json_object_new_boolean(m->loaded));
 	size = json_object_new_array();
 	json_object_array_add(size, json_object_new_int(det));
 	json_object_array_add(size, json_object_new_int(det));
 	json_object_object_add(o, "input_size", size);
 	json_object_object_add(
 		o, "supports_landmarks",
-		json_object_new_boolean(faceapi.model != NULL &&
-					face_model_landmarks(faceapi.model)));
+		json_object_new_boolean(m->loaded && m->landmarks));
 	json_object_object_add(o, "storage_enabled",
 			       json_object_new_boolean(faceapi.conf.storage));
 	http_json(ctx->resp, 200, o);
@@ -50,7 +49,6 @@ struct run {
 	struct faceapi_upload up;
 	struct faceapi_params p;
 	struct faceapi_result r;
-	struct face_image *img;
 	struct face_box *boxes;
 	struct buf out;
 	char key_id[37];
@@ -62,6 +60,7 @@ static bool
 admit(struct app_ctx *ctx, const char *kind, const struct faceapi_rate *rate,
       struct run *run)
 {
+	char detail[256];
 	int retry = 1;
 
 	if (!faceapi_rate_allow(faceapi.limits, kind, faceapi_client_ip(ctx),
@@ -81,11 +80,36 @@ admit(struct app_ctx *ctx, const char *kind, const struct faceapi_rate *rate,
 			   "too many concurrent requests; retry shortly");
 		return false;
 	}
-	if (faceapi.model == NULL) {
+	if (!faceapi_worker_ready(faceapi.worker, detail, sizeof(detail))) {
 		http_error(ctx->resp, 503, "no face detection model is loaded");
 		return false;
 	}
 	return true;
+}
+
+/*
+ * The answer to a step the worker did not do: status with what and the
+ * worker's reason when the step failed on this image (decoding: 400, the
+ * reason is the client's to know; other steps: 500, logged); 500 when
+ * the worker was lost (it is logged and replaced at the next request).
+ * Returns false.
+ */
+static bool
+worker_failed(struct app_ctx *ctx, enum faceapi_worker_result wr, int status,
+	      const char *what, const char *detail)
+{
+	if (wr == FACEAPI_WORKER_LOST)
+		http_error(ctx->resp, 500,
+			   "%s: the image worker was lost (%s); the next "
+			   "request gets a new one",
+			   what, detail);
+	else if (status == 400)
+		http_error(ctx->resp, 400, "%s: %s", what, detail);
+	else {
+		fprintf(stderr, "face: %s: %s\n", what, detail);
+		http_error(ctx->resp, status, "%s", what);
+	}
+	return false;
 }
 
 /*
@@ -97,11 +121,12 @@ static bool
 detect(struct app_ctx *ctx, bool mask, struct run *run)
 {
 	const struct faceapi_conf *c = &faceapi.conf;
+	const struct faceapi_worker_model *m;
 	struct faceapi_result *r = &run->r;
+	enum faceapi_worker_result wr;
 	char detail[256];
 	size_t cap;
 	int64_t t;
-	bool ok;
 
 	if (!faceapi_upload_read(ctx->req, (size_t)c->max_bytes, &run->up,
 				 ctx->resp) ||
@@ -135,15 +160,12 @@ detect(struct app_ctx *ctx, bool mask, struct run *run)
 		return false;
 	}
 	t = faceapi_now_us();
-	run->img = face_image_decode(run->up.image.p, run->up.image.len,
-				     (uint64_t)c->max_pixels, detail,
-				     sizeof(detail));
+	wr = faceapi_worker_decode(faceapi.worker, run->up.image.p,
+				   run->up.image.len, detail, sizeof(detail));
 	r->decode_ms = faceapi_ms(t, faceapi_now_us());
-	if (run->img == NULL) {
-		http_error(ctx->resp, 400, "the image could not be decoded: %s",
-			   detail);
-		return false;
-	}
+	if (wr != FACEAPI_WORKER_OK)
+		return worker_failed(ctx, wr, 400,
+				     "the image could not be decoded", detail);
 	cap = run->p.max_faces > 0 && run->p.max_faces < FACEAPI_MAX_FACES
 		      ? (size_t)run->p.max_faces
 		      : FACEAPI_MAX_FACES;
@@ -155,20 +177,20 @@ detect(struct app_ctx *ctx, bool mask, struct run *run)
 		http_error(ctx->resp, 500, "the inference slots are unusable");
 		return false;
 	}
-	ok = face_detect(faceapi.model, run->img, (float)run->p.confidence,
-			 (float)run->p.nms, (size_t)run->p.max_faces,
-			 run->boxes, cap, &r->n, &r->t, detail, sizeof(detail));
+	wr = faceapi_worker_detect(faceapi.worker, (float)run->p.confidence,
+				   (float)run->p.nms, (size_t)run->p.max_faces,
+				   mask, run->boxes, cap, &r->n, &r->t, detail,
+				   sizeof(detail));
 	faceapi_inference_end(faceapi.limits);
-	if (!ok) {
-		fprintf(stderr, "face: detection failed: %s\n", detail);
-		http_error(ctx->resp, 500, "face detection failed");
-		return false;
-	}
+	if (wr != FACEAPI_WORKER_OK)
+		return worker_failed(ctx, wr, 500, "face detection failed",
+				     detail);
+	m = faceapi_worker_model(faceapi.worker);
 	r->boxes = run->boxes;
 	r->inference_ms = r->t.inference_ms;
-	r->model = face_model_name(faceapi.model);
-	r->model_mb = (double)face_model_file_size(faceapi.model) / 1048576.0;
-	r->landmarks = face_model_landmarks(faceapi.model);
+	r->model = m->name;
+	r->model_mb = (double)m->file_size / 1048576.0;
+	r->landmarks = m->landmarks;
 	return true;
 }
 
@@ -208,7 +230,6 @@ run_free(struct run *run)
 {
 	faceapi_request_end(faceapi.limits);
 	faceapi_upload_free(&run->up);
-	face_image_free(run->img);
 	free(run->boxes);
 	buf_free(&run->out);
 }
@@ -230,6 +251,7 @@ faceapi_detect(struct app_ctx *ctx)
 void
 faceapi_mask(struct app_ctx *ctx)
 {
+	enum faceapi_worker_result wr;
 	struct faceapi_result *r;
 	char detail[256];
 	struct run run;
@@ -241,18 +263,20 @@ faceapi_mask(struct app_ctx *ctx)
 	    !detect(ctx, true, &run))
 		goto out;
 	t = faceapi_now_us();
-	if (!face_mask(run.img, run.boxes, r->n, run.p.method, run.p.strength,
-		       run.p.padding, detail, sizeof(detail))) {
-		fprintf(stderr, "face: masking failed: %s\n", detail);
-		http_error(ctx->resp, 500, "masking failed");
+	wr = faceapi_worker_mask(faceapi.worker, run.boxes, r->n, run.p.method,
+				 run.p.strength, run.p.padding, detail,
+				 sizeof(detail));
+	if (wr != FACEAPI_WORKER_OK) {
+		worker_failed(ctx, wr, 500, "masking failed", detail);
 		goto out;
 	}
 	r->mask_ms = faceapi_ms(t, faceapi_now_us());
 	t = faceapi_now_us();
-	if (!face_image_encode(run.img, run.p.format, run.p.quality, &run.out,
-			       detail, sizeof(detail))) {
-		fprintf(stderr, "face: encoding failed: %s\n", detail);
-		http_error(ctx->resp, 500, "encoding the image failed");
+	wr = faceapi_worker_encode(faceapi.worker, run.p.format, run.p.quality,
+				   &run.out, detail, sizeof(detail));
+	if (wr != FACEAPI_WORKER_OK) {
+		worker_failed(ctx, wr, 500, "encoding the image failed",
+			      detail);
 		goto out;
 	}
 	r->encode_ms = faceapi_ms(t, faceapi_now_us());

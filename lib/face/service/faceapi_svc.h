@@ -10,6 +10,7 @@
 #include "face/face.h"
 #include "face/service/faceapi_conf.h"
 #include "face/service/faceapi_limits.h"
+#include "face/service/faceapi_worker.h"
 #include "store/storage.h"
 #include "web/app.h"
 
@@ -27,8 +28,9 @@ enum faceapi_program { FACEAPI_PUBLIC, FACEAPI_ADMIN_PROGRAM };
 
 struct faceapi {
 	struct faceapi_conf conf;
-	struct face_model *model; /* public program; NULL when none loaded */
-	char model_note[256];	  /* why another model (or none) is used */
+	struct faceapi_worker *worker; /* public program: decodes, detects,
+					* masks, encodes (NULL: admin) */
+	char model_note[256];	       /* why another model (or none) is used */
 	struct faceapi_limits *limits;
 	struct db *db;	      /* NULL unless storage is on */
 	struct store *store;  /* NULL unless storage is on */

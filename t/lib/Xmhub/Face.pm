@@ -9,6 +9,7 @@ package Xmhub::Face;
 #           fields => {confidence => 0.5}, query => {max_faces => 1});
 #   $r->{status}, $r->{headers}{'x-face-count'}, $f->json($r)
 #   $f->stack                      # the Xmhub::Stack
+#   $f->workers                    # pids of the stack's image workers
 #   photo('messi5.jpg')            # bytes of a sample photo
 #   model_names()                  # the models FACE_TEST_MODEL_DIR holds
 
@@ -21,7 +22,7 @@ use JSON::PP;
 use Xmhub::Stack;
 use Xmhub::Test qw(run);
 
-our @EXPORT_OK = qw(photo model_names model_dir raw_pixels png_of);
+our @EXPORT_OK = qw(photo model_names model_dir raw_pixels png_of slurp);
 
 my %photos = (
 	'messi5.jpg' => '/usr/share/doc/opencv-doc/examples/data/messi5.jpg',
@@ -83,6 +84,34 @@ sub start {
 sub stack { return $_[0]{stack} }
 sub http { return $_[0]{http} }
 sub url { return $_[0]{stack}->face_url($_[1]) }
+
+# workers: the process ids of this stack's image workers (children of
+# its face processes: argv[1] --face-worker, the parent started with this
+# stack's env file), sorted.
+sub workers {
+	my ($self) = @_;
+	my $env_file = $self->{stack}->env_file;
+	my @pids;
+	for my $dir (glob '/proc/[0-9]*') {
+		my ($pid) = $dir =~ m{(\d+)$};
+		my $cmd = slurp("$dir/cmdline") // next;
+		next if ((split /\0/, $cmd)[1] // '') ne '--face-worker';
+		my ($ppid) = (slurp("$dir/stat") // '') =~ /\)\s+\S+\s+(\d+)/
+		    or next;
+		my $penv = slurp("/proc/$ppid/environ") // next;
+		push @pids, $pid
+		    if grep { $_ eq "XMHUB_ENV_FILE=$env_file" } split /\0/, $penv;
+	}
+	return sort { $a <=> $b } @pids;
+}
+
+# slurp($path): the file's bytes, undef when it cannot be read.
+sub slurp {
+	my ($path) = @_;
+	open my $fh, '<:raw', $path or return undef;
+	local $/;
+	return scalar <$fh>;
+}
 
 # restart(%env): the stack again with these settings changed.
 sub restart {
