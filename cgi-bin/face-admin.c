@@ -1,7 +1,8 @@
 /*
  * face-admin - FastCGI program of the face service's admin endpoints
- * (spec 3 "Admin", HTTP Basic) and of the signed download URLs of its
- * filesystem store (/api/v1/files/..., authorised by their signature).
+ * (doc/face.md "Admin authentication", HTTP Basic) and of the signed download
+ * URLs of its filesystem store (/api/v1/files/..., authorised by their
+ * signature).
  */
 #include "config.h"
 

@@ -1,6 +1,6 @@
 /*
  * face - FastCGI program of the face service's public endpoints
- * (spec 3): /health, /api/v1/detect, /api/v1/mask.  Run with
+ * (doc/face.md): /health, /api/v1/detect, /api/v1/mask.  Run with
  * FACEAPI_WORKER_ARG it is the image worker each of its processes starts
  * (lib/face/service/faceapi_worker.h).
  */

@@ -1,5 +1,8 @@
 /*
- * xmhub - command-line tool (DESIGN.md "CLI xmhub").
+ * xmhub - command-line tool.  Its commands are documented with what they
+ * serve: xmbp and xmch in doc/xmbp.md, migrate in doc/database.md, user,
+ * facility and api-key in doc/api.md and doc/auth.md, hash-password in
+ * doc/face.md.
  *
  * A table maps "GROUP [COMMAND]" to a handler of one of two shapes:
  * filters read their whole input (a file or standard input), call one

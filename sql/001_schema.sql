@@ -1,11 +1,12 @@
--- 001_schema.sql - the platform's resources (spec 1, "Resources and their
--- fields") and what the services need beside them.
+-- 001_schema.sql - the platform's resources (doc/api.md and the pages it
+-- names) and what the services need beside them.
 --
 -- Decisions, all tables:
 -- - Keys are UUIDs from gen_random_uuid() (built in since PostgreSQL 13);
 --   times are timestamptz.
 -- - Status and role columns are text with a CHECK listing exactly the
---   names of spec 1, so that the API's strings are the stored ones.
+--   names the API answers with, so that the API's strings are the stored
+--   ones.
 -- - Everything that belongs to a facility has facility_id NOT NULL with
 --   ON DELETE CASCADE: DELETE /api/v1/facilities/{id} "removes the facility
 --   and all its data" with one statement.  Rows that belong to a facility
@@ -67,7 +68,7 @@ CREATE TRIGGER users_updated_at BEFORE UPDATE ON users
 -- Refresh tokens are single use and rotated on every refresh.  Only a
 -- SHA-256 of the token is stored.  Every token of one login shares its
 -- family_id: presenting a used token revokes the whole family (reuse
--- detection, DESIGN.md "JWT").
+-- detection, doc/auth.md "Tokens (JWT)").
 CREATE TABLE refresh_tokens (
 	id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
 	user_id uuid NOT NULL REFERENCES users ON DELETE CASCADE,
@@ -172,7 +173,7 @@ CREATE TABLE upload_tags (
 );
 CREATE INDEX upload_tags_tag ON upload_tags (tag_id);
 
--- Transcode jobs (DESIGN.md "Transcoding"): runners claim queued jobs
+-- Transcode jobs (doc/transcoding.md): runners claim queued jobs
 -- whose run_after has passed with FOR UPDATE SKIP LOCKED; a retry sets
 -- run_after later (backoff); a running job whose heartbeat_at is older
 -- than the lease is taken back.  The output lands in the object store
@@ -209,7 +210,7 @@ CREATE INDEX transcode_jobs_facility_queued
 CREATE INDEX transcode_jobs_claim ON transcode_jobs (run_after)
 	WHERE status = 'queued';
 
--- Ingest sessions (DESIGN.md "Ingest"): last_batch_seq is null until the
+-- Ingest sessions (doc/ingest.md): last_batch_seq is null until the
 -- first batch sets the baseline of gap counting; last_data_at drives the
 -- reaper that moves idle active sessions to error.
 CREATE TABLE ingest_sessions (
@@ -237,7 +238,8 @@ CREATE INDEX ingest_sessions_device ON ingest_sessions (device_id);
 CREATE INDEX ingest_sessions_active ON ingest_sessions (last_data_at)
 	WHERE status = 'active';
 
--- The typed streams a session declared (spec 1 StreamDefinition).
+-- The typed streams a session declared (doc/ingest.md "Creating a
+-- session").
 CREATE TABLE ingest_streams (
 	id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
 	session_id uuid NOT NULL REFERENCES ingest_sessions ON DELETE CASCADE,
@@ -258,8 +260,9 @@ CREATE TABLE ingest_streams (
 -- lives in the object store (filesystem or S3) under object_key, not in a
 -- bytea: chunks reach 64 MiB, the store serves them without loading the
 -- database, and the database stays small enough to back up often.  A row
--- is written only after its object is durable.  Timestamps are spec 2's
--- u64 microseconds, beyond bigint: numeric(20,0), exact and ordered.
+-- is written only after its object is durable.  Timestamps are XMBP's
+-- u64 microseconds (doc/xmbp.md), beyond bigint: numeric(20,0), exact and
+-- ordered.
 CREATE TABLE stored_chunks (
 	id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
 	stream_id uuid NOT NULL REFERENCES ingest_streams ON DELETE CASCADE,

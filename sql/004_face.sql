@@ -1,4 +1,4 @@
--- 004_face.sql - the face service's own tables (spec 3), used when
+-- 004_face.sql - the face service's own tables (doc/face.md), used when
 -- FACE_API_STORAGE_ENABLED is true: stored images, the detect and mask
 -- jobs run on them, and the service's API keys.  Every name starts with
 -- face_; nothing here refers to the platform's tables.
@@ -9,8 +9,9 @@
 --   face/jobs/{id}/output; the rows keep the keys.
 -- - A job belongs to its image: deleting an image deletes its jobs
 --   (ON DELETE CASCADE); the service deletes their objects.
--- - API keys are stored in plaintext, as spec 3 says ("always visible
---   through the admin API"); the admin API is behind HTTP Basic.
+-- - API keys are stored in plaintext, as the face API defines them
+--   (doc/face.md "API keys": always visible through the admin API); the
+--   admin API is behind HTTP Basic.
 
 CREATE TABLE face_api_keys (
 	id uuid PRIMARY KEY DEFAULT gen_random_uuid(),

@@ -1,8 +1,7 @@
 /*
- * facilities.h - the facilities (tenants) and their endpoints (spec 1
- * "Facilities"; doc/api.md "Facilities").  Every endpoint is for a
- * super_admin only: the route table asks for ROLE_SUPER_ADMIN, so anyone
- * else gets 403 before a handler runs.
+ * facilities.h - the facilities (tenants) and their endpoints (doc/api.md
+ * "Facilities").  Every endpoint is for a super_admin only: the route table
+ * asks for ROLE_SUPER_ADMIN, so anyone else gets 403 before a handler runs.
  *
  *   GET    /api/v1/facilities       200 Facility[], oldest first
  *   POST   /api/v1/facilities       200 Facility; 409 slug exists

@@ -1,7 +1,6 @@
 /*
- * login.h - the authentication endpoints (spec 1 "Authentication
- * endpoints"; DESIGN.md "Decisions": JWT; doc/auth.md; doc/api.md
- * "Authentication").
+ * login.h - the authentication endpoints (doc/api.md "Authentication";
+ * tokens: doc/auth.md "Tokens (JWT)").
  *
  *   POST /api/auth/login    email + password -> access and refresh token
  *   POST /api/auth/refresh  refresh token -> a new pair (rotation)

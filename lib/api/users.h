@@ -1,7 +1,7 @@
 /*
- * users.h - the users and their endpoints (spec 1 "Users"; DESIGN.md
- * "Decisions": super_admin; doc/api.md "Users").  Every endpoint needs a
- * facility_admin or higher (the route table's ROLE_FACILITY_ADMIN).
+ * users.h - the users and their endpoints (doc/api.md "Users"; the
+ * super_admin's rules: doc/api.md "Roles and facilities").  Every endpoint
+ * needs a facility_admin or higher (the route table's ROLE_FACILITY_ADMIN).
  *
  *   GET    /api/v1/users       200 User[], oldest first: a facility_admin
  *                              gets its facility's users, a super_admin

@@ -1,13 +1,13 @@
 /*
  * jsonform.h - the JSON form of samples, batches and chunks.
  *
- * This is the form of DESIGN.md's `xmhub xmbp decode`: a sample is
- * [timestamp_us, value]; numbers print so that they read back to the same
- * bits; NaN and the infinities are the strings "NaN", "Infinity" and
- * "-Infinity" (a NaN other than the default quiet one is "NaN:0x" and its
- * bits in hex); bytes are padded base64; json values are their text as a
- * string.  doc/xmbp.md is the user's description.  Writers append to a
- * struct buf the caller owns; readers take JSON text.
+ * This is the form `xmhub xmbp decode` prints (doc/xmbp.md "The JSON form"): a
+ * sample is [timestamp_us, value]; numbers print so that they read back to the
+ * same bits; NaN and the infinities are the strings "NaN", "Infinity" and
+ * "-Infinity" (a NaN other than the default quiet one is "NaN:0x" and its bits
+ * in hex); bytes are padded base64; json values are their text as a string.
+ * doc/xmbp.md is the user's description.  Writers append to a struct buf the
+ * caller owns; readers take JSON text.
  */
 #ifndef XMHUB_JSONFORM_H
 #define XMHUB_JSONFORM_H

@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Wire tags of spec 2; the enum value is the tag. */
+/* Wire tags of XMBP (doc/xmbp.md "Value types"); the enum value is the
+ * tag. */
 enum sample_type {
 	SAMPLE_F64 = 0x00,
 	SAMPLE_F32 = 0x01,
@@ -55,7 +56,7 @@ struct sample_value {
 /* True when tag names one of the 13 types. */
 bool sample_type_valid(unsigned int tag);
 
-/* The spec's name ("f32", "i32_array", ...); NULL for an invalid type. */
+/* The format's name ("f32", "i32_array", ...); NULL for an invalid type. */
 const char *sample_type_name(enum sample_type type);
 
 /* Looks a name up; returns false (and leaves *type alone) if unknown. */

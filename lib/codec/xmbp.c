@@ -1,5 +1,5 @@
 /*
- * xmbp.c - the XMBP batch codec (spec 2).
+ * xmbp.c - the XMBP batch codec (doc/xmbp.md "The batch format").
  *
  * One scanner serves both xmbp_decode() (the whole buffer must be one
  * batch) and xmbp_frame() (the buffer is a prefix of a byte stream).

@@ -1,5 +1,5 @@
 /*
- * xmbp.h - the XMBP batch codec (spec 2).
+ * xmbp.h - the XMBP batch codec (doc/xmbp.md "The batch format").
  *
  * Encoder: writes into a buffer the caller supplies and never allocates.
  * A write that does not fit, or that breaks a rule of the format, puts the
@@ -30,7 +30,8 @@
 #define XMBP_HEADER_MIN 10
 #define XMBP_BLOCK_HEADER 5
 
-/* Decoder results.  The names of spec 2's error kinds are in the comments. */
+/* Decoder results.  The names of the error kinds (doc/xmbp.md "Decoding
+ * rules and error kinds") are in the comments. */
 enum xmbp_status {
 	XMBP_OK = 0,
 	XMBP_NEED_MORE,		    /* xmbp_frame() only: prefix of a batch */
@@ -78,7 +79,7 @@ struct xmbp_sample_iter {
 	enum sample_type type;
 };
 
-/* The spec's name of an error kind ("InvalidMagic", ...); "ok", "NeedMore". */
+/* The name of an error kind ("InvalidMagic", ...); "ok", "NeedMore". */
 const char *xmbp_status_name(enum xmbp_status status);
 
 /*

@@ -1,6 +1,7 @@
 /*
- * xmch.h - XMCH stored chunks (spec 2): one stream's samples as a
- * timestamp column and a value column, optionally zstd-compressed.
+ * xmch.h - XMCH stored chunks (doc/xmbp.md "Stored chunks (XMCH)"): one
+ * stream's samples as a timestamp column and a value column, optionally
+ * zstd-compressed.
  *
  * A stored chunk is either a plain chunk (it starts with "XMCH") or one
  * zstd frame whose content is a plain chunk.  Readers tell them apart by

@@ -1,6 +1,6 @@
 /*
  * auth.h - credentials: Argon2id passwords, HS256 JWTs, API keys,
- * refresh tokens (DESIGN.md "Decisions": JWT, Passwords).
+ * refresh tokens (doc/auth.md: "Tokens (JWT)", "Passwords", "API keys").
  *
  * Nothing here touches the database: callers store the hashes this
  * module makes and hand back what they stored.  Secrets and tokens are

@@ -1,6 +1,6 @@
 /*
  * migrate.h - applies the numbered SQL migrations of a directory, each
- * once (DESIGN.md "sql/").
+ * once (doc/database.md "Migrations").
  *
  * A migration is a file named NNN_WORDS.sql: at least three digits, an
  * underscore, then anything, ending in ".sql"; other names in the

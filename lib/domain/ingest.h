@@ -24,10 +24,10 @@
 #define INGEST_NAME_MAX 200    /* bytes of a session's or stream's name */
 
 /*
- * The columns of an Ingest session object (spec 1, plus the name and
- * metadata it was created with) of the ingest_sessions row aliased s,
- * its streams as a JSON array ordered by stream_index: for every query
- * that answers sessions, so that they all answer the same object.
+ * The columns of an Ingest session object (doc/ingest.md "Creating a session":
+ * with the name and metadata it was created with) of the ingest_sessions row
+ * aliased s, its streams as a JSON array ordered by stream_index: for every
+ * query that answers sessions, so that they all answer the same object.
  */
 #define INGEST_SESSION_COLUMNS                                                 \
 	"s.id, s.facility_id, s.device_id, s.name, s.status, s.started_at, "   \
@@ -44,7 +44,7 @@ struct ingest_ack {
 	uint32_t missed_batches;   /* saturating */
 };
 
-/* The batch_seq state of a session (DESIGN.md "Gaps"). */
+/* The batch_seq state of a session (doc/ingest.md "Gaps"). */
 struct ingest_gap {
 	bool has_last;	 /* false until the first batch set the baseline */
 	uint16_t last;	 /* last_batch_seq */
@@ -91,7 +91,7 @@ enum ingest_status ingest_session_create(struct db *db, const char *facility_id,
  * Checks and commits one XMBP batch to session_id of facility_id (the
  * caller authenticated an API key of that facility with the ingest
  * scope).  INGEST_OK once committed (durable; ack filled); otherwise
- * INGEST_INVALID (the detail names the spec's error kind, TrailingData,
+ * INGEST_INVALID (the detail names the XMBP error kind, TrailingData,
  * the undeclared stream, the wrong type or the device id mismatch),
  * INGEST_NOT_FOUND, INGEST_NOT_ACTIVE, INGEST_BUSY, INGEST_UNAVAILABLE or
  * INGEST_ERROR, with detail.

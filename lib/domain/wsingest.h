@@ -4,13 +4,12 @@
  *
  * websocketd writes each message's payload to the child's stdin without
  * boundaries and turns each read() of the child's stdout into one binary
- * message (doc/websocket.md, WEB-SERVER-FACTS.md).  So batches are re-cut
- * from the byte stream with xmbp_frame(), and the answers are paced: one
- * write per message, made only when the pipe to websocketd is empty, so
- * that two acknowledgements never end up in one message.  The pacing
- * also keeps the child from ever blocking on stdout while websocketd
- * writes its stdin (the 0.4.1 deadlock): stdin is always read, stdout is
- * non-blocking, every buffer is bounded.
+ * message (doc/websocket.md "Pacing").  So batches are re-cut from the byte
+ * stream with xmbp_frame(), and the answers are paced: one write per message,
+ * made only when the pipe to websocketd is empty, so that two acknowledgements
+ * never end up in one message.  The pacing also keeps the child from ever
+ * blocking on stdout while websocketd writes its stdin (the 0.4.1 deadlock):
+ * stdin is always read, stdout is non-blocking, every buffer is bounded.
  *
  * Two layers: the session state (input buffer, batch cutting, the queue
  * of answers), pure and unit-tested; and wsingest_serve(), the ppoll loop
@@ -23,7 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The largest batch taken: spec 1's maximum message, 256 KB. */
+/* The largest batch taken: the maximum message, 256 KB (doc/websocket.md
+ * "Limits"). */
 #define WSINGEST_MAX_BATCH 262144
 /* Acknowledgements waiting for the client to take them; one more ends
  * the session (a client that sends and never reads). */
@@ -60,7 +60,7 @@ enum wsingest_cut {
 /*
  * Takes the next complete batch off the front of the input.  The bytes
  * stay valid until the next wsingest_room().  WSINGEST_BAD names the
- * spec's error kind, or says that the batch is larger than
+ * XMBP error kind, or says that the batch is larger than
  * WSINGEST_MAX_BATCH (seen when that many bytes are in and still form
  * no complete batch); the caller then calls wsingest_fail().
  */

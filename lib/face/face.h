@@ -1,5 +1,5 @@
 /*
- * face.h - face detection and masking (spec 3), a C API over OpenCV.
+ * face.h - face detection and masking (doc/face.md), a C API over OpenCV.
  *
  * C++ lives only in lib/face/shim.cpp; lib/face/probe.c is plain C.
  * Link with $(FACE_LIBS) from mk/face.am (lib/face/libface.a, OpenCV,
@@ -31,7 +31,7 @@ enum face_fmt {
 	FACE_FMT_TIFF
 };
 
-/* Masking methods of spec 3. */
+/* Masking methods of the mask endpoint's `method` (doc/face.md). */
 enum face_method {
 	FACE_GAUSSIAN,	/* Gaussian blur, kernel = strength forced odd */
 	FACE_PIXELATE,	/* blocks of strength x strength pixels */

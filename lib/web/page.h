@@ -1,5 +1,5 @@
 /*
- * page.h - paginated lists (spec 1 "Pagination envelope"): the page,
+ * page.h - paginated lists (doc/api.md "Paginated lists"): the page,
  * per_page and status query parameters and the envelope {items, total,
  * page, per_page}.
  */

@@ -1,5 +1,5 @@
 /*
- * scope.h - tenant isolation (spec 1 "Authentication" 4, DESIGN.md).
+ * scope.h - tenant isolation (doc/api.md "Roles and facilities").
  *
  * Every facility-scoped handler asks here which facility a request may
  * see or write, so the rule lives in one place: a super_admin sees every

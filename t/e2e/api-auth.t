@@ -1,7 +1,7 @@
 #!/usr/bin/env perl
-# Authentication end to end (spec 1 "Authentication endpoints", DESIGN.md
-# "JWT", doc/api.md "Authentication"): login, refresh with rotation and
-# reuse detection, me, hostile tokens, token lifetimes.
+# Authentication end to end (doc/api.md "Authentication", doc/auth.md
+# "Tokens (JWT)"): login, refresh with rotation and reuse detection, me,
+# hostile tokens, token lifetimes.
 use strict;
 use warnings;
 use Test::More;

@@ -1,5 +1,5 @@
 #!/usr/bin/env perl
-# Devices end to end (spec 1 "Devices"): registration, reading, changes,
+# Devices end to end (doc/api.md "Devices"): registration, reading, changes,
 # the checks on device_uid and the other fields, roles.
 use strict;
 use warnings;

@@ -1,6 +1,6 @@
 #!/usr/bin/env perl
-# Facilities end to end (spec 1 "Facilities", doc/api.md "Facilities"):
-# every endpoint, the answers' shapes, every error status, who may call.
+# Facilities end to end (doc/api.md "Facilities"): every endpoint, the answers'
+# shapes, every error status, who may call.
 use strict;
 use warnings;
 use Test::More;

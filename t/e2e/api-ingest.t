@@ -1,11 +1,11 @@
 #!/usr/bin/env perl
-# Ingest over HTTP end to end (spec 1 "Ingest", spec 2, DESIGN.md
-# "Ingest"): sessions, every value type stored and read back identical
-# from the stored chunks, gap accounting, every decode error, the checks
-# against the session, auth and facilities, durability across a
-# PostgreSQL restart and a kill -9 of the FastCGI processes, the reaper.
-# Batches are built with pack() from spec 2's tables and stored chunks
-# read with psql and printed by `xmhub xmch dump` (Xmhub::XMBP).
+# Ingest over HTTP end to end (doc/ingest.md, doc/xmbp.md): sessions, every
+# value type stored and read back identical from the stored chunks, gap
+# accounting, every decode error, the checks against the session, auth and
+# facilities, durability across a PostgreSQL restart and a kill -9 of the
+# FastCGI processes, the reaper.  Batches are built with pack() from the
+# formats of doc/xmbp.md and stored chunks read with psql and printed by
+# `xmhub xmch dump` (Xmhub::XMBP).
 use strict;
 use warnings;
 use Test::More;

@@ -1,6 +1,6 @@
 #!/usr/bin/env perl
-# API keys end to end (spec 1 "API keys", DESIGN.md "API keys"): creation,
-# listing, revocation, authentication of GET /api/v1/ping.
+# API keys end to end (doc/api.md "API keys", doc/auth.md "API keys"):
+# creation, listing, revocation, authentication of GET /api/v1/ping.
 use strict;
 use warnings;
 use Digest::SHA qw(sha256_hex);

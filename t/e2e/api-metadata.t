@@ -1,9 +1,9 @@
 #!/usr/bin/env perl
-# Metadata queries end to end (spec 1 "Metadata query", doc/queries.md):
-# the session list with its filters and pagination envelope, one session
-# with its streams, tenant isolation on every route, sample read-back of
-# every value type identical to what was sent, time windows, paging
-# through equal timestamps, csv, bucket aggregates, bad parameters.
+# Metadata queries end to end (doc/queries.md): the session list with its
+# filters and pagination envelope, one session with its streams, tenant
+# isolation on every route, sample read-back of every value type identical to
+# what was sent, time windows, paging through equal timestamps, csv, bucket
+# aggregates, bad parameters.
 use strict;
 use warnings;
 use Test::More;
@@ -402,7 +402,7 @@ is($st, 200, 'get: 200');
 is($b->{id}, $s1->{id}, 'get: the session');
 is(scalar @{$b->{streams}}, 13, 'get: with its streams');
 is(keys_of($b->{streams}[0]), 'id,name,sample_rate_hz,stream_index,unit,'
-    . 'value_type', 'get: stream objects as spec 1');
+    . 'value_type', 'get: stream objects as doc/queries.md');
 is($b->{total_samples}, 91, 'get: counters');
 ($st, $b) = $p->req(GET => "/api/v1/metadata/sessions/$NOBODY", token => $tu);
 is_error($st, $b, 404, 'get: no such session');

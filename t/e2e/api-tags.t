@@ -1,6 +1,6 @@
 #!/usr/bin/env perl
-# Tags end to end (spec 1 "Tags", DESIGN.md "Tag names"): creation, names
-# unique per facility, colors, listing, deletion keeping the uploads.
+# Tags end to end (doc/api.md "Tags"): creation, names unique per
+# facility, colors, listing, deletion keeping the uploads.
 use strict;
 use warnings;
 use Test::More;

@@ -1,10 +1,10 @@
 #!/usr/bin/env perl
-# Uploads end to end (spec 1 "Uploads", issue 4, doc/uploads.md): the
-# multipart upload over real HTTP (byte-identical original, multipart
-# edge cases, metadata and tags checks that store nothing when they
-# refuse, the size limit), list, get, PATCH, DELETE, retranscode, who may
-# call what, tenant isolation on every route, a facility's deletion
-# removing its objects, and the same upload against S3 (s3rver).
+# Uploads end to end (issue 4, doc/uploads.md): the multipart upload over real
+# HTTP (byte-identical original, multipart edge cases, metadata and tags checks
+# that store nothing when they refuse, the size limit), list, get, PATCH,
+# DELETE, retranscode, who may call what, tenant isolation on every route, a
+# facility's deletion removing its objects, and the same upload against S3
+# (s3rver).
 use strict;
 use warnings;
 use Digest::SHA qw(sha256_hex);

@@ -1,8 +1,7 @@
 #!/usr/bin/env perl
-# Users end to end (spec 1 "Users", DESIGN.md super_admin rules,
-# doc/api.md "Users"): every endpoint, the answers' shapes, every error
-# status, the role matrix, two-facility isolation, soft delete and
-# reactivation.
+# Users end to end (doc/api.md "Users", the super_admin rules of doc/api.md
+# "Roles and facilities"): every endpoint, the answers' shapes, every error
+# status, the role matrix, two-facility isolation, soft delete and reactivation.
 use strict;
 use warnings;
 use Test::More;

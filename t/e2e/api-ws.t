@@ -1,14 +1,12 @@
 #!/usr/bin/env perl
 # WebSocket ingest end to end through lighttpd, the WebSocket front
-# (ws/xmhub-ws-guard) and websocketd (spec 1 "WebSocket frames",
-# DESIGN.md, doc/websocket.md): every value type acknowledged and read
-# back identical, one 4-byte ack message per batch however batches are
-# cut into messages and frames, the error message then a Close 1008,
-# refused upgrades as plain HTTP answers (websocketd never reached),
-# ping/pong, the 256 KB limit, the front's message limit (Close 1009
-# before websocketd holds the message, other connections unharmed) and
-# connection cap, the idle timeout, the checks the ws binary makes
-# itself.
+# (ws/xmhub-ws-guard) and websocketd (doc/websocket.md): every value type
+# acknowledged and read back identical, one 4-byte ack message per batch however
+# batches are cut into messages and frames, the error message then a Close 1008,
+# refused upgrades as plain HTTP answers (websocketd never reached), ping/pong,
+# the 256 KB limit, the front's message limit (Close 1009 before websocketd
+# holds the message, other connections unharmed) and connection cap, the idle
+# timeout, the checks the ws binary makes itself.
 use strict;
 use warnings;
 use Test::More;

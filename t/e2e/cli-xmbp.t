@@ -1,7 +1,7 @@
 #!/usr/bin/perl
-# xmhub xmbp encode/decode from the outside: expected bytes are built
-# with Perl's pack() straight from spec 2's tables (Xmhub::XMBP), not
-# with the codec.
+# xmhub xmbp encode/decode from the outside: expected bytes are built with
+# Perl's pack() straight from the formats of doc/xmbp.md (Xmhub::XMBP), not with
+# the codec.
 use strict;
 use warnings;
 use Test::More;
@@ -14,7 +14,7 @@ sub hexbytes { pack('H*', $_[0]) }
 
 # [name, JSON given to encode, expected bytes, JSON decode prints]
 my @cases = (
-	['DESIGN.md example',
+	['doc/xmbp.md example',
 	 '{"version":1,"flags":1,"batch_seq":7,"device_id":42,"streams":[{"stream_id":0,"value_type":"f32","samples":[[1000,1.5],[2000,-0.25]]}]}',
 	 batch(7, 42, [0, 'f32', [[1000, 1.5], [2000, -0.25]]]),
 	 '{"version":1,"flags":1,"batch_seq":7,"device_id":42,"streams":[{"stream_id":0,"value_type":"f32","samples":[[1000,1.5],[2000,-0.25]]}]}'],
@@ -68,15 +68,15 @@ for my $c (@cases) {
 	my ($name, $json, $bytes, $printed) = @$c;
 	my ($st, $out, $err) = xmhub(['xmbp', 'encode', '-'], $json);
 	is($st, 0, "$name: encode exits 0") or diag($err);
-	is(hexstr($out), hexstr($bytes), "$name: encode gives spec 2's bytes");
+	is(hexstr($out), hexstr($bytes), "$name: encode gives doc/xmbp.md's bytes");
 	($st, $out, $err) = xmhub(['xmbp', 'decode'], $bytes);
 	is($st, 0, "$name: decode exits 0") or diag($err);
-	is($out, "$printed\n", "$name: decode prints DESIGN.md's form");
+	is($out, "$printed\n", "$name: decode prints doc/xmbp.md's form");
 	($st, $out) = xmhub(['xmbp', 'encode'], $out);
 	is(hexstr($out), hexstr($bytes), "$name: encode(decode(x)) == x");
 }
 
-# Spec 2's size facts through the CLI.
+# The size facts of doc/xmbp.md through the CLI.
 my %size = (
 	'{"batch_seq":0,"streams":[]}' => 10,
 	'{"batch_seq":0,"device_id":1,"streams":[]}' => 14,

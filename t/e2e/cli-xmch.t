@@ -1,6 +1,7 @@
 #!/usr/bin/perl
 # xmhub xmch dump/pack from the outside: expected chunks are built here
-# with Perl's pack() from spec 2's XMCH table, not with the codec.
+# with Perl's pack() from the XMCH table of doc/xmbp.md, not with the
+# codec.
 use strict;
 use warnings;
 use Test::More;
@@ -44,7 +45,7 @@ for my $c (@cases) {
 	    . length($bytes) . ",\"samples\":$samples}\n", "$name: dump")
 	    or diag($err);
 	($st, $out, $err) = xmhub(['xmch', 'pack'], $json);
-	is(hexstr($out), hexstr($bytes), "$name: pack gives spec 2's bytes")
+	is(hexstr($out), hexstr($bytes), "$name: pack gives doc/xmbp.md's bytes")
 	    or diag($err);
 }
 is(length(chunk(0, [], '')), 32, 'an empty chunk is 32 bytes');

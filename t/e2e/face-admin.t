@@ -1,9 +1,10 @@
 #!/usr/bin/env perl
-# The face service's admin endpoints end to end (spec 3 "Admin",
-# DESIGN.md): HTTP Basic, 501 without storage, runs kept in the database
-# and the object store, stats, pagination, details, downloads through
-# expiring signed URLs (tampered or expired ones refused), deletion, API
-# key administration, and the lockout of an address after 10 failures.
+# The face service's admin endpoints end to end (doc/face.md "Admin
+# authentication", "API keys", "Storage", "Downloads"): HTTP Basic, 501 without
+# storage, runs kept in the database and the object store, stats, pagination,
+# details, downloads through expiring signed URLs (tampered or expired ones
+# refused), deletion, API key administration, and the lockout of an address
+# after 10 failures.
 use strict;
 use warnings;
 use Digest::SHA qw(hmac_sha256_hex);
@@ -250,7 +251,7 @@ is($page->{total}, 4, 'key list: total');
 is(scalar @{$page->{items}}, 2, 'key list: per_page');
 is(get("/api/v1/admin/api-keys/$key->{id}")->{status}, 200, 'get key');
 is($f->json(get("/api/v1/admin/api-keys/$key->{id}"))->{key}, $key->{key},
-    'the key stays visible to admins (spec 3)');
+    'the key stays visible to admins (doc/face.md)');
 $r = $f->req(PATCH => "/api/v1/admin/api-keys/$key->{id}",
 	headers => $admin, json => {name => 'lobby'});
 is($f->json($r)->{name}, 'lobby', 'renamed');

@@ -1,10 +1,10 @@
 #!/usr/bin/env perl
-# The face service end to end through lighttpd (spec 3 "Public"): every
-# model present finds the faces of real photos and none on home.jpg,
-# max_faces, every masking method and output format, pixels outside the
-# masked regions unchanged, every bad input and parameter range, the
-# security headers, CORS, the documentation pages, and the separation of
-# the face origin from the platform's.
+# The face service end to end through lighttpd (doc/face.md, the public
+# endpoints of doc/face-www/openapi.json): every model present finds the faces
+# of real photos and none on home.jpg, max_faces, every masking method and
+# output format, pixels outside the masked regions unchanged, every bad input
+# and parameter range, the security headers, CORS, the documentation pages, and
+# the separation of the face origin from the platform's.
 use strict;
 use warnings;
 use POSIX qw(floor ceil);

@@ -1,6 +1,6 @@
 #!/usr/bin/env perl
-# The face service's protections end to end (spec 3 "Limits",
-# "Authentication", DESIGN.md): per-IP rate limits (429 + Retry-After),
+# The face service's protections end to end (doc/face.md "Settings",
+# "Shared state", "API keys"): per-IP rate limits (429 + Retry-After),
 # the concurrency cap (503 + Retry-After: 1) held deterministically by a
 # client that stops in the middle of its upload, and API keys (401
 # missing or unknown, 403 revoked, use counted).

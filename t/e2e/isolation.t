@@ -1,9 +1,8 @@
 #!/usr/bin/env perl
-# Tenant isolation (spec 1 "Authentication" 4, DESIGN.md "super_admin"):
-# two facilities A and B, each with a facility_admin and a user.  For API
-# keys, devices and tags: nobody of A reads, changes or deletes B's rows
-# (403 by id), lists never show them, creating in B is 403; a super_admin
-# sees both and filters by facility.
+# Tenant isolation (doc/api.md "Roles and facilities"): two facilities A and B,
+# each with a facility_admin and a user.  For API keys, devices and tags: nobody
+# of A reads, changes or deletes B's rows (403 by id), lists never show them,
+# creating in B is 403; a super_admin sees both and filters by facility.
 use strict;
 use warnings;
 use Test::More;

@@ -1,10 +1,9 @@
 #!/usr/bin/env perl
-# Transcoding and streaming end to end (spec 1 "Transcode job", the
-# transcode-jobs and streams endpoints; DESIGN.md "Transcoding"): real
-# inputs made here with sox and ffmpeg, uploaded through the API,
-# transcoded by the runner (the stack's --loop daemon, or runners started
-# here), read back through /api/v1/streams with Range.  See
-# doc/transcoding.md and doc/streams.md.
+# Transcoding and streaming end to end (the transcode-jobs and streams
+# endpoints; doc/transcoding.md, doc/streams.md): real inputs made here with sox
+# and ffmpeg, uploaded through the API, transcoded by the runner (the stack's
+# --loop daemon, or runners started here), read back through /api/v1/streams
+# with Range.
 use strict;
 use warnings;
 use File::Temp qw(tempdir);

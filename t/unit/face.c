@@ -1,5 +1,5 @@
 /*
- * t/unit/face.c - face detection and masking (lib/face/face.h, spec 3).
+ * t/unit/face.c - face detection and masking (lib/face/face.h, doc/face.md).
  *
  * Runs every model present in FACE_TEST_MODEL_DIR (set by mk/face.am to
  * ../shared/models) on real photos from Debian packages: opencv-doc's

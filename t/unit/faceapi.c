@@ -119,8 +119,8 @@ test_conf(void)
 	is_int(c.max_pixels, 30000000, "default 30 MP");
 	is_int(c.max_requests, 10, "default 10 requests");
 	is_int(c.max_inference, 2, "default 2 inferences");
-	is_int(c.rate_detect.limit, 60, "detect 60/minute (DESIGN.md)");
-	is_int(c.rate_mask.limit, 30, "mask 30/minute (DESIGN.md)");
+	is_int(c.rate_detect.limit, 60, "detect 60/minute (doc/face.md)");
+	is_int(c.rate_mask.limit, 30, "mask 30/minute (doc/face.md)");
 	ok(!c.keys && !c.storage, "keys and storage off by default");
 	is_int(c.strength, 199, "default strength");
 	setenv("FACE_API_CORS_ORIGINS", " https://a.example ,https://b", 1);

@@ -1,6 +1,6 @@
 /*
  * t/unit/ingest.c - gap accounting of ingest sessions (lib/domain/ingest.h,
- * DESIGN.md "Gaps").
+ * doc/ingest.md "Gaps").
  */
 #include "config.h"
 

@@ -1,5 +1,5 @@
 /*
- * t/unit/jsonform.c - the JSON form of DESIGN.md's `xmhub xmbp decode`:
+ * t/unit/jsonform.c - the JSON form of `xmhub xmbp decode` (doc/xmbp.md):
  * exact value text for every type, a bit-exact float round trip over
  * random bit patterns, the refusals of the batch reader and their kinds,
  * the whole-batch shape, and the chunk form both ways.
@@ -711,7 +711,7 @@ test_batches(void)
 	xmbp_enc_string(&enc, 3000, "hi", 2);
 	ok(xmbp_enc_finish(&enc, &len) == XMBP_ENC_OK, "example batch built");
 	if (print_batch(bin, len, &text) &&
-	    !ok(buf_is(&text, S(want1)), "jsonform_batch: DESIGN.md's shape"))
+	    !ok(buf_is(&text, S(want1)), "jsonform_batch: doc/xmbp.md's shape"))
 		diag("got %s", buf_str(&text));
 	buf_free(&text);
 	is_reencoded(bin, len, "the example batch");
@@ -772,9 +772,10 @@ test_batches(void)
 	is_reencoded(bin, len, "a batch of all 13 types");
 
 	/*
-	 * Reserved flag bits are ignored on read and written as 0 (the
-	 * issue and spec 2), so a batch with one set re-encodes with the
-	 * bit cleared and is otherwise the same (doc/xmbp.md).
+	 * Reserved flag bits are ignored on read and written as 0
+	 * (doc/xmbp.md "The batch format"), so a batch with one set
+	 * re-encodes with the bit cleared and is otherwise the same
+	 * (doc/xmbp.md "Decoding rules and error kinds").
 	 */
 	xmbp_enc_init(&enc, bin, sizeof(bin));
 	xmbp_enc_begin(&enc, 9, &dev);

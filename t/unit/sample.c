@@ -1,8 +1,8 @@
 /*
  * t/unit/sample.c - the value type table (lib/codec/sample.h).
  *
- * The expected names, tags and sizes are written out from spec 2's
- * tables here rather than derived from the library, so a wrong entry in
+ * The expected names, tags and sizes are written out from the tables of
+ * doc/xmbp.md here rather than derived from the library, so a wrong entry in
  * lib/codec/sample.c cannot agree with itself.
  */
 #include "config.h"
@@ -15,7 +15,7 @@
 #include "tap.h"
 #include "testutil.h"
 
-/* Spec 2, "Value types" and "Sample layout". */
+/* doc/xmbp.md, "Value types". */
 static const struct {
 	unsigned int tag;
 	const char *name;
@@ -109,7 +109,7 @@ test_sizes(void)
 		       "sample_elem_size(%s) is %zu", spec[i].name,
 		       spec[i].elem);
 	}
-	/* Spec 2: "Fixed sample sizes: f64 16, f32 12, ... bool 9 bytes." */
+	/* doc/xmbp.md: a sample of f64 is 16 bytes, ... of bool 9. */
 	is_int(8 + sample_fixed_size(SAMPLE_F64), 16, "f64 sample is 16 bytes");
 	is_int(8 + sample_fixed_size(SAMPLE_BOOL), 9, "bool sample is 9 bytes");
 	is_int(sample_fixed_size((enum sample_type)0x0D), 0,

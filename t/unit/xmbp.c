@@ -1,5 +1,5 @@
 /*
- * t/unit/xmbp.c - the XMBP batch codec (lib/codec/xmbp.h, spec 2).
+ * t/unit/xmbp.c - the XMBP batch codec (lib/codec/xmbp.h, doc/xmbp.md).
  *
  * Batches are described by a small model (streams of samples whose
  * fixed-width values are kept as raw bits), encoded with the typed
@@ -34,7 +34,7 @@ struct tstream {
 	size_t n;
 };
 
-/* Encoded size of one sample, from spec 2's sample layout. */
+/* Encoded size of one sample, from doc/xmbp.md "Value types". */
 static size_t
 sample_size(enum sample_type type, const struct tval *tv)
 {
@@ -47,7 +47,7 @@ sample_size(enum sample_type type, const struct tval *tv)
 	return 8 + 2 + tv->n * (elem != 0 ? elem : 1);
 }
 
-/* Spec 2's batch size formula. */
+/* The batch size formula of doc/xmbp.md. */
 static size_t
 model_size(const struct tstream *st, size_t nst, bool dev)
 {
@@ -423,14 +423,14 @@ test_types(void)
 			  &devid, &mixed_len);
 	is_int(st, XMBP_ENC_OK, "mixed batch of all 13 types encodes");
 	is_int(mixed_len, model_size(mixed, NV(mixed), true),
-	       "mixed batch has the size of spec 2's formula");
+	       "mixed batch has the size of doc/xmbp.md's formula");
 	if (!ok(check_model(mixed_buf, mixed_len, mixed, NV(mixed), 7, &devid,
 			    -1, why, sizeof(why)),
 		"mixed batch decodes bit-exact"))
 		diag("%s", why);
 }
 
-/* Spec 2's size facts and header layout, byte for byte. */
+/* The size facts and header layout of doc/xmbp.md, byte for byte. */
 static void
 test_layout(void)
 {
@@ -1748,7 +1748,7 @@ test_random(void)
 	     nbatches, samples, maxlen, big_batches, long_blocks, full_arrays,
 	     long_texts);
 	if (!ok(bad_model == 0,
-		"%u random batches: encoded size is spec 2's "
+		"%u random batches: encoded size is doc/xmbp.md's "
 		"formula, decode is bit-exact, frame finds the "
 		"end",
 		nbatches))

@@ -1,6 +1,6 @@
 /*
- * t/unit/xmch.c - XMCH stored chunks (spec 2): the exact layout, round trips
- * of every value type, compression when it pays, timestamp order, every
+ * t/unit/xmch.c - XMCH stored chunks (doc/xmbp.md): the exact layout, round
+ * trips of every value type, compression when it pays, timestamp order, every
  * reader error, the 64 MiB limit on both sides, and status names.
  *
  * Every chunk handed to xmch_open() by the error tests is an exact-size

@@ -1,11 +1,11 @@
 /*
- * faceapi.h - the face detection and masking service (spec 3): the
+ * faceapi.h - the face detection and masking service (doc/face.md): the
  * FastCGI loop its two programs run (cgi-bin/face, cgi-bin/face-admin).
  *
  * The face service is its own origin with its own settings, so it has
  * its own loop beside lib/web/app's: it needs no JWT secret and no database
  * unless storage is on, and every answer it gives, the 404s and 405s
- * included, carries the security headers and CORS of spec 3.  Routing
+ * included, carries the security headers and CORS of doc/face.md.  Routing
  * (lib/web/route), requests and answers (lib/web/http) are shared.
  *
  * The process's state is the struct faceapi of faceapi_svc.h, filled

@@ -1,11 +1,11 @@
 /*
- * faceapi_admin.h - the face service's admin endpoints (spec 3 "Admin"):
+ * faceapi_admin.h - the face service's admin endpoints (doc/face.md):
  * statistics, stored images and jobs, their downloads, and the
  * signed-URL file answers of the filesystem store.
  *
- * Every handler here runs behind HTTP Basic with storage on (lib/face/service/faceapi
- * checks both first), except faceapi_admin_file, whose URL carries its
- * own signature (lib/face/service/faceapi_store).
+ * Every handler here runs behind HTTP Basic with storage on
+ * (lib/face/service/faceapi checks both first), except faceapi_admin_file,
+ * whose URL carries its own signature (lib/face/service/faceapi_store).
  */
 #ifndef XMHUB_FACEAPI_ADMIN_H
 #define XMHUB_FACEAPI_ADMIN_H

@@ -1,6 +1,6 @@
 /*
- * faceapi_conf.h - the face service's settings (spec 3 "Limits" and
- * "Other settings", DESIGN.md), read once at start-up.
+ * faceapi_conf.h - the face service's settings (doc/face.md "Settings"),
+ * read once at start-up.
  *
  * Every FACE_API_* variable comes from the environment or the env file
  * (lib/core/conf, call conf_init() first).  A value that is set but not

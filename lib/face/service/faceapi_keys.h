@@ -1,14 +1,14 @@
 /*
- * faceapi_keys.h - the face service's API keys (spec 3
- * "Authentication"): the X-API-Key check of the public endpoints and
- * their administration under /api/v1/admin/api-keys.
+ * faceapi_keys.h - the face service's API keys (doc/face.md "API keys"): the
+ * X-API-Key check of the public endpoints and their administration under
+ * /api/v1/admin/api-keys.
  *
  * Keys are "face_" + 43 base62 digits (256 random bits, lib/core/auth's
- * generator), stored in plaintext in face_api_keys as spec 3 says ("always
- * visible through the admin API"), so the admin API shows them whenever
- * asked; only HTTP Basic admins can.  A revoked key (is_active false) is
- * 403, an unknown one 401; every accepted request adds one to
- * request_count and sets last_used_at.
+ * generator), stored in plaintext in face_api_keys as the face API defines them
+ * (always visible through the admin API), so the admin API shows them whenever
+ * asked; only HTTP Basic admins can.  A revoked key (is_active false) is 403,
+ * an unknown one 401; every accepted request adds one to request_count and sets
+ * last_used_at.
  */
 #ifndef XMHUB_FACEAPI_KEYS_H
 #define XMHUB_FACEAPI_KEYS_H

@@ -1,8 +1,8 @@
 /*
  * faceapi_limits.h - the face service's limits shared by all its
  * FastCGI processes: the concurrency cap, the inference slots, the
- * per-IP rate limits and the admin login lockout (spec 3 "Limits",
- * DESIGN.md).
+ * per-IP rate limits and the admin login lockout (doc/face.md "Settings",
+ * "Shared state", "Admin authentication").
  *
  * The state lives in files of FACE_API_STATE_DIR, so that every process
  * (lighttpd spawns several, of two programs) sees the same counts:

@@ -1,7 +1,7 @@
 /*
- * faceapi_params.h - the input of POST /api/v1/detect and /api/v1/mask:
- * the multipart/form-data upload and the parameters of spec 3, each a
- * form field or a query parameter, every range checked up front.
+ * faceapi_params.h - the input of POST /api/v1/detect and /api/v1/mask: the
+ * multipart/form-data upload and the parameters of doc/face-www/openapi.json,
+ * each a form field or a query parameter, every range checked up front.
  */
 #ifndef XMHUB_FACEAPI_PARAMS_H
 #define XMHUB_FACEAPI_PARAMS_H

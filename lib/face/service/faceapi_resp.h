@@ -1,7 +1,8 @@
 /*
- * faceapi_resp.h - what the face service answers: the security headers
- * and CORS of every response, the DetectResponse of spec 3, the
- * Detection objects (also stored with a job) and the mask headers.
+ * faceapi_resp.h - what the face service answers: the security headers and CORS
+ * of every response (doc/face.md), the DetectResponse of
+ * doc/face-www/openapi.json, the Detection objects (also stored with a job) and
+ * the mask headers.
  */
 #ifndef XMHUB_FACEAPI_RESP_H
 #define XMHUB_FACEAPI_RESP_H
@@ -36,7 +37,7 @@ struct faceapi_result {
 	bool landmarks; /* the model gives the 5 points */
 };
 
-/* Adds the security headers of spec 3 (every response). */
+/* Adds the security headers of doc/face.md (every response). */
 void faceapi_resp_security(struct http_resp *resp);
 
 /*
@@ -58,7 +59,7 @@ json_object *faceapi_detections(const struct faceapi_result *r);
 /* The whole DetectResponse of r (a new object). */
 json_object *faceapi_detect_response(const struct faceapi_result *r);
 
-/* Adds the mask response headers of spec 3 for r. */
+/* Adds the mask response headers (doc/face-www/openapi.json) for r. */
 void faceapi_mask_headers(struct http_resp *resp,
 			  const struct faceapi_result *r);
 

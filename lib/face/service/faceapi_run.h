@@ -1,6 +1,7 @@
 /*
- * faceapi_run.h - the public endpoints of the face service (spec 3
- * "Public"): GET /health, POST /api/v1/detect, POST /api/v1/mask.
+ * faceapi_run.h - the public endpoints of the face service (doc/face.md,
+ * doc/face-www/openapi.json): GET /health, POST /api/v1/detect,
+ * POST /api/v1/mask.
  *
  * A detect or mask request goes through, in this order: the per-IP rate
  * limit (429 + Retry-After), the API key (401/403), a request slot (503

@@ -1,7 +1,7 @@
 package Xmhub::XMBP;
 
-# XMBP batches for the ingest tests, built with pack() from spec 2's
-# tables (independent of lib/codec/xmbp), and the samples of a session's
+# XMBP batches for the ingest tests, built with pack() from the formats of
+# doc/xmbp.md (independent of lib/codec/xmbp), and the samples of a session's
 # stored chunks as `xmhub xmch dump` prints them, to compare with what
 # `xmhub xmbp decode` reads in the batch sent.
 #
