@@ -10,7 +10,9 @@ use JSON::PP;
 use lib "$ENV{XMHUB_SRCDIR}/t/lib";
 use Xmhub::Stack;
 
-my $s = Xmhub::Stack->start;
+# Every readiness request probes the store here (t/e2e/api-health-storage.t
+# checks the default interval).
+my $s = Xmhub::Stack->start(env => { XMHUB_READY_INTERVAL => 0 });
 my $http = HTTP::Tiny->new(timeout => 20);
 
 # get($path, $method): (status, decoded body or undef, response)
