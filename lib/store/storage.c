@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/conf.h"
+#include "core/fdio.h"
 #include "store/storage_be.h"
 
 #define KEY_MAX 512
@@ -240,7 +241,7 @@ to_fd_sink(void *arg, const void *p, size_t n)
 {
 	struct to_fd *t = arg;
 
-	if (!store_write_all(t->fd, p, n)) {
+	if (!fdio_write_full(t->fd, p, n)) {
 		t->failed = true;
 		return 1;
 	}

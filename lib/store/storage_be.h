@@ -1,6 +1,6 @@
 /*
- * storage_be.h - between lib/store/storage.c and its back ends (not for callers:
- * use storage.h).
+ * storage_be.h - between lib/store/storage.c and its back ends (not for
+ * callers: use storage.h).
  *
  * storage.c checks keys and arguments, then calls the back end through
  * its ops table; a back end's store and put structs start with struct
@@ -9,10 +9,8 @@
 #ifndef XMHUB_STORAGE_BE_H
 #define XMHUB_STORAGE_BE_H
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <unistd.h>
 
 #include "store/storage.h"
 
@@ -75,27 +73,8 @@ struct store_s3_conf {
 struct store *store_s3_open(const struct store_s3_conf *c, char *detail,
 			    size_t dlen);
 
-/* The drivers' shared helpers are inline here, so that storage.c (which
+/* The drivers' shared helper is inline here, so that storage.c (which
  * opens the drivers) and the drivers do not call into each other. */
-
-/* Writes all n bytes at p to fd (retrying short writes and EINTR). */
-static inline bool
-store_write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n > 0) {
-		ssize_t w = write(fd, c, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		c += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
 
 /* snprintf into detail, never failing (detail may be NULL). */
 static inline void __attribute__((format(printf, 3, 4)))

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/fdio.h"
 #include "store/storage_be.h"
 
 /* Room left in a path for the temporary suffix. */
@@ -180,7 +181,7 @@ fs_put_write(struct store_put *base, const void *p, size_t n)
 {
 	struct fs_put *w = (struct fs_put *)base;
 
-	return store_write_all(w->fd, p, n) ? STORE_OK : STORE_ERROR;
+	return fdio_write_full(w->fd, p, n) ? STORE_OK : STORE_ERROR;
 }
 
 static void

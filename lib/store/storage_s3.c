@@ -29,6 +29,7 @@
 #include <openssl/evp.h>
 
 #include "store/sigv4.h"
+#include "core/fdio.h"
 #include "store/storage_be.h"
 
 /* Bodies kept: an error's (for its <Code>) and a ListObjectsV2 page. */
@@ -465,7 +466,7 @@ s3_put_write(struct store_put *base, const void *p, size_t n)
 	struct s3_put *w = (struct s3_put *)base;
 
 	if (EVP_DigestUpdate(w->sha, p, n) != 1 ||
-	    !store_write_all(w->fd, p, n))
+	    !fdio_write_full(w->fd, p, n))
 		return STORE_ERROR;
 	w->size += n;
 	return STORE_OK;

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fdio.h"
 #include "face/service/faceapi_worker.h"
 
 extern char **environ;
@@ -755,48 +756,12 @@ fail:
 /* --- The worker --- */
 
 static bool
-read_full(int fd, void *p, size_t n)
-{
-	uint8_t *b = p;
-	ssize_t k;
-
-	while (n > 0) {
-		k = read(fd, b, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return false;
-		b += k;
-		n -= (size_t)k;
-	}
-	return true;
-}
-
-static bool
-write_full(int fd, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	ssize_t k;
-
-	while (n > 0) {
-		k = write(fd, b, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return false;
-		b += k;
-		n -= (size_t)k;
-	}
-	return true;
-}
-
-static bool
 answer(int code, const void *p, size_t n)
 {
 	struct hdr h = {.code = (uint32_t)code, .len = n};
 
-	return write_full(FACEAPI_WORKER_FD, &h, sizeof(h)) &&
-	       (n == 0 || write_full(FACEAPI_WORKER_FD, p, n));
+	return fdio_write_full(FACEAPI_WORKER_FD, &h, sizeof(h)) &&
+	       (n == 0 || fdio_write_full(FACEAPI_WORKER_FD, p, n));
 }
 
 static bool
@@ -1040,20 +1005,20 @@ faceapi_worker_main(void)
 	/* Ends with its parent, whatever way that ends. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	buf_init(&b, 0);
-	if (!read_full(FACEAPI_WORKER_FD, &h, sizeof(h)) ||
+	if (!fdio_read_full(FACEAPI_WORKER_FD, &h, sizeof(h)) ||
 	    h.code != OP_CONFIG || h.len != sizeof(c) ||
-	    !read_full(FACEAPI_WORKER_FD, &c, sizeof(c)))
+	    !fdio_read_full(FACEAPI_WORKER_FD, &c, sizeof(c)))
 		goto out;
 	c.model_dir[sizeof(c.model_dir) - 1] = '\0';
 	c.model[sizeof(c.model) - 1] = '\0';
 	if ((m = start(&c)) == NULL)
 		goto out;
-	while (read_full(FACEAPI_WORKER_FD, &h, sizeof(h))) {
+	while (fdio_read_full(FACEAPI_WORKER_FD, &h, sizeof(h))) {
 		b.len = 0;
 		/* Without room for the body the stream cannot go on: the
 		 * parent sees the worker end and starts another. */
 		if (h.len > SIZE_MAX / 2 || !buf_reserve(&b, (size_t)h.len) ||
-		    !read_full(FACEAPI_WORKER_FD, b.p, (size_t)h.len))
+		    !fdio_read_full(FACEAPI_WORKER_FD, b.p, (size_t)h.len))
 			break;
 		b.len = (size_t)h.len;
 		if (!serve(m, &c, &h, &b, &img))
