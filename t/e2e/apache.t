@@ -1,15 +1,18 @@
 #!/usr/bin/env perl
-# Apache 2.4 in front of the built programs (httpd-conf/apache.conf,
-# doc/deploy.md): the template rendered into a temporary directory, a
-# real apache2 started on it (as the service user's server when root),
-# PostgreSQL, websocketd and the objects directory of an Xmhub::Stack,
-# and a few requests of every kind through it: readiness, login, devices,
-# an upload transcoded by the runner and streamed back through
-# X-Sendfile with Range, HTTP ingest, the WebSocket upgrade behind the
-# FastCGI authorizer, the face service's own virtual host.
+# Apache 2.4 in front of the built programs (httpd-conf/apache.conf, made
+# by make from apache.conf.in and httpd-conf/programs; doc/deploy.md): the
+# template rendered into a temporary directory, a real apache2 started on
+# it (as the service user's server when root), PostgreSQL, websocketd and
+# the objects directory of an Xmhub::Stack, and a few requests of every
+# kind through it: readiness, login, devices, an upload transcoded by the
+# runner and streamed back through X-Sendfile with Range, HTTP ingest,
+# the WebSocket upgrade behind the FastCGI authorizer, the face service's
+# own virtual host; the body limits, the security headers and the access
+# log of doc/security.md.
 use strict;
 use warnings;
 use HTTP::Tiny;
+use IO::Select;
 use IO::Socket::INET;
 use JSON::PP;
 use POSIX qw(WNOHANG);
@@ -58,6 +61,7 @@ my %ph = (
 	OBJECTS => "$var/objects",
 	FACE_WWW => "$build/face-www",
 	FACE_STATE => "$dir/face-state",
+	ACCESS_LOG => "$dir/log/xmhub-access.log",
 );
 
 # A file's bytes; a file written.
@@ -65,7 +69,7 @@ sub slurp { local $/; open my $f, '<:raw', $_[0] or die "$_[0]: $!\n"; <$f> }
 sub spew { my $f; open($f, '>:raw', $_[0]) && print($f $_[1]) && close($f)
 	    or die "$_[0]: $!\n" }
 
-my $template = slurp("$ENV{XMHUB_SRCDIR}/httpd-conf/apache.conf");
+my $template = slurp("$build/httpd-conf/apache.conf");
 (my $site = $template) =~ s/@([A-Z_]+)@/$ph{$1} \/\/ die "no value for $1\n"/ge;
 unlike($site, qr/@[A-Z_]+@/, 'every placeholder of apache.conf replaced');
 my %doc = map { $_ => 1 } $template =~ /^#\s+([A-Z_]+)\s/mg;
@@ -78,8 +82,11 @@ spew("$dir/xmhub.conf", $site);
 my @mods = qw(mpm_event authz_core authz_user authn_core alias mime
     setenvif rewrite headers proxy proxy_http proxy_wstunnel authnz_fcgi
     fcgid xsendfile);
-spew("$dir/httpd.conf", join('',
-	map { "LoadModule ${_}_module $modules/mod_$_.so\n" } @mods) . <<"EOF");
+# The server's configuration; $define goes before xmhub's.
+sub server_conf {
+	my ($define) = @_;
+	spew("$dir/httpd.conf", join('',
+	    map { "LoadModule ${_}_module $modules/mod_$_.so\n" } @mods) . <<"EOF");
 ServerRoot $dir
 ServerName 127.0.0.1
 PidFile $dir/run/apache2.pid
@@ -92,8 +99,11 @@ CustomLog $dir/log/access.log common
 TypesConfig /etc/mime.types
 FcgidIPCDir $dir/run/fcgid
 FcgidProcessTableFile $dir/run/fcgid_shm
-${\($root ? "User xmhub\nGroup xmhub\n" : '')}Include $dir/xmhub.conf
+${\($root ? "User xmhub\nGroup xmhub\n" : '')}$define
+Include $dir/xmhub.conf
 EOF
+}
+server_conf('');
 my ($st, $out, $err) = run([$apache2, '-t', '-f', "$dir/httpd.conf"]);
 is($st, 0, 'apache2 -t accepts the configuration') or diag "$out$err";
 
@@ -160,6 +170,67 @@ is($b->{status}, 'ready', 'ready: ready') or diag explain $b;
 is_error($web->req(GET => '/api/healthz'), 404, '/api/healthz');
 is_error($web->req(GET => '/nothing'), 404, 'a path of no program');
 
+# --- the security headers, on the programs' answers and Apache's own ---
+my %PLATFORM = (
+	'x-content-type-options' => 'nosniff',
+	'x-frame-options' => 'DENY',
+	'content-security-policy' => "frame-ancestors 'none'",
+	'referrer-policy' => 'no-referrer',
+);
+# headers_are(\%headers, $label): each once, as in httpd-conf/programs.
+sub headers_are {
+	my ($h, $label) = @_;
+	is_deeply({map { $_ => $h->{$_} } keys %PLATFORM}, \%PLATFORM,
+	    "$label: the security headers");
+	ok(!exists $h->{'strict-transport-security'},
+	    "$label: no Strict-Transport-Security unless defined");
+}
+($st, $b, $res) = $web->req(GET => '/api/health/ready?api_key=secret-query');
+headers_are($res->{headers}, 'a program\'s 200');
+($st, $b, $res) = $web->req(GET => '/api/auth/me');
+headers_are($res->{headers}, 'a program\'s 401');
+($st, $b, $res) = $web->req(GET => '/nothing');
+headers_are($res->{headers}, 'Apache\'s own 404');
+
+# raw_head($port, $head): the answer to a request head sent alone (no
+# body): (status, {lower-case header => value}, body).
+sub raw_head {
+	my ($port, $head) = @_;
+	my $c = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port")
+	    or die "connect: $!\n";
+	print $c $head;
+	my ($answer, $sel) = ('', IO::Select->new($c));
+	while ($sel->can_read(20)) {
+		my $n = sysread($c, my $buf, 65536);
+		last unless $n;
+		$answer .= $buf;
+	}
+	my ($st, $h, $body) =
+	    $answer =~ /\AHTTP\/1\.1 (\d+)[^\n]*\r\n(.*?)\r\n\r\n(.*)\z/s
+	    or return;
+	return ($st, {map { /^([^:]+):\s*(.*)$/ ? (lc $1, $2) : () }
+		split /\r\n/, $h}, $body);
+}
+
+# A Content-Length of 3 GB is refused before a byte is read, on each
+# route class (uploads and ingest batches have their own limits).
+for my $c (['/api/auth/login', $ph{PORT}], ['/api/v1/devices', $ph{PORT}],
+	['/api/v1/uploads', $ph{PORT}],
+	['/api/v1/ingest/sessions/00000000-0000-4000-8000-000000000000/data',
+	    $ph{PORT}], ['/api/v1/detect', $ph{FACE_PORT}]) {
+	my ($path, $port) = @$c;
+	my ($st, $h, $body) = raw_head($port, "POST $path HTTP/1.1\r\n"
+		. "Host: 127.0.0.1\r\nContent-Type: application/json\r\n"
+		. "Content-Length: 3000000000\r\n\r\n");
+	is($st, 413, "$path: 3 GB Content-Length: 413");
+	like($body // '', qr/^\{"detail":"/, "$path: 413: a JSON detail");
+	if ($port == $ph{PORT}) {
+		headers_are($h, "$path: 413");
+	} else {
+		is($h->{'x-frame-options'}, 'DENY', "$path: 413: the headers");
+	}
+}
+
 my $fac = $p->facility('Apache');
 mkuser($p, 'apache-admin@example.org', 'correct horse', 'facility_admin',
     $fac);
@@ -182,6 +253,7 @@ is_deeply([map { $_->{device_uid} } @{$b // []}], [7],
 ($st, $b, $res) = $web->req(POST => '/api/v1/devices', token => $token,
 	body => '{"name":"' . ('x' x (2 << 20)) . '"}');
 is_error($st, $b, 413, 'a 2 MiB body outside uploads');
+headers_are($res->{headers}, 'Apache\'s own 413');
 
 ($st, my $k) = $web->req(POST => '/api/v1/api-keys', token => $token,
 	json => {name => 'recorder', scopes => ['upload', 'ingest']});
@@ -276,6 +348,8 @@ my $face = "http://127.0.0.1:$ph{FACE_PORT}";
 $res = $http->get("$face/health");
 is($res->{status}, 200, 'face /health: 200') or diag $res->{content};
 like($res->{content}, qr/"status"/, 'face /health: its body');
+is($res->{headers}{'x-frame-options'}, 'DENY',
+    'face /health: the program\'s own headers, not doubled');
 $res = $http->get("$face/openapi.json");
 is($res->{status}, 200, 'face /openapi.json: 200');
 ok(eval { $json->decode($res->{content})->{openapi} }, 'an OpenAPI document');
@@ -293,6 +367,24 @@ is($http->get("http://127.0.0.1:$ph{PORT}/health")->{status}, 404,
     'platform port: no face route');
 $res = $http->get("$face/api/v1/admin/stats");
 is($res->{status}, 401, 'face admin without login: 401');
+
+# The access log has paths, not queries.
+my $access = eval { slurp("$dir/log/xmhub-access.log") } // '';
+like($access, qr{"GET /api/health/ready HTTP/1\.1" 200 },
+    'access log: the path');
+unlike($access, qr/secret-query/, 'access log: no query');
+
+# Strict-Transport-Security once defined (behind TLS).
+server_conf('Define XMHUB_HSTS "max-age=600"');
+($st, $out, $err) = run([$apache2, '-f', "$dir/httpd.conf", '-k', 'graceful']);
+is($st, 0, 'apache2 reloads with XMHUB_HSTS defined') or diag "$out$err";
+my $hsts;
+for (1 .. 100) {
+	$res = HTTP::Tiny->new->get("http://127.0.0.1:$ph{PORT}/nothing");
+	last if defined($hsts = $res->{headers}{'strict-transport-security'});
+	sleep 0.1;
+}
+is($hsts, 'max-age=600', 'XMHUB_HSTS: Strict-Transport-Security');
 
 # Nothing crashed on the way.
 my $log = eval { slurp("$dir/log/error.log") } // '';

@@ -172,24 +172,15 @@ sub create_database {
 sub stop_db { $_[0]->stack('db-stop', $_[0]{var}) }
 sub start_db { $_[0]->stack('db-start', $_[0]{var}) }
 
-# stop_daemon($name): stops one daemon of the stack's table (its process
-# group, as `stack down` does), e.g. the transcode runner when a test
-# wants uploads to stay as they are; restart starts it again.  True when
-# it is not running afterwards.
+# stop_daemon($name): stops one daemon of httpd-conf/programs (its
+# process group, as `stack down` does, after the same check of its pid
+# file), e.g. the transcode runner when a test wants uploads to stay as
+# they are; restart starts it again.  True once it is stopped; dies when
+# the stack script fails.
 sub stop_daemon {
 	my ($self, $name) = @_;
-	open my $f, '<', "$self->{var}/run/$name.pid" or return 1;
-	my $pid = <$f> // '';
-	chomp $pid;
-	return 1 unless $pid =~ /^\d+$/ && kill 0, $pid;
-	kill 'TERM', -$pid;
-	for (1 .. 100) {
-		return 1 unless kill 0, $pid;
-		select(undef, undef, undef, 0.1);
-	}
-	kill 'KILL', -$pid;
-	select(undef, undef, undef, 0.2);
-	return !kill 0, $pid;
+	$self->stack('daemon-stop', $self->{var}, $name);
+	return !-e "$self->{var}/run/$name.pid";
 }
 
 # Stops everything and removes the var directory (kept if stopping

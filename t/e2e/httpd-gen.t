@@ -1,0 +1,69 @@
+#!/usr/bin/env perl
+# httpd-conf/gen and its table httpd-conf/programs against the build
+# tree: every FastCGI program built is served by lighttpd and Apache,
+# every daemon has its systemd unit naming a program of the build, with
+# the file modes of doc/security.md; a bad table line is refused, naming
+# the line.
+use strict;
+use warnings;
+use File::Temp qw(tempdir);
+use Test::More;
+use Xmhub::Test qw(run);
+
+my $build = $ENV{XMHUB_BUILDDIR} or die "XMHUB_BUILDDIR is not set\n";
+my $src = $ENV{XMHUB_SRCDIR} or die "XMHUB_SRCDIR is not set\n";
+my $gen = "$src/httpd-conf/gen";
+
+sub slurp { local (@ARGV, $/) = @_; return <> // '' }
+
+my @built = sort grep { -f "$build/cgi-bin/$_" && -x _ }
+    map { s{.*/}{}r } glob "$build/cgi-bin/*";
+ok(@built >= 10, 'the programs built: ' . scalar @built);
+
+my ($st, $conf, $err) = run([$gen, 'lighttpd', '/var', $build, 1, 2, 3]);
+is($st, 0, 'gen lighttpd') or diag $err;
+is($err, '', 'gen lighttpd: every program is built');
+my %lighttpd = map { $_ => 1 }
+    $conf =~ m{"bin-path" => "\Q$build\E/cgi-bin/([^"]+)"}g;
+is_deeply([grep { !$lighttpd{$_} } @built], [],
+    'lighttpd serves every program built');
+
+my $apache = slurp("$build/httpd-conf/apache.conf");
+my %apache = map { $_ => 1 } $apache =~ m{\@CGIBIN\@/([\w-]+)}g;
+# An authorizer runs on its own, on the socket of its systemd units.
+my @auth = $apache =~ /^AuthnzFcgiDefineProvider authn xmhub-([\w-]+) /mg;
+$apache{$_} = -f "$build/httpd-conf/systemd/xmhub-$_.socket" for @auth;
+is_deeply([grep { !$apache{$_} } @built], [],
+    'apache.conf (or a systemd socket) serves every program built');
+unlike($apache, qr/\@(SERVE|AUTHORIZERS)\b/, 'apache.conf: no marker left');
+
+($st, my $daemons) = run([$gen, 'daemons', $build, 8082, 8084]);
+is($st, 0, 'gen daemons');
+my @units = map { "xmhub-$_.service" } $daemons =~ /^([^\t]+)\t/mg;
+ok(@units >= 4, 'daemons: ' . scalar @units);
+my $dir = "$build/httpd-conf/systemd";
+my @made = sort map { s{.*/}{}r } glob "$dir/xmhub-*";
+is_deeply([grep { my $u = $_; !grep { $_ eq $u } @made } @units], [],
+    'a systemd unit per daemon');
+for my $u (grep { /\.service$/ } @made) {
+	my $t = slurp("$dir/$u");
+	like($t, qr/^UMask=0027$/m, "$u: UMask=0027");
+	like($t, qr/^User=xmhub$/m, "$u: runs as xmhub");
+	my ($prog) = $t =~ m{^ExecStart=.*?/xmhub/((?:jobs|ws|cgi-bin)/[\w-]+)}m;
+	ok(defined $prog && -x "$build/$prog",
+	    "$u: runs a program of the build (" . ($prog // 'none') . ')');
+}
+
+# A copy of the generator with a bad table.
+my $tmp = tempdir(CLEANUP => 1);
+my $table = slurp("$src/httpd-conf/programs");
+$table =~ s/^(fastcgi tags platform \S+) json$/$1 jsn/m or die "no tags line\n";
+open my $fh, '>', "$tmp/programs" or die "$tmp/programs: $!\n";
+print $fh $table;
+close $fh;
+system('cp', $gen, "$tmp/gen") == 0 or die "cp: $?\n";
+($st, undef, $err) = run([$tmp . '/gen', 'daemons', $build, 8082, 8084]);
+isnt($st, 0, 'an unknown size: refused');
+like($err, qr{programs:\d+: unknown size jsn}, 'the line is named');
+
+done_testing;
