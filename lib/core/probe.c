@@ -1,8 +1,10 @@
 /*
- * probe.c - audio file properties from libsox, or ffprobe.
+ * probe.c - audio file properties from libsox, or ffprobe; both in a
+ * child process that holds no secrets (see probe.h).
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 
 #define FFPROBE_OUT_MAX 4096
 #define FFPROBE_ERR_MAX 4096
+#define SOX_OUT_MAX 256 /* probe_sox_main()'s one line */
 
 /* libsox writes its warnings to stderr unless told otherwise. */
 static void
@@ -180,12 +183,57 @@ out:
 	return ok;
 }
 
+int
+probe_sox_main(const char *path)
+{
+	struct probe_info info;
+
+	memset(&info, 0, sizeof(info));
+	if (!probe_init() || !probe_sox(path, &info))
+		return 1;
+	printf("%" PRId64 " %ld %d %d %s\n", info.duration_ms,
+	       info.sample_rate_hz, info.channels, info.bit_depth, info.codec);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/*
+ * libsox's answer for path, read in a child: this program again as
+ * `PROG PROBE_SOX_ARG path` (probe_sox_main).  False when libsox cannot
+ * tell (the child says nothing), or the child fails or takes too long.
+ */
+static bool
+probe_sox_child(const char *path, struct probe_info *info, int timeout_ms)
+{
+	char *const argv[] = {"/proc/self/exe", PROBE_SOX_ARG, (char *)path,
+			      NULL};
+	char detail[128];
+	struct child ch;
+	bool ok = false;
+
+	if (!child_run(&ch, argv, SOX_OUT_MAX, FFPROBE_ERR_MAX, timeout_ms,
+		       detail, sizeof(detail)))
+		goto out;
+	/* ch.out is NUL-terminated; the codec is one word. */
+	if (!ch.out.failed &&
+	    sscanf((const char *)ch.out.p, "%" SCNd64 " %ld %d %d %31s",
+		   &info->duration_ms, &info->sample_rate_hz, &info->channels,
+		   &info->bit_depth, info->codec) == 5 &&
+	    info->duration_ms > 0 && info->sample_rate_hz > 0 &&
+	    info->channels > 0)
+		ok = true;
+out:
+	if (!ok)
+		memset(info, 0, sizeof(*info));
+	child_free(&ch);
+	return ok;
+}
+
 bool
 probe_file(const char *path, struct probe_info *info, int timeout_ms,
 	   char *detail, size_t dlen)
 {
 	memset(info, 0, sizeof(*info));
-	if (probe_sox(path, info))
+	if (probe_sox_child(path, info, timeout_ms))
 		return true;
 	return probe_ffprobe(path, info, timeout_ms, detail, dlen);
 }

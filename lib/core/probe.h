@@ -3,9 +3,13 @@
  * codec.
  *
  * libsox reads the header of the formats it knows (WAV, FLAC, MP3, ...);
- * what it can not open, or opens without a length, is asked of ffprobe
- * (run with posix_spawn, its output parsed and bounded).  Only the
- * runner uses this: it links libsox.
+ * what it can not open, or opens without a length, is asked of ffprobe.
+ * Both parse untrusted bytes, so both run in a child process with no
+ * secrets (lib/core/child: minimal environment, own process group, a
+ * deadline): ffprobe, and for libsox the calling program itself again,
+ * as `PROG PROBE_SOX_ARG FILE`, whose main() must hand that to
+ * probe_sox_main() before it reads any setting.  Only the runner uses
+ * this: it links libsox.
  */
 #ifndef XMHUB_PROBE_H
 #define XMHUB_PROBE_H
@@ -27,8 +31,19 @@ struct probe_info {
 	char codec[PROBE_CODEC_MAX]; /* ffprobe-style: pcm_s16le, flac, mp3 */
 };
 
-/* Call once before probe_file(): initialises libsox and keeps it quiet. */
+/* The argument that makes a program probe_sox_main() (see above). */
+#define PROBE_SOX_ARG "--probe-sox"
+
+/* Initialises libsox and keeps it quiet; probe_sox_main() calls it. */
 bool probe_init(void);
+
+/*
+ * The child's side: prints libsox's answer for the file at path as one
+ * line, "DURATION_MS RATE CHANNELS BITS CODEC", and returns the exit
+ * status: 0, or 1 (nothing printed) when libsox cannot tell (unknown or
+ * lossy format, no length).
+ */
+int probe_sox_main(const char *path);
 
 /*
  * Fills *info from the file at path, giving ffprobe at most timeout_ms

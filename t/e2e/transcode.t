@@ -764,4 +764,22 @@ platform($s3->env);
 	    "s3: stream of another facility's upload");
 }
 
+# libsox reads upload headers in a child of the runner, which starts
+# before any setting is read: it answers with no env file at all, and its
+# environment is the minimal one of every child (checked above for ffmpeg).
+{
+	my $wav = "$tmp/probe.wav";
+	my ($rc, undef, $err) = run(['sox', '-n', '-r', '8000', '-c', '1',
+		'-b', '16', $wav, 'synth', '2', 'sine', '440']);
+	is($rc, 0, 'probe child: a WAV') or diag $err;
+	local $ENV{XMHUB_ENV_FILE} = "$tmp/no-such-env-file";
+	my $out;
+	($rc, $out) = run([$runner, '--probe-sox', $wav]);
+	is($rc, 0, 'probe child: runs without reading settings');
+	is($out, "2000 8000 1 16 pcm_s16le\n",
+	    'probe child: duration, rate, channels, bits, codec');
+	($rc, $out) = run([$runner, '--probe-sox', "$build/cli/xmhub"]);
+	is_deeply([$rc, $out], [1, ''], 'probe child: not audio: 1, nothing');
+}
+
 done_testing;
