@@ -187,9 +187,14 @@ int
 probe_sox_main(const char *path)
 {
 	struct probe_info info;
+	bool ok;
 
 	memset(&info, 0, sizeof(info));
-	if (!probe_init() || !probe_sox(path, &info))
+	if (!probe_init())
+		return 1;
+	ok = probe_sox(path, &info);
+	sox_quit();
+	if (!ok)
 		return 1;
 	printf("%" PRId64 " %ld %d %d %s\n", info.duration_ms,
 	       info.sample_rate_hz, info.channels, info.bit_depth, info.codec);
