@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "core/conf.h"
-#include "domain/wsguard.h"
+#include "web/wsguard.h"
 
 /* File descriptors besides two per connection. */
 #define SPARE_FDS 32

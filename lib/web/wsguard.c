@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "codec/wsframe.h"
-#include "domain/wsguard.h"
+#include "web/wsguard.h"
 
 /* Connections past the cap that get a 503 rather than a wait. */
 #define REFUSE_SLOTS 16
