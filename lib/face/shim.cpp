@@ -50,7 +50,7 @@ struct model_spec {
 	const char *files[4]; /* tried in order, NULL-terminated */
 };
 
-/* Best first: the fallback order of issue 6. */
+/* Best first: the fallback order of doc/face-models.md. */
 const model_spec specs[] = {
 	{"scrfd_10g",
 	 SCRFD,

@@ -1,5 +1,5 @@
 #!/usr/bin/env perl
-# Uploads end to end (issue 4, doc/uploads.md): the multipart upload over real
+# Uploads end to end (doc/uploads.md): the multipart upload over real
 # HTTP (byte-identical original, multipart edge cases, metadata and tags checks
 # that store nothing when they refuse, the size limit), list, get, PATCH,
 # DELETE, retranscode, who may call what, tenant isolation on every route, a

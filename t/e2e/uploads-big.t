@@ -1,5 +1,5 @@
 #!/usr/bin/env perl
-# A 1 GiB upload end to end (issue 4 "Tests"): the body is generated on
+# A 1 GiB upload end to end (doc/uploads.md "Limits"): the body is generated on
 # the fly and streamed by this client (never held whole here either),
 # lighttpd streams it to cgi-bin/uploads, which writes it to the object
 # store piece by piece.  The FastCGI processes' peak resident memory
