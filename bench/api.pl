@@ -14,7 +14,7 @@ use JSON::PP;
 use Time::HiRes qw(time);
 use lib "$ENV{XMHUB_SRCDIR}/t/lib";
 use Xmhub::Stack;
-use Xmhub::Test qw(run bin);
+use Xmhub::Test qw(run xmhub_json);
 use Xmhub::Wrk qw(wrk wrk_program);
 
 my $seconds = $ENV{BENCH_SECONDS} || 10;
@@ -25,12 +25,7 @@ my $s = Xmhub::Stack->start;
 $ENV{XMHUB_ENV_FILE} = $s->env_file;
 delete $ENV{XMHUB_DATABASE_URL};
 
-sub cli {
-	my ($stdin, @args) = @_;
-	my ($st, $out, $err) = run([bin('xmhub'), @args], $stdin);
-	die "xmhub @args: $err" if $st != 0;
-	return decode_json($out);
-}
+sub cli { my ($stdin, @args) = @_; return xmhub_json(\@args, $stdin) }
 my $fac = cli(undef, qw(facility create --name Bench --slug bench))->{id};
 cli("bench-password\n", 'user', 'create', '--email', 'bench@example.org',
 	'--password', '-', '--role', 'facility_admin', '--facility', $fac);

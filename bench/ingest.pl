@@ -24,7 +24,7 @@ use JSON::PP;
 use Time::HiRes qw(time);
 use lib "$ENV{XMHUB_SRCDIR}/t/lib";
 use Xmhub::Stack;
-use Xmhub::Test qw(run bin);
+use Xmhub::Test qw(run xmhub_json);
 use Xmhub::WS;
 use Xmhub::Wrk qw(wrk_program);
 
@@ -39,12 +39,7 @@ my $s = Xmhub::Stack->start(env => {XMHUB_COMPACT_INTERVAL => 86400,
 $ENV{XMHUB_ENV_FILE} = $s->env_file;
 delete $ENV{XMHUB_DATABASE_URL};
 
-sub cli {
-	my (@args) = @_;
-	my ($st, $out, $err) = run([bin('xmhub'), @args]);
-	die "xmhub @args: $err" if $st != 0;
-	return decode_json($out);
-}
+sub cli { return xmhub_json([@_]) }
 my $fac = cli(qw(facility create --name Bench --slug bench))->{id};
 my $key = cli('api-key', 'create', '--facility', $fac, '--name', 'bench',
 	'--scopes', 'ingest')->{key};

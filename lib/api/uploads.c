@@ -239,14 +239,15 @@ uploads_list(struct app_ctx *ctx)
 
 /* --- tags of an upload -------------------------------------------------- */
 
-/* The HTTP status and detail of a failed query (as app_db_error()). */
+/* The HTTP status and detail of a failed query (http_db_status()). */
 static int
 db_refusal(enum db_status st, char *detail, size_t dlen)
 {
-	snprintf(detail, dlen, "%s",
-		 st == DB_UNAVAILABLE ? "the database is unavailable"
-				      : "internal error");
-	return st == DB_UNAVAILABLE ? 503 : 500;
+	const char *why;
+	int status = http_db_status(st, &why);
+
+	snprintf(detail, dlen, "%s", why);
+	return status;
 }
 
 /* The first of tags $2 that is not a tag of facility $1. */

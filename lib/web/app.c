@@ -21,10 +21,7 @@ static bool store_needed;
 void
 app_db_error(struct app_ctx *ctx, enum db_status status)
 {
-	if (status == DB_UNAVAILABLE)
-		http_error(ctx->resp, 503, "the database is unavailable");
-	else
-		http_error(ctx->resp, 500, "internal error");
+	http_db_error(ctx->resp, status);
 }
 
 /* Routes, authenticates and runs one request. */

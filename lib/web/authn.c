@@ -136,16 +136,6 @@ authn_settle(struct db *db)
 		host_seen = atomic_fetch_add(c, 1) + 1;
 }
 
-/* Answers a failed query: 503 when the database is unavailable. */
-static void
-db_refused(struct http_resp *resp, enum db_status st)
-{
-	if (st == DB_UNAVAILABLE)
-		http_error(resp, 503, "the database is unavailable");
-	else
-		http_error(resp, 500, "internal error");
-}
-
 static const char user_sql[] =
 	"SELECT u.role, coalesce(u.facility_id::text, ''), "
 	"u.is_active AND coalesce(f.is_active, true), u.token_version "
@@ -164,7 +154,7 @@ user_state(struct db *db, const char *id, struct http_resp *resp)
 	if (u->used && strcmp(u->id, id) == 0)
 		return u;
 	if ((st = db_query_ro(db, &res, user_sql, 1, &id)) != DB_OK) {
-		db_refused(resp, st);
+		http_db_error(resp, st);
 		PQclear(res);
 		return NULL;
 	}
@@ -276,12 +266,12 @@ key_check(struct db *db, const char *hash, const char *scope,
 	sync_cache(db);
 	if (!k->used || strcmp(k->hash, hash) != 0) {
 		if ((st = db_query_ro(db, &res, key_sql, 1, &hash)) != DB_OK) {
+			const char *why;
+			int status = http_db_status(st, &why);
+
 			PQclear(res);
-			snprintf(detail, dlen, "%s",
-				 st == DB_UNAVAILABLE
-					 ? "the database is unavailable"
-					 : "internal error");
-			return st == DB_UNAVAILABLE ? 503 : 500;
+			snprintf(detail, dlen, "%s", why);
+			return status;
 		}
 		/* Unknown keys are not cached: they would push known ones
 		 * out, and cost a query now as they did before. */

@@ -383,6 +383,26 @@ http_json(struct http_resp *resp, int status, json_object *obj)
 	json_object_put(obj);
 }
 
+int
+http_db_status(enum db_status st, const char **detail)
+{
+	if (st == DB_UNAVAILABLE) {
+		*detail = "the database is unavailable";
+		return 503;
+	}
+	*detail = "internal error";
+	return 500;
+}
+
+void
+http_db_error(struct http_resp *resp, enum db_status st)
+{
+	const char *detail;
+	int status = http_db_status(st, &detail);
+
+	http_error(resp, status, "%s", detail);
+}
+
 void
 http_error(struct http_resp *resp, int status, const char *fmt, ...)
 {

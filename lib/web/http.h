@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "codec/buf.h"
+#include "core/db.h"
 
 #define HTTP_MAX_QUERY 32     /* query parameters kept; more is a 400 */
 #define HTTP_JSON_LIMIT 65536 /* default limit of a JSON request body */
@@ -108,6 +109,17 @@ void http_json(struct http_resp *resp, int status, json_object *obj);
  * (any length). */
 void http_error(struct http_resp *resp, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * The answer to a failed db_* call (lib/core/db): returns 503 with *detail
+ * "the database is unavailable" for DB_UNAVAILABLE, else 500 "internal
+ * error" (the reason is in the log already).  *detail is static.
+ */
+int http_db_status(enum db_status st, const char **detail);
+
+/* Answers a failed db_* call on resp: http_db_status()'s status and
+ * detail. */
+void http_db_error(struct http_resp *resp, enum db_status st);
 
 /* Answers 204 with no body. */
 void http_no_content(struct http_resp *resp);

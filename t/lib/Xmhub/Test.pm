@@ -4,11 +4,12 @@ package Xmhub::Test;
 # standard input and collect its exit status, standard output and error.
 
 use strict;
+use JSON::PP ();
 use warnings;
 use Exporter 'import';
 use File::Temp qw(tempfile);
 
-our @EXPORT_OK = qw(run xmhub bin hexstr);
+our @EXPORT_OK = qw(run xmhub xmhub_json bin hexstr);
 
 # The built program of the given name, from the environment make sets.
 sub bin {
@@ -48,6 +49,15 @@ sub run {
 sub xmhub {
 	my ($args, $stdin) = @_;
 	return run([bin('xmhub'), @$args], $stdin);
+}
+
+# xmhub_json(\@args, $stdin): the xmhub CLI's JSON answer, decoded; dies
+# with its stderr when it fails.
+sub xmhub_json {
+	my ($args, $stdin) = @_;
+	my ($st, $out, $err) = xmhub($args, $stdin);
+	die "xmhub @$args: $err" if $st != 0;
+	return JSON::PP->new->utf8->decode($out);
 }
 
 # Lower-case hex of a byte string, for readable comparisons.
