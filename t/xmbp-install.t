@@ -4,8 +4,9 @@
 # and the freestanding sources in place; a program built with nothing
 # but `pkg-config --cflags --libs xmbp` (PKG_CONFIG_PATH and
 # PKG_CONFIG_SYSROOT_DIR into DESTDIR) encodes and decodes a batch; the
-# example's own build line works there; the installed encoder sources
-# compile freestanding.
+# example's own build line works there; the size macros agree with the
+# spec's two examples; the installed encoder sources compile
+# freestanding.
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
@@ -97,6 +98,9 @@ main(void)
 	printf("%d %s\n", (int)xmbp_enc_finish(&enc, &len),
 	       xmbp_enc_detail(&enc));
 	printf("%s\n", xmbp_status_name(xmbp_decode(buf + 1, 11, &b, &e)));
+	printf("sizes %zu %zu\n",
+	       XMBP_ENVELOPE_SIZE(1) + 4 * XMBP_BLOCK_SIZE(100, 4),
+	       XMBP_ENVELOPE_SIZE(0) + XMBP_BLOCK_SIZE(1, 4));
 	return 0;
 }
 EOF
@@ -108,7 +112,8 @@ is($st, 0, 'a program builds against the installed tree') or diag $err;
 is($st, 0, 'it runs') or diag $err;
 is($out, "len 49 seq 7 device 42 streams 2\n0 f32 1000 1.5\n"
     . "3 string 2000 h\xc3\xa9\n1 the batch does not fit the buffer\n"
-    . "InvalidMagic\n", 'it encodes and decodes with libxmbp');
+    . "InvalidMagic\nsizes 4834 27\n",
+    'it encodes and decodes with libxmbp; the size macros give the spec\'s sizes');
 
 # The build line at the top of examples/device-posix.c.
 ($st, $out, $err) = run(['cc', @san, '-o', "$tmp/device-posix",
