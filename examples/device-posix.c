@@ -99,6 +99,7 @@ dial(const char *host, const char *port)
 	return fd;
 }
 
+/* Sends all n bytes; -1 on failure (MSG_NOSIGNAL: no SIGPIPE). */
 static int
 send_all(int fd, const void *p, size_t n)
 {
