@@ -1,12 +1,12 @@
 #!/usr/bin/env perl
 # libxmbp as installed (doc/device.md): `make install DESTDIR=...` puts
-# the headers, libxmbp.a, xmbp.pc, xmbp(3) (clean under mandoc -Tlint)
-# and the freestanding sources in place; a program built with nothing
-# but `pkg-config --cflags --libs xmbp` (PKG_CONFIG_PATH and
-# PKG_CONFIG_SYSROOT_DIR into DESTDIR) encodes and decodes a batch; the
-# example's own build line works there; the size macros agree with the
-# spec's two examples; the installed encoder sources compile
-# freestanding.
+# the headers, libxmbp.a, xmbp.pc, xmbp(3) (clean under mandoc -Tlint,
+# linked from each function's name) and the freestanding sources in
+# place; a program built with nothing but `pkg-config --cflags --libs
+# xmbp` (PKG_CONFIG_PATH and PKG_CONFIG_SYSROOT_DIR into DESTDIR)
+# encodes and decodes a batch; the example's own build line works there;
+# the size macros agree with the spec's two examples; the installed
+# encoder sources compile freestanding.
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
@@ -33,6 +33,17 @@ for my $f (qw(include/xmbp/codec/xmbpenc.h include/xmbp/codec/xmbp.h
 
 ($st, $out, $err) = run(['mandoc', '-Tlint', "$P/share/man/man3/xmbp.3"]);
 is("$st $out$err", '0 ', 'xmbp(3) is clean under mandoc -Tlint');
+
+# Every function of the installed headers has its man page: a link.
+my @fns;
+for my $h (qw(xmbpenc.h xmbp.h)) {
+	open my $fh, '<', "$P/include/xmbp/codec/$h" or die "$h: $!";
+	push @fns, map { /^[a-z].*?\b(xmbp_\w+)\(/ ? $1 : () } <$fh>;
+	close $fh;
+}
+cmp_ok(scalar @fns, '>=', 25, 'the headers declare the functions');
+is_deeply([grep { (readlink("$P/share/man/man3/$_.3") // '') ne 'xmbp.3' }
+    @fns], [], 'man xmbp_NAME: a link to xmbp.3 for each function');
 
 $ENV{PKG_CONFIG_PATH} = "$P/lib/pkgconfig";
 $ENV{PKG_CONFIG_SYSROOT_DIR} = $D;
