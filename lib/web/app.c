@@ -63,16 +63,15 @@ app_main(const char *name, const struct route *table, size_t n,
 	for (size_t i = 0; i < n; i++)
 		need_jwt |= table[i].auth == ROUTE_JWT;
 	/* A JWT program without its secret would accept nothing; say so. */
-	if (need_jwt &&
-	    ((secret = conf_str("XMHUB_JWT_SECRET", NULL)) == NULL ||
-	     strlen(secret) < AUTH_JWT_SECRET_MIN)) {
+	if (need_jwt && ((secret = conf_get("XMHUB_JWT_SECRET")) == NULL ||
+			 strlen(secret) < AUTH_JWT_SECRET_MIN)) {
 		fprintf(stderr,
 			"%s: XMHUB_JWT_SECRET must be set, %d characters "
 			"or more\n",
 			name, AUTH_JWT_SECRET_MIN);
 		return 1;
 	}
-	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
 		fprintf(stderr, "%s: XMHUB_DATABASE_URL is not set\n", name);
 		return 1;
 	}
