@@ -45,12 +45,12 @@
 
 struct cmd {
 	const char *group, *name, *args; /* name NULL: one word */
-	const char *what;		 /* one line for --help */
 	/* A filter: turns the whole input into the whole output; 1 after a
 	 * message. */
 	int (*run)(const struct buf *in, struct buf *out);
 	/* A tool: given the arguments after its words; 2 for usage. */
 	int (*tool)(int argc, char *argv[]);
+	const char *what; /* one line for --help, or NULL */
 };
 
 static int cmd_xmbp_decode(const struct buf *, struct buf *);
@@ -73,61 +73,56 @@ static int cmd_settings(int, char *[]);
 #define LIST_ARGS "[--facility ID] [--json]"
 
 static const struct cmd cmds[] = {
-	{"xmbp", "decode", "[FILE|-]", "an XMBP batch as JSON", cmd_xmbp_decode,
-	 NULL},
-	{"xmbp", "encode", "[FILE|-]", "JSON as an XMBP batch", cmd_xmbp_encode,
-	 NULL},
-	{"xmch", "dump", "FILE|-", "a stored chunk as JSON", cmd_xmch_dump,
-	 NULL},
-	{"xmch", "pack", "[FILE|-]", "JSON as a stored chunk", cmd_xmch_pack,
-	 NULL},
-	{"migrate", NULL, "[--dir DIR]", "applies the database migrations",
-	 NULL, cmd_migrate},
-	{"check-config", NULL, "[--env-file FILE]",
-	 "says what is missing or wrong in the settings", NULL,
-	 cmd_check_config},
-	{"settings", NULL, "[--env|--man]",
-	 "every setting: a table, an env file or xmhub.env(5)", NULL,
-	 cmd_settings},
-	{"facility", "create", "--name N --slug S [--description D]",
-	 "creates a facility", NULL, cmd_facility_create},
-	{"facility", "list", "[--json]", "lists the facilities", NULL,
-	 cmd_list},
-	{"facility", "disable", "ID|SLUG",
-	 "deactivates a facility: its users and keys stop working", NULL,
-	 cmd_disable},
-	{"facility", "delete", "ID|SLUG",
-	 "deletes a facility with its rows and stored objects", NULL,
-	 cmd_delete},
+	{"xmbp", "decode", "[FILE|-]", cmd_xmbp_decode, NULL,
+	 "an XMBP batch as JSON"},
+	{"xmbp", "encode", "[FILE|-]", cmd_xmbp_encode, NULL,
+	 "JSON as an XMBP batch"},
+	{"xmch", "dump", "FILE|-", cmd_xmch_dump, NULL,
+	 "a stored chunk as JSON"},
+	{"xmch", "pack", "[FILE|-]", cmd_xmch_pack, NULL,
+	 "JSON as a stored chunk"},
+	{"migrate", NULL, "[--dir DIR]", NULL, cmd_migrate,
+	 "applies the database migrations"},
+	{"check-config", NULL, "[--env-file FILE]", NULL, cmd_check_config,
+	 "says what is missing or wrong in the settings"},
+	{"settings", NULL, "[--env|--man]", NULL, cmd_settings,
+	 "every setting: a table, an env file or xmhub.env(5)"},
+	{"facility", "create", "--name N --slug S [--description D]", NULL,
+	 cmd_facility_create, "creates a facility"},
+	{"facility", "list", "[--json]", NULL, cmd_list,
+	 "lists the facilities"},
+	{"facility", "disable", "ID|SLUG", NULL, cmd_disable,
+	 "deactivates a facility: its users and keys stop working"},
+	{"facility", "delete", "ID|SLUG", NULL, cmd_delete,
+	 "deletes a facility with its rows and stored objects"},
 	{"user", "create",
 	 "--email E [--password -] --role R [--facility ID] [--name N] "
 	 "[--if-absent]",
-	 "creates a user; the password is prompted for or read from "
-	 "standard input",
-	 NULL, cmd_user_create},
-	{"user", "list", LIST_ARGS, "lists the users", NULL, cmd_list},
-	{"user", "disable", "ID|EMAIL",
-	 "deactivates a user and revokes its refresh tokens", NULL,
-	 cmd_disable},
-	{"user", "delete", "ID|EMAIL", "deletes a user", NULL, cmd_delete},
-	{"user", "set-password", "ID|EMAIL [--password -]",
+	 NULL, cmd_user_create,
+	 "creates a user; the password is prompted for or read from standard "
+	 "input"},
+	{"user", "list", LIST_ARGS, NULL, cmd_list, "lists the users"},
+	{"user", "disable", "ID|EMAIL", NULL, cmd_disable,
+	 "deactivates a user and revokes its refresh tokens"},
+	{"user", "delete", "ID|EMAIL", NULL, cmd_delete, "deletes a user"},
+	{"user", "set-password", "ID|EMAIL [--password -]", NULL,
+	 cmd_user_set_password,
 	 "sets a password (prompted for or from standard input), ends the "
-	 "user's tokens, clears its login throttle",
-	 NULL, cmd_user_set_password},
-	{"user", "unthrottle", "[--email E] [--address A]",
-	 "forgets failed logins", NULL, cmd_user_unthrottle},
+	 "user's tokens, clears its login throttle"},
+	{"user", "unthrottle", "[--email E] [--address A]", NULL,
+	 cmd_user_unthrottle, "forgets failed logins"},
 	{"api-key", "create",
 	 "--facility ID --name N [--scopes upload,ingest] [--expires-at T]",
-	 "creates an API key and prints it, once", NULL, cmd_api_key_create},
-	{"api-key", "list", LIST_ARGS, "lists the API keys, never the keys",
-	 NULL, cmd_list},
-	{"api-key", "revoke", "ID", "revokes an API key", NULL, cmd_disable},
-	{"api-key", "delete", "ID",
-	 "deletes an API key no upload was made with", NULL, cmd_delete},
-	{"device", "list", LIST_ARGS, "lists the devices", NULL, cmd_list},
-	{"hash-password", NULL, "< PASSWORD (one line on standard input)",
-	 "the Argon2id hash of a password, e.g. for FACE_API_ADMIN_PASSWORD",
-	 NULL, cmd_hash_password},
+	 NULL, cmd_api_key_create, "creates an API key and prints it, once"},
+	{"api-key", "list", LIST_ARGS, NULL, cmd_list,
+	 "lists the API keys, never the keys"},
+	{"api-key", "revoke", "ID", NULL, cmd_disable, "revokes an API key"},
+	{"api-key", "delete", "ID", NULL, cmd_delete,
+	 "deletes an API key no upload was made with"},
+	{"device", "list", LIST_ARGS, NULL, cmd_list, "lists the devices"},
+	{"hash-password", NULL, "< PASSWORD (one line on standard input)", NULL,
+	 cmd_hash_password,
+	 "the Argon2id hash of a password, e.g. for FACE_API_ADMIN_PASSWORD"},
 };
 
 /* The command being run (main sets it), for the handlers shared by
@@ -841,7 +836,8 @@ print_man(void)
 	       "A setting that is unset or empty has its default;\n"
 	       "a program given a value out of range refuses to start.\n"
 	       ".Ql xmhub check-config\n(see\n.Xr xmhub 1 )\n"
-	       "says what is missing or wrong.\n.Ss Settings\n.Bl -tag -width Ds\n",
+	       "says what is missing or wrong.\n.Ss Settings\n.Bl -tag -width "
+	       "Ds\n",
 	       conf_env_file());
 	for (size_t i = 0; i < settings_count; i++) {
 		const struct setting *s = &settings[i];
@@ -1061,7 +1057,8 @@ main(int argc, char *argv[])
 		if (wants_help(rest, argv + 1 + words)) {
 			printf("usage:\n");
 			usage_line(stdout, c);
-			printf("%s\n", c->what);
+			if (c->what != NULL)
+				printf("%s\n", c->what);
 			return fflush(stdout) == 0 ? 0 : 1;
 		}
 		if (c->tool != NULL)
