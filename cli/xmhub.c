@@ -344,8 +344,8 @@ read_line(FILE *f, char *buf, size_t len)
 
 /*
  * The password of a --password option (given, NULL when absent): "-" or
- * absent reads it from standard input, after a prompt without echo when
- * standard input is a terminal.  A password on the command line is
+ * absent reads it from standard input, after a prompt and without echo
+ * when standard input is a terminal.  A password on the command line is
  * refused (every user of the machine sees the process list).  NULL
  * after a message.
  */
@@ -353,7 +353,7 @@ static const char *
 read_password(const char *prog, const char *given, char *buf, size_t len)
 {
 	struct termios old, quiet;
-	bool tty = isatty(0) && given == NULL, ok;
+	bool quiet_set = false, ok;
 
 	if (given != NULL && strcmp(given, "-") != 0) {
 		fprintf(stderr,
@@ -364,17 +364,18 @@ read_password(const char *prog, const char *given, char *buf, size_t len)
 			prog);
 		return NULL;
 	}
-	if (tty) {
+	/* Echo off before the prompt: what is typed after it is not shown. */
+	if (isatty(0)) {
+		if (tcgetattr(0, &old) == 0) {
+			quiet = old;
+			quiet.c_lflag &= ~(tcflag_t)ECHO;
+			quiet_set = tcsetattr(0, TCSAFLUSH, &quiet) == 0;
+		}
 		fprintf(stderr, "Password: ");
 		fflush(stderr);
-		tty = tcgetattr(0, &old) == 0;
-		quiet = old;
-		quiet.c_lflag &= ~(tcflag_t)ECHO;
-		if (tty && tcsetattr(0, TCSAFLUSH, &quiet) != 0)
-			tty = false;
 	}
 	ok = read_line(stdin, buf, len);
-	if (tty) {
+	if (quiet_set) {
 		tcsetattr(0, TCSAFLUSH, &old);
 		fputc('\n', stderr);
 	}
