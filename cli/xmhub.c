@@ -784,7 +784,9 @@ range_words(const struct setting *s, char *buf, size_t len)
 {
 	buf[0] = '\0';
 	if (s->type == SETTING_INT || s->type == SETTING_NUM)
-		snprintf(buf, len, "%.15g to %.15g", s->min, s->max);
+		snprintf(buf, len,
+			 s->type == SETTING_INT ? "%.0f to %.0f" : "%g to %g",
+			 s->min, s->max);
 	else if (s->type == SETTING_STR && s->min > 1)
 		snprintf(buf, len, "%.0f characters or more", s->min);
 	return buf;
@@ -915,13 +917,15 @@ need(unsigned *n, const char *name, const char *why)
 		problem(n, name, why);
 }
 
-/* A directory setting, its default included, must be readable. */
+/* An unset directory setting: its default must be readable (a set one
+ * was checked with the others). */
 static void
-need_dir(unsigned *n, const char *name)
+need_default_dir(unsigned *n, const char *name)
 {
 	char why[512];
 
-	if (!settings_check(settings_find(name), conf_get(name), why,
+	if (conf_str(name, NULL) == NULL &&
+	    !settings_check(settings_find(name), conf_get(name), why,
 			    sizeof(why)))
 		problem(n, name, why);
 }
@@ -968,13 +972,13 @@ cmd_check_config(int argc, char *argv[])
 	need(&n, "XMHUB_JWT_SECRET",
 	     "not set: the platform's programs do not start without it");
 	if (conf_get("XMHUB_S3_ENDPOINT") == NULL)
-		need_dir(&n, "XMHUB_STORAGE_DIR");
+		need_default_dir(&n, "XMHUB_STORAGE_DIR");
 	else {
 		need(&n, "XMHUB_S3_BUCKET", "not set: S3 needs it");
 		need(&n, "XMHUB_S3_ACCESS_KEY", "not set: S3 needs it");
 		need(&n, "XMHUB_S3_SECRET_KEY", "not set: S3 needs it");
 	}
-	need_dir(&n, "FACE_API_MODEL_DIR");
+	need_default_dir(&n, "FACE_API_MODEL_DIR");
 	if (n == 0)
 		printf("%s: ok\n", path);
 	else

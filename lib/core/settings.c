@@ -85,10 +85,13 @@ settings_check(const struct setting *s, const char *value, char *why,
 					   : strtod(value, &end);
 		if (errno != 0 || end == value || *end != '\0' ||
 		    !isfinite(d) || d < s->min || d > s->max) {
-			snprintf(why, why_len, "%s from %.15g to %.15g",
-				 s->type == SETTING_INT ? "an integer"
-							: "a number",
-				 s->min, s->max);
+			if (s->type == SETTING_INT)
+				snprintf(why, why_len,
+					 "an integer from %.0f to %.0f", s->min,
+					 s->max);
+			else
+				snprintf(why, why_len, "a number from %g to %g",
+					 s->min, s->max);
 			return false;
 		}
 		return true;

@@ -313,6 +313,8 @@ sub env_file {
 	like($out, qr/^FACE_API_CONFIDENCE: a number from 0.01 to 1/m, 'a number out of range');
 	like($out, qr/^FACE_API_STORAGE_ENABLED: true or false/m, 'a bad boolean');
 	like($out, qr{^FACE_API_MODEL_DIR: /nonexistent/models}m, 'a missing model directory');
+	is(scalar(() = $out =~ /^FACE_API_MODEL_DIR:/mg), 1, 'said once');
+	like($out, qr/^6 problems$/m, 'and counted: the six above');
 	open my $f, '>', $good or die;
 	print {$f} "FACE_API_MODEL_DIR=$ENV{FACE_TEST_MODEL_DIR}\n";
 	close $f;
