@@ -36,6 +36,7 @@
 #include "domain/jobs.h"
 #include "core/probe.h"
 #include "core/runner.h"
+#include "core/spectro.h"
 #include "store/storage.h"
 
 #define LOOP_SLEEP_S 3	    /* --loop: pause between drains */
@@ -518,6 +519,8 @@ main(int argc, char **argv)
 	 * so that what parses the upload holds no secret. */
 	if (argc == 3 && strcmp(argv[1], PROBE_SOX_ARG) == 0)
 		return probe_sox_main(argv[2]);
+	if (argc > 1 && strcmp(argv[1], SPECTRO_ARG) == 0)
+		return spectro_main(argc, argv);
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--drain") == 0 && mode == 0)
 			mode = 'd';
