@@ -93,6 +93,35 @@ waveform_acc_add(struct waveform_acc *a, int16_t s,
 	return true;
 }
 
+size_t
+waveform_acc_add32(struct waveform_acc *a, const int32_t *s, size_t n,
+		   uint8_t out[WAVEFORM_PIXEL_LEN], bool *done)
+{
+	size_t take = a->spp - a->n < n ? a->spp - a->n : n;
+	int32_t mn = INT32_MAX, mx = INT32_MIN;
+
+	*done = false;
+	if (take == 0)
+		return 0;
+	/* A shift keeps the order: the extremes' top bits are the top bits'
+	 * extremes. */
+	for (size_t i = 0; i < take; i++) {
+		mn = s[i] < mn ? s[i] : mn;
+		mx = s[i] > mx ? s[i] : mx;
+	}
+	if (a->n == 0 || (int16_t)(mn >> 16) < a->min)
+		a->min = (int16_t)(mn >> 16);
+	if (a->n == 0 || (int16_t)(mx >> 16) > a->max)
+		a->max = (int16_t)(mx >> 16);
+	a->n += (uint32_t)take;
+	if (a->n == a->spp) {
+		pixel_put(out, a->min, a->max);
+		a->n = 0;
+		*done = true;
+	}
+	return take;
+}
+
 bool
 waveform_acc_finish(struct waveform_acc *a, uint8_t out[WAVEFORM_PIXEL_LEN])
 {

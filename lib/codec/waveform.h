@@ -67,6 +67,15 @@ void waveform_acc_init(struct waveform_acc *a, uint32_t spp);
 bool waveform_acc_add(struct waveform_acc *a, int16_t s,
 		      uint8_t out[WAVEFORM_PIXEL_LEN]);
 
+/*
+ * Adds up to n samples of 32 bits (libsox's; their top 16 bits count)
+ * from s, stopping after the first pixel they complete: returns the
+ * samples taken, *done true when a pixel was completed into out.  The
+ * fast path of a decoder's loop.
+ */
+size_t waveform_acc_add32(struct waveform_acc *a, const int32_t *s, size_t n,
+			  uint8_t out[WAVEFORM_PIXEL_LEN], bool *done);
+
 /* The last, partial pixel into out: true when there is one. */
 bool waveform_acc_finish(struct waveform_acc *a,
 			 uint8_t out[WAVEFORM_PIXEL_LEN]);

@@ -109,11 +109,13 @@ peaks_flow(sox_effect_t *effp, const sox_sample_t *ibuf, sox_sample_t *obuf,
 	memcpy(obuf, ibuf, n * sizeof(*obuf)); /* passed on unchanged */
 	*isamp = *osamp = n;
 	/* Mono here: the channels effect comes first. */
-	for (size_t i = 0; i < n; i++)
-		if (waveform_acc_add(&peaks.acc, (int16_t)(ibuf[i] >> 16),
-				     px) &&
-		    fwrite(px, sizeof(px), 1, peaks.f) != 1)
+	for (size_t i = 0; i < n;) {
+		bool done;
+
+		i += waveform_acc_add32(&peaks.acc, ibuf + i, n - i, px, &done);
+		if (done && fwrite(px, sizeof(px), 1, peaks.f) != 1)
 			peaks.failed = true;
+	}
 	peaks.head.frames += n;
 	return SOX_SUCCESS;
 }

@@ -136,6 +136,44 @@ main(void)
 	   "and a last one of one sample, -7");
 	ok(!waveform_acc_finish(&a, px), "nothing after it");
 
+	{
+		static int32_t s32[N_MAX];
+		static uint8_t one[N_MAX * 4], block[N_MAX * 4];
+		struct waveform_acc x, y;
+		size_t n1 = 0, n2 = 0;
+		bool done;
+
+		srand(3);
+		for (size_t i = 0; i < N_MAX; i++)
+			s32[i] = (int32_t)((uint32_t)rand() * 2654435761u);
+		s32[9] = INT32_MIN;
+		s32[10] = INT32_MAX;
+		waveform_acc_init(&x, 37);
+		waveform_acc_init(&y, 37);
+		for (size_t i = 0; i < N_MAX; i++)
+			if (waveform_acc_add(&x, (int16_t)(s32[i] >> 16),
+					     one + n1 * 4))
+				n1++;
+		for (size_t i = 0; i < N_MAX;) {
+			size_t piece = (size_t)(rand() % 100) + 1;
+
+			piece = piece < N_MAX - i ? piece : N_MAX - i;
+			for (size_t k = 0; k < piece;) {
+				k += waveform_acc_add32(&y, s32 + i + k,
+							piece - k,
+							block + n2 * 4, &done);
+				n2 += done;
+			}
+			i += piece;
+		}
+		n1 += waveform_acc_finish(&x, one + n1 * 4);
+		n2 += waveform_acc_finish(&y, block + n2 * 4);
+		ok(n1 == n2 && memcmp(one, block, n1 * 4) == 0,
+		   "32-bit samples in random pieces make the same pixels as "
+		   "one 16-bit sample at a time (%zu)",
+		   n1);
+	}
+
 	srand(7);
 	for (size_t i = 0; i < N_MAX; i++)
 		sig[i] = (int16_t)(rand() % 65536 - 32768);
