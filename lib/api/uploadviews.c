@@ -137,25 +137,29 @@ stored_spectrogram(struct app_ctx *ctx, const struct upload *u)
 {
 	char key[KEY_MAX], etag[80], detail[256];
 	struct http_resp *resp = ctx->resp;
+	uint64_t size;
 
 	snprintf(key, sizeof(key), "%s/uploads/%s/spectrogram.png", u->facility,
 		 u->id);
-	switch (store_get_buf(ctx->store, key, SPECTRO_PNG_MAX, &resp->body,
-			      detail, sizeof(detail))) {
+	switch (store_size(ctx->store, key, &size, detail, sizeof(detail))) {
 	case STORE_OK:
 		break;
 	case STORE_NOT_FOUND:
 		absent(ctx, u, "spectrogram");
 		return;
 	default:
-		resp->body.len = 0;
 		store_down(ctx, key, detail);
 		return;
 	}
 	snprintf(etag, sizeof(etag), "\"%s-spectrogram-" VIEWS_VERSION "\"",
 		 u->id);
-	if (cached(ctx, etag)) {
+	if (cached(ctx, etag))
+		return;
+	if (store_get_buf(ctx->store, key, SPECTRO_PNG_MAX, &resp->body, detail,
+			  sizeof(detail)) != STORE_OK) {
 		resp->body.len = 0;
+		resp->body.failed = false;
+		store_down(ctx, key, detail);
 		return;
 	}
 	resp->status = 200;

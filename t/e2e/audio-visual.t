@@ -16,6 +16,7 @@ use POSIX qw(ceil);
 use Test::More;
 use Xmhub::Platform qw(is_error);
 use Xmhub::Png qw(png_rows brightest_row);
+use Xmhub::S3;
 use Xmhub::Test qw(run);
 
 my $build = $ENV{XMHUB_BUILDDIR};
@@ -232,5 +233,33 @@ ok(!-e "$objects/spectrogram.png" && !-e "$objects/peaks",
     'its spectrogram and peaks are gone with it');
 ($st, $b) = get("$base/spectrogram.png");
 is_error($st, $b, 404, 'the spectrogram of a deleted upload');
+
+# --- the same with the S3 store: a window is drawn from a copy ---
+my $s3 = Xmhub::S3->start;
+$p = Xmhub::Platform->start;
+$s = $p->stack;
+$s->restart(env => {$s3->env});
+ok($s->stop_daemon('transcode'), 's3: the stack runner is stopped');
+$fac = $p->facility('Visual S3');
+$tu = $p->token($p->user('user', $fac));
+$key = $p->api_key($p->token($p->user('facility_admin', $fac)), 'upload');
+$u = upload('tone.wav', slurp($wav));
+$base = "/api/v1/uploads/$u->{id}";
+drain();
+ok(!-e $s->var . "/objects/$fac", 's3: nothing in the filesystem store');
+($st, undef, $res) = get("$base/spectrogram.png");
+is($st, 200, 's3: the stored spectrogram: 200');
+check_tone($res->{content}, 's3: the stored spectrogram', 1024, 257);
+($st, undef, $res) = get("$base/spectrogram.png?from_ms=1000&to_ms=3000"
+    . "&width=200&height=1025");
+is($st, 200, 's3: a window: 200');
+check_tone($res->{content}, 's3: the window', 200, 1025);
+$w = waveform('?pixels_per_second=25');
+is($w->{length}, ceil($frames / int($rate / 25)),
+    's3: the waveform\'s length');
+($st) = $p->req(DELETE => $base, token => $tu);
+is($st, 204, 's3: the upload is deleted');
+($st, $b) = get("$base/waveform.json");
+is_error($st, $b, 404, 's3: the waveform of a deleted upload');
 
 done_testing;
