@@ -216,6 +216,74 @@ ok(!-e "$objects/spectrogram.png" && !-e "$objects/peaks",
 ($st, $b) = get("$base/spectrogram.png");
 is_error($st, $b, 404, 'the spectrogram of a deleted upload');
 
+# --- a 2-hour recording: memory does not follow its length ---
+# The runner's child on a 2-hour file (8 kHz mono) next to the 12-second
+# tone: the same peak RSS; its peaks then serve a 2-hour waveform at the
+# finest resolution (20 MB of JSON) from a FastCGI process whose peak RSS
+# grows by far less than that.
+sub vm {
+	my ($pid, $field) = @_;
+	open my $f, '<', "/proc/$pid/status" or return 0;
+	while (my $line = <$f>) {
+		return $1 if $line =~ /^\Q$field\E:\s+(\d+)/;
+	}
+	return 0;
+}
+sub uploads_hwm {
+	my $prog = "$build/cgi-bin/uploads";
+	my $max = 0;
+	for my $d (glob '/proc/[0-9]*') {
+		open my $f, '<', "$d/cmdline" or next;
+		next unless ((split /\0/, <$f> // '')[0] // '') eq $prog;
+		my ($pid) = $d =~ m{(\d+)$};
+		my $hwm = vm($pid, 'VmHWM');
+		$max = $hwm if $hwm > $max;
+	}
+	return $max;
+}
+sub child_rss {
+	my ($file, $ms, $peaks) = @_;
+	my ($rc, $out, $err) = run(['/usr/bin/time', '-f', 'RSS %M', $runner,
+		'--spectro-sox', $file, 0, $ms, 1024, 257, $peaks]);
+	is($rc, 0, "the runner's child draws $file") or diag $err;
+	return $err =~ /RSS (\d+)/ ? $1 : 0;
+}
+{
+	my $long = upload('tone.wav', $wav);
+	drain();
+	my $two = "$dir/two.wav";
+	my ($rc, undef, $err) = run(['sox', '-n', '-r', '8000', '-b', '16',
+		'-c', '1', $two, 'synth', '7200', 'sine', '440', 'vol', '0.5']);
+	is($rc, 0, 'sox makes 2 hours of tone') or diag $err;
+	($rc, undef, $err) = run(['sox', '-n', '-r', '8000', '-c', '1',
+		"$dir/short.wav", 'synth', '12', 'sine', '440']);
+	is($rc, 0, 'and 12 seconds') or diag $err;
+	my $short_rss = child_rss("$dir/short.wav", 12000, "$dir/short.peaks");
+	my $obj = "$var/objects/$fac/uploads/$long->{id}/peaks";
+	my $long_rss = child_rss($two, 7200000, "$dir/two.peaks");
+	cmp_ok($long_rss, '<', $short_rss + 4096,
+	    "the child's peak RSS for 2 hours ($long_rss KiB) is that for 12 s "
+	    . "($short_rss KiB)");
+	unlink $two;
+	# The 2-hour peaks in place of the tone's.
+	my ($c) = run(['cp', "$dir/two.peaks", $obj]);
+	is($c, 0, 'the 2-hour peaks are the upload\'s');
+	my $before = uploads_hwm();
+	my ($st, undef, $res) = get("/api/v1/uploads/$long->{id}/waveform.json"
+	    . '?pixels_per_second=200');
+	is($st, 200, 'the 2-hour waveform at 200 pixels/s: 200');
+	my $frames = 7200 * 8000;
+	my ($len) = ($res->{content} // '') =~ /"length":(\d+)/;
+	is($len, ceil($frames / 40), 'its length is 2 hours at 40 samples '
+	    . 'per pixel');
+	is(($res->{content} =~ tr/,//), 2 * $len - 1 + 6,
+	    'with a min and a max per pixel');
+	my $size = length $res->{content};
+	my $grew = uploads_hwm() - $before;
+	cmp_ok($grew * 1024, '<', $size / 4, "the FastCGI peak RSS grew by "
+	    . "$grew KiB for $size bytes of JSON");
+}
+
 # --- the same with the S3 store: a window is drawn from a copy ---
 my $s3 = Xmhub::S3->start;
 $p = Xmhub::Platform->start;
