@@ -76,18 +76,26 @@ absent(struct app_ctx *ctx, const struct upload *u, const char *what)
 		http_error(ctx->resp, 404, "the %s is not made yet", what);
 }
 
-/* Sets ETag etag and the caching headers; true when the client holds
- * it already (If-None-Match), then answered 304. */
+/* ETag etag and the caching headers of an answer that succeeds (an
+ * error's are not cached). */
+static void
+cache_for_good(struct app_ctx *ctx, const char *etag)
+{
+	http_header(ctx->resp, "ETag", "%s", etag);
+	http_header(ctx->resp, "Cache-Control", CACHE_FOREVER);
+}
+
+/* True when the client holds etag already (If-None-Match), then
+ * answered 304. */
 static bool
-cached(struct app_ctx *ctx, const char *etag)
+not_modified(struct app_ctx *ctx, const char *etag)
 {
 	const char *inm =
 		FCGX_GetParam("HTTP_IF_NONE_MATCH", ctx->req->fcgi->envp);
 
-	http_header(ctx->resp, "ETag", "%s", etag);
-	http_header(ctx->resp, "Cache-Control", CACHE_FOREVER);
 	if (inm == NULL || (strstr(inm, etag) == NULL && strcmp(inm, "*") != 0))
 		return false;
+	cache_for_good(ctx, etag);
 	ctx->resp->status = 304;
 	return true;
 }
@@ -142,7 +150,7 @@ stored_spectrogram(struct app_ctx *ctx, const struct upload *u)
 	}
 	snprintf(etag, sizeof(etag), "\"%s-spectrogram-" VIEWS_VERSION "\"",
 		 u->id);
-	if (cached(ctx, etag))
+	if (not_modified(ctx, etag))
 		return;
 	if (store_get_buf(ctx->store, key, SPECTRO_PNG_MAX, &resp->body, detail,
 			  sizeof(detail)) != STORE_OK) {
@@ -151,6 +159,7 @@ stored_spectrogram(struct app_ctx *ctx, const struct upload *u)
 		store_down(ctx, key, detail);
 		return;
 	}
+	cache_for_good(ctx, etag);
 	resp->status = 200;
 	resp->content_type = "image/png";
 }
@@ -242,7 +251,7 @@ drawn_spectrogram(struct app_ctx *ctx, const struct upload *u,
 		 "\"%s-spectrogram-%" PRId64 "-%" PRId64 "-%dx%d-" VIEWS_VERSION
 		 "\"",
 		 u->id, rq.from_ms, rq.to_ms, rq.width, rq.height);
-	if (cached(ctx, etag))
+	if (not_modified(ctx, etag))
 		return;
 	if (!original(ctx, u, path, sizeof(path), tmp, sizeof(tmp)))
 		goto out;
@@ -257,6 +266,7 @@ drawn_spectrogram(struct app_ctx *ctx, const struct upload *u,
 			   reason[0] != '\0' ? ": " : "", reason);
 		goto out;
 	}
+	cache_for_good(ctx, etag);
 	ctx->resp->status = 200;
 	ctx->resp->content_type = "image/png";
 out:
@@ -432,7 +442,7 @@ uploadviews_waveform(struct app_ctx *ctx)
 	snprintf(etag, sizeof(etag),
 		 "\"%s-waveform-%" PRIu64 "-%d-" VIEWS_VERSION "\"", u.id, spp,
 		 w->bits);
-	if (cached(ctx, etag))
+	if (not_modified(ctx, etag))
 		goto out;
 	plen = snprintf(pre, sizeof(pre),
 			"{\"version\":2,\"channels\":1,\"sample_rate\":%" PRIu32
@@ -443,6 +453,7 @@ uploadviews_waveform(struct app_ctx *ctx)
 	 * are read, so they are never held whole. */
 	body = (uint64_t)plen + 2 * length * (uint64_t)w->width +
 	       (length > 0 ? 2 * length - 1 : 0) + 2;
+	cache_for_good(ctx, etag);
 	if (!http_stream_begin(ctx->resp, ctx->req->fcgi, 200,
 			       "application/json", (unsigned long)body))
 		goto out;
