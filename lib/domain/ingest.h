@@ -34,10 +34,11 @@
 	"s.total_samples, s.total_bytes, s.missed_batches, s.metadata, "       \
 	"(SELECT jsonb_agg(jsonb_build_object('id', t.id, 'stream_index', "    \
 	"t.stream_index, 'name', t.name, 'value_type', t.value_type, "         \
-	"'unit', t.unit, 'sample_rate_hz', t.sample_rate_hz, 'audio', "        \
-	"CASE WHEN t.audio_codec IS NOT NULL THEN jsonb_build_object("         \
-	"'codec', t.audio_codec, 'sample_rate_hz', t.audio_sample_rate_hz, "   \
-	"'channels', t.audio_channels) END) "                                  \
+	"'unit', t.unit, 'sample_rate_hz', t.sample_rate_hz) || "               \
+	"CASE WHEN t.audio_codec IS NULL THEN '{}' ELSE jsonb_build_object("   \
+	"'audio', jsonb_build_object('codec', t.audio_codec, "                 \
+	"'sample_rate_hz', t.audio_sample_rate_hz, "                           \
+	"'channels', t.audio_channels)) END "                                  \
 	"ORDER BY t.stream_index) FROM ingest_streams t "                      \
 	"WHERE t.session_id = s.id) AS streams"
 
