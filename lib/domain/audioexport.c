@@ -44,13 +44,26 @@ flush(struct walk *w)
 static bool
 put(struct walk *w, const int16_t *v, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		uint16_t u = v != NULL ? (uint16_t)v[i] : 0;
+	while (n > 0) {
+		size_t k = (OUT_BYTES - w->used) / 2;
+		uint8_t *o = w->out + w->used;
 
-		if (w->used + 2 > OUT_BYTES && !flush(w))
-			return false;
-		w->out[w->used++] = (uint8_t)(u & 0xff);
-		w->out[w->used++] = (uint8_t)(u >> 8);
+		if (k == 0) {
+			if (!flush(w))
+				return false;
+			continue;
+		}
+		if (k > n)
+			k = n;
+		if (v == NULL)
+			memset(o, 0, 2 * k);
+		else
+			for (size_t i = 0; i < k; i++, v++) {
+				o[2 * i] = (uint8_t)((uint16_t)*v & 0xff);
+				o[2 * i + 1] = (uint8_t)((uint16_t)*v >> 8);
+			}
+		w->used += 2 * k;
+		n -= k;
 	}
 	return true;
 }
