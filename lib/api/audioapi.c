@@ -3,12 +3,18 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/audioapi.h"
+#include "core/child.h"
+#include "core/fdio.h"
+#include "core/spectro.h"
 #include "domain/audioexport.h"
 #include "domain/chunks.h"
 #include "web/scope.h"
@@ -30,7 +36,8 @@ static const char stream_sql[] =
 static bool
 audio_request(struct app_ctx *ctx, struct audioexport_req *q, char id[37])
 {
-	static const char *const refused[] = {"skip", "bucket_us", "limit"};
+	static const char *const refused[] = {"skip", "bucket_us", "limit",
+					      NULL};
 	const char *n = ctx->params[1];
 	char idx[8];
 	const char *params[2] = {ctx->params[0], idx};
@@ -46,10 +53,11 @@ audio_request(struct app_ctx *ctx, struct audioexport_req *q, char id[37])
 			   "from 0 to 65535");
 		return false;
 	}
-	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+	for (size_t i = 0; refused[i] != NULL; i++)
 		if (http_query(ctx->req, refused[i]) != NULL) {
 			http_error(ctx->resp, 400,
-				   "%s does not go with audio (format=wav)",
+				   "%s does not go with audio (format=wav, "
+				   "spectrogram.png)",
 				   refused[i]);
 			return false;
 		}
@@ -173,4 +181,138 @@ audioapi_wav(struct app_ctx *ctx)
 			(int)s);
 out:
 	db_rollback(ctx->db);
+}
+
+/* Appends to the temporary WAV file (arg: its descriptor). */
+static bool
+file_sink(void *arg, const void *p, size_t n)
+{
+	return fdio_write_full(*(int *)arg, p, n);
+}
+
+#define WIDTH_DEFAULT 1024
+#define HEIGHT_DEFAULT 257
+
+/* Width and height of the query into rq; false with a 400. */
+static bool
+image_size(struct app_ctx *ctx, struct spectro_req *rq)
+{
+	static const struct valid_field f[] = {
+		{.name = "width",
+		 .type = VALID_INT,
+		 .min = SPECTRO_WIDTH_MIN,
+		 .max = SPECTRO_WIDTH_MAX},
+		{.name = "height",
+		 .type = VALID_INT,
+		 .min = SPECTRO_HEIGHT_MIN,
+		 .max = SPECTRO_HEIGHT_MAX},
+	};
+	struct valid_value v[2];
+
+	if (!valid_query(ctx->req, f, 2, v, ctx->resp))
+		return false;
+	rq->width = v[0].present ? (int)v[0].num : WIDTH_DEFAULT;
+	rq->height = v[1].present ? (int)v[1].num : HEIGHT_DEFAULT;
+	if (!spectro_height_valid(rq->height)) {
+		http_error(ctx->resp, 400,
+			   "height must be 65, 129, 257, 513 or 1025 "
+			   "(2^k frequency bins and the top one)");
+		return false;
+	}
+	return true;
+}
+
+/* Draws the WAV file at path (dur_ms long) into the answer. */
+static void
+draw(struct app_ctx *ctx, const char *path, struct spectro_req *rq,
+     uint64_t dur_ms)
+{
+	char detail[512], reason[CHILD_REASON_MAX];
+
+	rq->from_ms = 0;
+	rq->to_ms = (int64_t)(dur_ms > 0 ? dur_ms : 1);
+	if (!spectro_render(path, rq, NULL, AUDIOAPI_SPECTRO_MS,
+			    &ctx->resp->body, detail, sizeof(detail))) {
+		fprintf(stderr, "audioapi: spectrogram: %s\n", detail);
+		child_reason(detail, reason, sizeof(reason));
+		ctx->resp->body.len = 0;
+		http_error(ctx->resp, 500,
+			   "the spectrogram could not be drawn%s%s",
+			   reason[0] != '\0' ? ": " : "", reason);
+		return;
+	}
+	ctx->resp->status = 200;
+	ctx->resp->content_type = "image/png";
+}
+
+void
+audioapi_spectrogram(struct app_ctx *ctx)
+{
+	const char *dir = getenv("TMPDIR");
+	struct audioexport_req q;
+	struct audioexport_plan plan;
+	struct spectro_req rq;
+	enum audioexport_status s;
+	enum db_status dbst = DB_OK;
+	char id[37], path[PATH_MAX];
+	int fd = -1;
+
+	path[0] = '\0';
+	if (!image_size(ctx, &rq) || !audio_request(ctx, &q, id))
+		return;
+	if (q.from_given && q.to_given &&
+	    q.to - q.from > AUDIOAPI_SPECTRO_MAX_US) {
+		http_error(ctx->resp, 400,
+			   "a spectrogram is of at most %u s of audio",
+			   AUDIOAPI_SPECTRO_MAX_US / 1000000);
+		return;
+	}
+	if ((dbst = db_begin(ctx->db)) != DB_OK ||
+	    (dbst = chunks_snapshot(ctx->db)) != DB_OK) {
+		db_rollback(ctx->db);
+		app_db_error(ctx, dbst);
+		return;
+	}
+	if ((s = audioexport_plan(ctx->db, ctx->store, &q, &plan, &dbst)) !=
+	    AUDIOEXPORT_OK) {
+		plan_error(ctx, &q, s, dbst);
+		goto out;
+	}
+	if (plan.frames == 0) {
+		http_error(ctx->resp, 404, "the window holds no audio");
+		goto out;
+	}
+	if (streamaudio_us(plan.frames, q.decl.rate) >
+	    AUDIOAPI_SPECTRO_MAX_US) {
+		http_error(ctx->resp, 400,
+			   "a spectrogram is of at most %u s of audio; narrow "
+			   "the window with from_us and to_us",
+			   AUDIOAPI_SPECTRO_MAX_US / 1000000);
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/xmhub-audio-XXXXXX",
+		 dir != NULL && dir[0] != '\0' ? dir : "/tmp");
+	if ((fd = mkstemp(path)) < 0) {
+		fprintf(stderr, "audioapi: %s: %s\n", path, strerror(errno));
+		path[0] = '\0';
+		http_error(ctx->resp, 500, "no temporary space");
+		goto out;
+	}
+	if ((s = audioexport_write(ctx->db, ctx->store, &q, &plan, file_sink,
+				   &fd, &dbst)) != AUDIOEXPORT_OK) {
+		if (s == AUDIOEXPORT_SINK)
+			fprintf(stderr, "audioapi: %s: %s\n", path,
+				strerror(errno));
+		plan_error(ctx, &q, s, dbst);
+		goto out;
+	}
+	db_rollback(ctx->db);
+	gap_headers(ctx, &q, &plan);
+	draw(ctx, path, &rq, streamaudio_us(plan.frames, q.decl.rate) / 1000);
+out:
+	db_rollback(ctx->db);
+	if (fd >= 0)
+		close(fd);
+	if (path[0] != '\0')
+		unlink(path);
 }

@@ -11,6 +11,8 @@
 
 /* Budget of the chunks one read holds open at once (lib/domain/chunks). */
 #define AUDIOAPI_CHUNK_MEMORY (256u << 20)
+#define AUDIOAPI_SPECTRO_MAX_US 600000000u /* audio of one spectrogram */
+#define AUDIOAPI_SPECTRO_MS 120000	   /* libsox's deadline for it */
 
 /*
  * GET .../streams/{n}/samples?format=wav[&from_us=][&to_us=]: the window
@@ -19,5 +21,16 @@
  * past AUDIOEXPORT_WAV_MAX or a parameter of the JSON read.
  */
 void audioapi_wav(struct app_ctx *ctx);
+
+/*
+ * GET .../streams/{n}/spectrogram.png[?from_us=&to_us=&width=&height=]:
+ * the spectrogram of the same window's WAV (at most
+ * AUDIOAPI_SPECTRO_MAX_US of it), drawn by lib/core/spectro in a child
+ * without secrets (so the program's main() hands SPECTRO_ARG to
+ * spectro_main()); the X-Audio-* headers of the WAV.  400 as the WAV
+ * and for a longer window or a width or height out of spectro's bounds;
+ * 404 when the window holds no audio.
+ */
+void audioapi_spectrogram(struct app_ctx *ctx);
 
 #endif

@@ -5,7 +5,8 @@
 # (t/e2e/audio-enc.c on lib/codec/xmbpaudio), sent in batches over HTTP
 # and read back as WAV (duration by `sox --i` within one frame, dominant
 # frequency by an FFT here, SNR against the original); PCM bit-exact;
-# gaps filled with silence and reported; windows; every refusal.
+# gaps filled with silence and reported; windows; the spectrogram of a
+# window (its brightest row at 1 kHz); every refusal.
 use strict;
 use warnings;
 use Test::More;
@@ -14,6 +15,7 @@ use JSON::PP;
 use MIME::Base64 qw(encode_base64);
 use Xmhub::Ingest;
 use Xmhub::Platform qw(keys_of is_error);
+use Xmhub::Png qw(png_rows brightest_row);
 use Xmhub::Test qw(run);
 
 my $ENC = "$ENV{XMHUB_BUILDDIR}/t/e2e/audio-enc";
@@ -165,6 +167,40 @@ my @want = unpack('s<*', $orig);
 	my $snr = snr(\@want, \@got);
 	ok($snr > 30, sprintf('SNR %.1f dB > 30 dB against the original',
 	    $snr));
+}
+
+# --- the spectrogram of the ADPCM tone's window ---
+sub spectrogram {
+	my ($token, $sid, %q) = @_;
+	my $qs = join '&', map { "$_=$q{$_}" } sort keys %q;
+	return $p->req(GET => "/api/v1/metadata/sessions/$sid/streams/0/"
+		. "spectrogram.png" . ($qs ne '' ? "?$qs" : ''), token => $token);
+}
+{
+	my ($sst, undef, $sres) = spectrogram($tu, $adpcm->{id},
+		from_us => 5_500_000, to_us => 7_500_000, width => 200,
+		height => 129);
+	is($sst, 200, 'spectrogram of a 2 s window: 200');
+	is($sres->{headers}{'content-type'}, 'image/png', 'a PNG');
+	my ($w, $h, $rows) = eval { png_rows($sres->{content}) };
+	is(defined $rows ? "${w}x$h" : $@, '200x129', 'width x height asked');
+	my $bin = $RATE / 2 / 128;
+	my $hz = defined $rows ? (128 - brightest_row($rows)) * $bin : -1;
+	ok(abs($hz - 1000) <= $bin,
+	    "the brightest row is 1 kHz within one bin ($hz Hz)");
+	is($sres->{headers}{'x-audio-gaps'}, 0, 'with the X-Audio-* headers');
+	my ($est, $eb) = spectrogram($tu, $adpcm->{id}, height => 100);
+	is_error($est, $eb, 400, 'spectrogram: height 100');
+	($est, $eb) = spectrogram($tu, $adpcm->{id}, width => 5000);
+	is_error($est, $eb, 400, 'spectrogram: width 5000');
+	($est, $eb) = spectrogram($tu, $adpcm->{id}, from_us => 0,
+		to_us => 700_000_000);
+	is_error($est, $eb, 400, 'spectrogram: a window over 10 minutes');
+	($est, $eb) = spectrogram($tu, $adpcm->{id}, from_us => 1,
+		to_us => 2);
+	is_error($est, $eb, 404, 'spectrogram: a window without audio');
+	($est, $eb) = spectrogram($tb, $adpcm->{id});
+	is_error($est, $eb, 403, 'spectrogram: another facility');
 }
 
 # --- raw PCM: bit-exact, 2 channels, noise ---
