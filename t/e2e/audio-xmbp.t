@@ -180,7 +180,8 @@ sub spectrogram {
 	my ($sst, undef, $sres) = spectrogram($tu, $adpcm->{id},
 		from_us => 5_500_000, to_us => 7_500_000, width => 200,
 		height => 129);
-	is($sst, 200, 'spectrogram of a 2 s window: 200');
+	is($sst, 200, 'spectrogram of a 2 s window: 200')
+	    or diag $sres->{content};
 	is($sres->{headers}{'content-type'}, 'image/png', 'a PNG');
 	my ($w, $h, $rows) = eval { png_rows($sres->{content}) };
 	is(defined $rows ? "${w}x$h" : $@, '200x129', 'width x height asked');
