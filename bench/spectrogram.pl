@@ -10,7 +10,7 @@
 #    same without peaks, against `sox FILE -n channels 1 spectrogram -x
 #    1024 -y 257 -r -o OUT` (the same image by the sox program) and sox's
 #    defaults `sox FILE -n spectrogram` (800 wide, each channel drawn,
-#    axes).  Best of 3 each, interleaved; ratios to the same-image sox
+#    axes).  Best of 5 each, interleaved; ratios to the same-image sox
 #    (aim: at most 1.10).
 # 2. Memory: the child's peak RSS for the 10-minute file and a 2-hour one
 #    (8 kHz mono), and a 10-minute window at the end of the 2-hour file
@@ -22,7 +22,7 @@ use File::Temp qw(tempdir);
 use Time::HiRes qw(time);
 use Xmhub::Test qw(run);
 
-my $ROUNDS = 3;
+my $ROUNDS = 5;
 my $runner = "$ENV{XMHUB_BUILDDIR}/jobs/xmhub-transcode";
 my $dir = tempdir(CLEANUP => 1);
 

@@ -45,29 +45,18 @@ static const char upload_sql[] =
 static bool
 load(struct app_ctx *ctx, struct upload *u)
 {
-	const char *params[1] = {ctx->params[0]};
-	PGresult *res = NULL;
-	enum db_status st;
-	bool ok = false;
+	PGresult *res;
 
-	if ((st = db_query_ro(ctx->db, &res, upload_sql, 1, params)) != DB_OK)
-		app_db_error(ctx, st);
-	else if (PQntuples(res) == 0)
-		http_error(ctx->resp, 404, "upload not found");
-	else if (scope_check(ctx, PQgetvalue(res, 0, 0))) {
-		snprintf(u->facility, sizeof(u->facility), "%s",
-			 PQgetvalue(res, 0, 0));
-		snprintf(u->id, sizeof(u->id), "%s", PQgetvalue(res, 0, 1));
-		snprintf(u->status, sizeof(u->status), "%s",
-			 PQgetvalue(res, 0, 2));
-		u->duration_ms =
-			PQgetisnull(res, 0, 3)
-				? -1
-				: strtoll(PQgetvalue(res, 0, 3), NULL, 10);
-		ok = true;
-	}
+	if (!scope_fetch(ctx, upload_sql, 0, "upload", &res))
+		return false;
+	snprintf(u->facility, sizeof(u->facility), "%s", PQgetvalue(res, 0, 0));
+	snprintf(u->id, sizeof(u->id), "%s", PQgetvalue(res, 0, 1));
+	snprintf(u->status, sizeof(u->status), "%s", PQgetvalue(res, 0, 2));
+	u->duration_ms = PQgetisnull(res, 0, 3)
+				 ? -1
+				 : strtoll(PQgetvalue(res, 0, 3), NULL, 10);
 	PQclear(res);
-	return ok;
+	return true;
 }
 
 /* Answers why what (the spectrogram, the waveform) is not there. */

@@ -244,12 +244,16 @@ draw(sox_format_t *in, long long from_ms, long long to_ms, const char *width,
 	args[1] = (char *)width;
 	args[2] = "-y";
 	args[3] = (char *)height;
-	args[4] = "-d";
-	args[5] = len;
-	args[6] = "-r";
-	args[7] = "-o";
-	args[8] = "-";
-	if (!add(chain, "spectrogram", 9, args, &sig, &sig, NULL))
+	args[4] = "-r";
+	args[5] = "-o";
+	args[6] = "-";
+	/* The columns span the window: libsox knows its length from trim
+	 * when the input's is known; else it is told (-d, whose text
+	 * libsox 14.4.2 keeps and never frees: only then). */
+	args[7] = "-d";
+	args[8] = len;
+	if (!add(chain, "spectrogram", total > 0 ? 7 : 9, args, &sig, &sig,
+		 NULL))
 		goto out;
 	args[0] = (char *)out;
 	if (!add(chain, "output", 1, args, &sig, &out->signal, NULL))

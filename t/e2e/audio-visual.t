@@ -14,6 +14,7 @@ use File::Temp qw(tempdir);
 use JSON::PP;
 use POSIX qw(ceil);
 use Test::More;
+use Xmhub::Objects;
 use Xmhub::Platform qw(is_error);
 use Xmhub::Png qw(png_rows brightest_row);
 use Xmhub::S3;
@@ -37,28 +38,9 @@ my $tu = $p->token($p->user('user', $fac));
 my $tb = $p->token($p->user('user', $other));
 my $key = $p->api_key($p->token($p->user('facility_admin', $fac)), 'upload');
 
-sub sh {
-	my ($st, $out, $err) = run([@_]);
-	die "@_: exit $st\n$err" if $st != 0;
-	return $out;
-}
-
-sub slurp {
-	my ($path) = @_;
-	open my $f, '<:raw', $path or die "$path: $!";
-	local $/;
-	return scalar <$f>;
-}
-
 sub upload {
 	my ($name, $data) = @_;
-	my $b = 'xmhub-test-' . int(rand(1e9));
-	my $body = "--$b\r\nContent-Disposition: form-data; name=\"file\"; "
-	    . "filename=\"$name\"\r\nContent-Type: application/octet-stream"
-	    . "\r\n\r\n$data\r\n--$b--\r\n";
-	my ($st, $u) = $p->req(POST => '/api/v1/uploads', key => $key,
-		body => $body,
-		headers => {'Content-Type' => "multipart/form-data; boundary=$b"});
+	my ($st, $u) = Xmhub::Objects::upload($p, $key, $name, $data);
 	is($st, 200, "upload $name: 200") or diag explain $u;
 	return $u;
 }
@@ -84,10 +66,10 @@ sub get {
 # --- a 440 Hz tone, stereo, 12 s at 44.1 kHz ---
 my $rate = 44100;
 my $secs = 12;
-my $wav = "$dir/tone.wav";
-sh('sox', '-n', '-r', $rate, '-b', '16', '-c', '2', $wav, 'synth', $secs,
-    'sine', '440', 'vol', '0.5');
-my $u = upload('tone.wav', slurp($wav));
+my ($rc, $wav, $err) = run(['sox', '-n', '-r', $rate, '-b', '16', '-c', '2',
+    '-t', 'wav', '-', 'synth', $secs, 'sine', '440', 'vol', '0.5']);
+is($rc, 0, 'sox makes the tone') or diag $err;
+my $u = upload('tone.wav', $wav);
 my $base = "/api/v1/uploads/$u->{id}";
 
 my ($st, $b, $res) = get("$base/spectrogram.png");
@@ -243,7 +225,7 @@ ok($s->stop_daemon('transcode'), 's3: the stack runner is stopped');
 $fac = $p->facility('Visual S3');
 $tu = $p->token($p->user('user', $fac));
 $key = $p->api_key($p->token($p->user('facility_admin', $fac)), 'upload');
-$u = upload('tone.wav', slurp($wav));
+$u = upload('tone.wav', $wav);
 $base = "/api/v1/uploads/$u->{id}";
 drain();
 ok(!-e $s->var . "/objects/$fac", 's3: nothing in the filesystem store');
