@@ -142,6 +142,33 @@ gap_headers(struct app_ctx *ctx, const struct audioexport_req *q,
 	buf_free(&list);
 }
 
+/*
+ * Opens the snapshot both walks read in and plans q's WAV into *plan;
+ * false with the answer given and the snapshot closed.  The caller
+ * closes it (db_rollback) after the write.
+ */
+static bool
+open_plan(struct app_ctx *ctx, const struct audioexport_req *q,
+	  struct audioexport_plan *plan)
+{
+	enum audioexport_status s;
+	enum db_status dbst;
+
+	if ((dbst = db_begin(ctx->db)) != DB_OK ||
+	    (dbst = chunks_snapshot(ctx->db)) != DB_OK) {
+		db_rollback(ctx->db);
+		app_db_error(ctx, dbst);
+		return false;
+	}
+	if ((s = audioexport_plan(ctx->db, ctx->store, q, plan, &dbst)) !=
+	    AUDIOEXPORT_OK) {
+		db_rollback(ctx->db);
+		plan_error(ctx, q, s, dbst);
+		return false;
+	}
+	return true;
+}
+
 static bool
 fcgi_sink(void *arg, const void *p, size_t n)
 {
@@ -157,19 +184,8 @@ audioapi_wav(struct app_ctx *ctx)
 	enum db_status dbst = DB_OK;
 	char id[37];
 
-	if (!audio_request(ctx, &q, id))
+	if (!audio_request(ctx, &q, id) || !open_plan(ctx, &q, &plan))
 		return;
-	if ((dbst = db_begin(ctx->db)) != DB_OK ||
-	    (dbst = chunks_snapshot(ctx->db)) != DB_OK) {
-		db_rollback(ctx->db);
-		app_db_error(ctx, dbst);
-		return;
-	}
-	if ((s = audioexport_plan(ctx->db, ctx->store, &q, &plan, &dbst)) !=
-	    AUDIOEXPORT_OK) {
-		plan_error(ctx, &q, s, dbst);
-		goto out;
-	}
 	gap_headers(ctx, &q, &plan);
 	if (!http_stream_begin(ctx->resp, ctx->req->fcgi, 200, "audio/wav",
 			       (unsigned long)audioexport_size(&q, &plan)))
@@ -267,17 +283,8 @@ audioapi_spectrogram(struct app_ctx *ctx)
 			   AUDIOAPI_SPECTRO_MAX_US / 1000000);
 		return;
 	}
-	if ((dbst = db_begin(ctx->db)) != DB_OK ||
-	    (dbst = chunks_snapshot(ctx->db)) != DB_OK) {
-		db_rollback(ctx->db);
-		app_db_error(ctx, dbst);
+	if (!open_plan(ctx, &q, &plan))
 		return;
-	}
-	if ((s = audioexport_plan(ctx->db, ctx->store, &q, &plan, &dbst)) !=
-	    AUDIOEXPORT_OK) {
-		plan_error(ctx, &q, s, dbst);
-		goto out;
-	}
 	if (plan.frames == 0) {
 		http_error(ctx->resp, 404, "the window holds no audio");
 		goto out;
