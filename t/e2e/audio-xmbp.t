@@ -98,6 +98,10 @@ sub wav_data {
 		sample_rate_hz => 16000, channels => 1},
 	    'the audio declaration is returned with the stream');
 	ok(!exists $s->{streams}[1]{audio}, 'a stream without audio has none');
+	my ($nst, $ns) = create({stream_index => 0, name => 'raw',
+		value_type => 'bytes', audio => undef});
+	is($nst, 201, '"audio": null: 201');
+	ok(!exists $ns->{streams}[0]{audio}, '"audio": null: no audio');
 	my ($gst, $g) = $p->req(GET => "/api/v1/metadata/sessions/$s->{id}",
 		token => $tu);
 	is_deeply($g->{streams}[0]{audio}, $s->{streams}[0]{audio},
@@ -253,6 +257,33 @@ is($res->{headers}{'x-audio-gap-list'}, '1300000+100000',
     'X-Audio-Gap-List: where it is');
 ok(wav_data($res->{content}) eq substr($orig, 0, 6 * 1600) . ("\0" x 3200)
     . substr($orig, 8 * 1600), 'the gap is silence, the rest in place');
+
+# --- the time line: jitter joins, a later start is a gap, an earlier one
+# loses its overlap (8 kHz mono PCM frames of 80 sample frames, 10 ms) ---
+{
+	my $tl = audio_session('pcm_s16le', 8000, 1);
+	my @f = map { my $k = $_; pack('C s<*', 1, map { $k * 1000 + $_ }
+		0 .. 79) } 0 .. 3;
+	# Frame 1 0.5 ms late (joins, so it ends at 20 ms on the line),
+	# frame 2 at 30 ms (10 ms of silence before it), frame 3 5 ms before
+	# frame 2's end (overlaps by 40 sample frames).
+	my @ts = (1_000_000, 1_010_500, 1_030_000, 1_035_000);
+	$in->send($tl->{id}, 1, [0, 'bytes', [map {
+		[$ts[$_], encode_base64($f[$_], '')] } 0 .. 3]]);
+	my ($tst, undef, $tres) = wav($tu, $tl->{id});
+	is($tst, 200, 'time line: 200');
+	my @v = unpack('s<*', wav_data($tres->{content}));
+	is(scalar @v, 80 + 80 + 80 + 80 + 40, 'time line: 360 sample frames');
+	is_deeply([@v[0 .. 159]], [0 .. 79, 1000 .. 1079],
+	    'a frame 0.5 ms late follows the last one directly');
+	is_deeply([@v[160 .. 239]], [(0) x 80],
+	    'a frame placed 10 ms after the last one\'s end: 10 ms of silence');
+	is_deeply([@v[240 .. 359]], [2000 .. 2079, 3040 .. 3079],
+	    'an overlapping frame loses the part already there');
+	is($tres->{headers}{'x-audio-gaps'}, 1, 'time line: one gap');
+	is($tres->{headers}{'x-audio-gap-list'}, '1020000+10000',
+	    'time line: where the gap is and how long');
+}
 
 # --- refusals at ingest: 400, nothing stored ---
 {
