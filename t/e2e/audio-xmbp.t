@@ -17,6 +17,7 @@ use Xmhub::Ingest;
 use Xmhub::Platform qw(keys_of is_error);
 use Xmhub::Png qw(png_rows brightest_row);
 use Xmhub::Test qw(run);
+use Xmhub::WS;
 
 my $ENC = "$ENV{XMHUB_BUILDDIR}/t/e2e/audio-enc";
 my $p = Xmhub::Platform->start;
@@ -313,6 +314,29 @@ ok(wav_data($res->{content}) eq substr($orig, 0, 6 * 1600) . ("\0" x 3200)
 		[[1000, encode_base64($frame, '')]]]));
 	is($bst, 200, 'a good frame after them: 200');
 	is($bb->{accepted_samples}, 1, 'none of the refused batches stored');
+}
+
+# --- the same check over WebSocket: a good batch acked, a bad one ends
+# the connection with its detail ---
+{
+	my $s4 = audio_session('pcm_s16le', 8000, 1);
+	my ($ws, $wst) = Xmhub::WS->connect($p->stack->port,
+		"/api/v1/ingest/ws?session_id=$s4->{id}", {'X-Api-Key' => $key});
+	is($wst, 101, 'WebSocket: upgraded');
+	$ws->send_binary($in->encode(1, [0, 'bytes', [[1000,
+		encode_base64("\x01\x10\x00", '')]]]));
+	my ($type, $payload) = $ws->read_message(30);
+	is($type eq 'binary' && length $payload == 4 ? unpack('N', $payload)
+	    : "($type)", 1, 'WebSocket: a PCM frame acked');
+	$ws->send_binary($in->encode(2, [0, 'bytes', [[2000,
+		encode_base64("\x02\x00\x00\x00\x00\x11", '')]]]));
+	($type, $payload) = $ws->read_message(30);
+	my $o = $type eq 'binary' && length $payload > 4
+	    ? eval { JSON::PP->new->utf8->decode($payload) } : undef;
+	like(ref $o eq 'HASH' ? $o->{detail} : "($type)",
+	    qr/codec id 0x02, but the stream is declared pcm_s16le/,
+	    'WebSocket: an ADPCM frame in a PCM stream refused with the detail');
+	$ws->close;
 }
 
 # --- refusals at read ---
