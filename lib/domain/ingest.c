@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/streamaudio.h"
 #include "codec/uuid.h"
 #include "codec/xmbp.h"
 #include "codec/xmch.h"
@@ -76,11 +77,15 @@ static const char create_sql[] =
 	"COALESCE($5::jsonb, '{}') FROM dev WHERE dev.is_active "
 	"RETURNING id), "
 	"t AS (INSERT INTO ingest_streams (session_id, stream_index, name, "
-	"value_type, unit, sample_rate_hz, description) "
+	"value_type, unit, sample_rate_hz, description, audio_codec, "
+	"audio_sample_rate_hz, audio_channels) "
 	"SELECT s.id, x.stream_index, x.name, x.value_type, x.unit, "
-	"x.sample_rate_hz, x.description FROM s, "
+	"x.sample_rate_hz, x.description, x.audio_codec, "
+	"x.audio_sample_rate_hz, x.audio_channels FROM s, "
 	"jsonb_to_recordset($6::jsonb) AS x(stream_index integer, name text, "
-	"value_type text, unit text, sample_rate_hz real, description text)) "
+	"value_type text, unit text, sample_rate_hz real, description text, "
+	"audio_codec text, audio_sample_rate_hz integer, "
+	"audio_channels smallint)) "
 	"SELECT id FROM s";
 
 enum ingest_status
@@ -118,6 +123,7 @@ struct stream_def {
 	uint16_t index;
 	enum sample_type type;
 	char id[UUID_LEN + 1];
+	struct streamaudio_decl audio; /* codec 0: no audio declared */
 };
 
 /* A session as read before a batch, its streams sorted by index. */
@@ -178,7 +184,9 @@ cache_put(const struct session *s)
 
 static const char read_sql[] =
 	"SELECT s.status, s.last_batch_seq, s.missed_batches, d.device_uid, "
-	"s.device_id, t.stream_index, t.value_type, t.id "
+	"s.device_id, t.stream_index, t.value_type, t.id, "
+	"COALESCE(t.audio_codec, ''), t.audio_channels, "
+	"t.audio_sample_rate_hz "
 	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
 	"JOIN ingest_streams t ON t.session_id = s.id "
 	"WHERE s.id = $1::uuid AND s.facility_id = $2::uuid "
@@ -436,6 +444,10 @@ read_session(const PGresult *res, const char *facility_id,
 			goto bad;
 		snprintf(s->streams[i].id, sizeof(s->streams[i].id), "%s",
 			 PQgetvalue(res, i, 7));
+		if (!streamaudio_decl_parse(
+			    PQgetvalue(res, i, 8), PQgetvalue(res, i, 9),
+			    PQgetvalue(res, i, 10), &s->streams[i].audio))
+			goto bad;
 	}
 	return s;
 bad:
@@ -484,6 +496,8 @@ build_rows(const struct session *s, const struct xmbp_batch *b, struct rows *r,
 				 sample_type_name(st.type));
 			return INGEST_INVALID;
 		}
+		if (!streamaudio_check_block(&st, &def->audio, detail, dlen))
+			return INGEST_INVALID;
 		/* An empty block adds nothing worth a row. */
 		if (st.sample_count == 0)
 			continue;
