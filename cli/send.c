@@ -729,6 +729,10 @@ send_main(int argc, char *argv[])
 		done = line_no;
 	if ((rc = flush(s, done)) == 0 && (rc = drain(s, true)) == 0 && bad)
 		rc = EXIT_INPUT;
+	if (rc == 0 && !spool_done(&s->spool)) {
+		fprintf(stderr, "xmhub send: spool: %s\n", strerror(errno));
+		rc = EXIT_INPUT;
+	}
 	progress(s, true);
 	if (rc != 0)
 		goto out;

@@ -297,3 +297,12 @@ spool_ack(struct spool *sp)
 	sp->first++;
 	return true;
 }
+
+bool
+spool_done(struct spool *sp)
+{
+	if (spool_depth(sp) != 0)
+		return errno = EINVAL, false;
+	sp->lines = 0;
+	return write_state(sp);
+}

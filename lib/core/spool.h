@@ -51,4 +51,11 @@ bool spool_get(const struct spool *sp, uint64_t i, struct buf *out);
 /* Removes the oldest batch, acknowledged.  False (errno set) on an error. */
 bool spool_ack(struct spool *sp);
 
+/*
+ * Records that the whole input was sent and acknowledged (the spool must
+ * be empty): the next run starts again at line 1, batch_seq goes on.
+ * False (errno set) on an error.
+ */
+bool spool_done(struct spool *sp);
+
 #endif
