@@ -52,7 +52,7 @@ struct sim {
 	size_t frame; /* PCM samples per audio sample */
 	bool ws, json;
 	uint64_t epoch_us; /* timestamp of the first sample */
-	_Atomic uint64_t batches, values, errors;
+	_Atomic uint64_t batches, values, errors, reconnects;
 	_Atomic int running; /* devices still sending */
 	struct dev *dev;
 };
@@ -66,7 +66,7 @@ struct dev {
 	size_t cap;
 	double *lat; /* ack latencies, ms */
 	size_t nlat;
-	uint64_t batches, values, errors, rng, counter;
+	uint64_t batches, values, errors, reconnects, rng, counter;
 	double walk;
 	int64_t missed, stored; /* from the close answer; -1 unknown */
 };
@@ -165,35 +165,59 @@ encode(struct dev *d, uint64_t b, uint32_t n, size_t *len)
 	return xmbp_enc_finish(&enc, len) == XMBP_ENC_OK;
 }
 
-/* Sends one batch and waits for its acknowledgement. */
-static bool
-send_batch(struct dev *d, size_t len, struct buf *resp)
+/* Sends one batch and waits for its acknowledgement; NULL, or why not
+ * with *lost set when the connection failed (rather than the server
+ * refusing). */
+static const char *
+send_batch(struct dev *d, size_t len, struct buf *resp, bool *lost)
 {
 	char path[160];
-	int st;
+	int st, r;
 
 	resp->len = 0;
+	*lost = false;
 	if (!d->sim->ws) {
 		snprintf(path, sizeof(path), "/api/v1/ingest/sessions/%s/data",
 			 d->session);
-		return hclient_request(&d->c, "POST", path,
-				       "application/octet-stream", d->mem, len,
-				       resp) == 200;
+		st = hclient_request(&d->c, "POST", path,
+				     "application/octet-stream", d->mem, len,
+				     resp);
+		*lost = st < 0;
+		return st == 200 ? NULL : st < 0 ? "no answer" : "refused";
 	}
 	if (!d->c.ws) {
 		snprintf(path, sizeof(path), "/api/v1/ingest/ws?session_id=%s",
 			 d->session);
-		if ((st = hclient_ws_open(&d->c, path, resp)) != 101)
-			return false;
+		if ((st = hclient_ws_open(&d->c, path, resp)) != 101) {
+			*lost = st < 0;
+			return st < 0 ? "no connection" : "upgrade refused";
+		}
 		resp->len = 0;
 	}
-	if (!hclient_ws_send(&d->c, d->mem, len) ||
-	    hclient_ws_recv(&d->c, resp, d->sim->timeout_ms) != 1 ||
-	    resp->len != 4) {
-		hclient_disconnect(&d->c);
-		return false;
-	}
-	return true;
+	*lost = true;
+	if (!hclient_ws_send(&d->c, d->mem, len))
+		return "connection lost while sending";
+	r = hclient_ws_recv(&d->c, resp, d->sim->timeout_ms);
+	if (r == 1 && resp->len == 4)
+		return NULL;
+	*lost = r <= 0;
+	hclient_disconnect(&d->c);
+	return r == 0  ? "no acknowledgement in time"
+	       : r < 0 ? "connection lost before the acknowledgement"
+		       : "an error message instead of an acknowledgement";
+}
+
+/* Counts an error; the first few are told on standard error. */
+static void
+error(struct dev *d, uint64_t b, const char *why, const struct buf *resp)
+{
+	d->errors++;
+	if (atomic_fetch_add(&d->sim->errors, 1) < 10)
+		fprintf(stderr,
+			"xmhub sim: device %d, batch %" PRIu64 ": %s%s%.*s\n",
+			d->i, b, why, resp->len > 0 ? ": " : "",
+			(int)(resp->len > 200 ? 200 : resp->len),
+			(const char *)resp->p);
 }
 
 static void *
@@ -214,6 +238,8 @@ run_device(void *arg)
 		uint32_t n = sim->per_batch;
 		size_t len = 0;
 		double t0, due;
+		const char *why;
+		bool lost;
 
 		if (sim->samples > 0 && (b + 1) * n > sim->samples)
 			n = (uint32_t)(sim->samples - b * n);
@@ -228,14 +254,22 @@ run_device(void *arg)
 			poll(NULL, 0, (int)((due - t0) * 1000));
 			t0 = now_s();
 		}
+		resp.len = 0;
 		if (!encode(d, b, n, &len)) {
-			d->errors++;
-			atomic_fetch_add(&sim->errors, 1);
+			error(d, b, "the batch does not encode", &resp);
 			break;
 		}
-		if (!send_batch(d, len, &resp)) {
-			d->errors++;
-			atomic_fetch_add(&sim->errors, 1);
+		why = send_batch(d, len, &resp, &lost);
+		if (why != NULL && lost) {
+			/* A lost connection: once more on a new one, as a
+			 * device would (a batch stored already is acked
+			 * again, not stored twice). */
+			d->reconnects++;
+			atomic_fetch_add(&sim->reconnects, 1);
+			why = send_batch(d, len, &resp, &lost);
+		}
+		if (why != NULL) {
+			error(d, b, why, &resp);
 			continue;
 		}
 		if (d->nlat == cap) {
@@ -397,24 +431,25 @@ report(struct sim *sim, double secs)
 		       "  batches   %" PRIu64 " (%.1f/s)\n"
 		       "  values    %" PRIu64 " (%.1f/s)\n"
 		       "  ack       p50 %.2f ms, p99 %.2f ms\n"
-		       "  errors    %" PRIu64 "\n"
+		       "  errors    %" PRIu64 " (%" PRIu64 " reconnections)\n"
 		       "  missed    %" PRId64 " batches\n",
 		       sim->devices, sim->streams,
 		       sim->ws ? "WebSocket" : "HTTP", secs, batches,
 		       secs > 0 ? (double)batches / secs : 0, values,
 		       secs > 0 ? (double)values / secs : 0, p50, p99, errors,
-		       missed);
+		       atomic_load(&sim->reconnects), missed);
 		return;
 	}
 	printf("{\"devices\":%d,\"streams\":%d,\"transport\":\"%s\","
 	       "\"rate_hz\":%g,\"seconds\":%.3f,\"batches\":%" PRIu64
 	       ",\"values\":%" PRIu64 ",\"batches_per_s\":%.1f,"
 	       "\"values_per_s\":%.1f,\"ack_p50_ms\":%.3f,\"ack_p99_ms\":%.3f,"
-	       "\"errors\":%" PRIu64 ",\"missed_batches\":%" PRId64
-	       ",\"sessions\":[",
+	       "\"errors\":%" PRIu64 ",\"reconnects\":%" PRIu64
+	       ",\"missed_batches\":%" PRId64 ",\"sessions\":[",
 	       sim->devices, sim->streams, sim->ws ? "ws" : "http", sim->rate,
 	       secs, batches, values, secs > 0 ? (double)batches / secs : 0,
-	       secs > 0 ? (double)values / secs : 0, p50, p99, errors, missed);
+	       secs > 0 ? (double)values / secs : 0, p50, p99, errors,
+	       atomic_load(&sim->reconnects), missed);
 	for (int i = 0; i < sim->devices; i++) {
 		struct dev *d = &sim->dev[i];
 
