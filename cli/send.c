@@ -421,8 +421,10 @@ static int
 read_line(struct input *in, int timeout_ms, const char **line, size_t *len)
 {
 	for (;;) {
-		uint8_t *nl =
-			memchr(in->b.p + in->pos, '\n', in->b.len - in->pos);
+		uint8_t *nl = in->b.len > in->pos
+				      ? memchr(in->b.p + in->pos, '\n',
+					       in->b.len - in->pos)
+				      : NULL;
 		struct pollfd pfd = {in->fd, POLLIN, 0};
 		ssize_t k;
 

@@ -223,6 +223,13 @@ header(const char *p, size_t n, const char *name, size_t *len)
 	return NULL;
 }
 
+/* The first line end in c->in, or NULL. */
+static char *
+line_end(const struct hclient *c)
+{
+	return c->in.len > 0 ? memchr(c->in.p, '\n', c->in.len) : NULL;
+}
+
 /* Reads a chunked body into resp. */
 static bool
 read_chunked(struct hclient *c, struct buf *resp)
@@ -231,7 +238,7 @@ read_chunked(struct hclient *c, struct buf *resp)
 		char *eol, *end;
 		unsigned long size;
 
-		while ((eol = memchr(c->in.p, '\n', c->in.len)) == NULL)
+		while ((eol = line_end(c)) == NULL)
 			if (c->in.len > 1024 || fill(c, c->timeout_ms) <= 0)
 				return false;
 		size = strtoul((char *)c->in.p, &end, 16);
@@ -242,8 +249,7 @@ read_chunked(struct hclient *c, struct buf *resp)
 		if (size == 0) {
 			/* Trailers, up to the empty line. */
 			for (;;) {
-				while ((eol = memchr(c->in.p, '\n',
-						     c->in.len)) == NULL)
+				while ((eol = line_end(c)) == NULL)
 					if (c->in.len > HEAD_MAX ||
 					    fill(c, c->timeout_ms) <= 0)
 						return false;

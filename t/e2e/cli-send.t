@@ -19,6 +19,7 @@ use Xmhub::Platform;
 use Xmhub::Test qw(xmhub);
 
 my $json = JSON::PP->new->utf8->canonical;
+$SIG{PIPE} = 'IGNORE'; # a sender that died must fail a test, not end them
 my $p = Xmhub::Platform->start;
 my $stack = $p->stack;
 my $fac = $p->facility('Sender');
