@@ -517,18 +517,6 @@ default_spool(char *out, size_t n, const char *session)
 	return k > 0 && (size_t)k < n;
 }
 
-static void
-send_usage(void)
-{
-	fprintf(stderr,
-		"usage: xmhub send --url BASE_URL [--key API_KEY] --session "
-		"ID\n"
-		"         --streams INDEX[:NAME]:TYPE,...|@SESSION.json "
-		"[--ws]\n"
-		"         [--in-flight N] [--spool DIR] [--batch-samples N]\n"
-		"         [--linger-ms MS] [--timeout S] [FILE|-]\n");
-}
-
 /* A whole decimal number in [min, max]. */
 static bool
 num(const char *s, long min, long max, long *v)
@@ -602,24 +590,24 @@ send_main(int argc, char *argv[])
 			break;
 		case 'n':
 			if (!num(optarg, 1, 64, &in_flight))
-				goto usage;
+				goto out;
 			break;
 		case 'b':
 			if (!num(optarg, 1, XMBP_MAX_SAMPLES, &v))
-				goto usage;
+				goto out;
 			s->batch_samples = (uint32_t)v;
 			break;
 		case 'l':
 			if (!num(optarg, 0, 60000, &v))
-				goto usage;
+				goto out;
 			s->linger_ms = (int)v;
 			break;
 		case 't':
 			if (!num(optarg, 1, 3600, &timeout))
-				goto usage;
+				goto out;
 			break;
 		default:
-			goto usage;
+			goto out;
 		}
 	}
 	if (optind < argc + 1)
@@ -627,7 +615,7 @@ send_main(int argc, char *argv[])
 	if (optind < argc + 1 || url == NULL || key == NULL ||
 	    s->session == NULL || streams == NULL || strlen(s->session) > 64 ||
 	    strspn(s->session, "0123456789abcdefABCDEF-") != strlen(s->session))
-		goto usage;
+		goto out;
 	s->in_flight = (uint64_t)in_flight;
 	rc = EXIT_INPUT;
 	if (streams[0] == '@') {
@@ -746,8 +734,6 @@ send_main(int argc, char *argv[])
 	else
 		printf("%" PRId64 "}\n", s->missed);
 	goto out;
-usage:
-	send_usage();
 out:
 	if (in.fd > 0)
 		close(in.fd);

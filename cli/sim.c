@@ -464,18 +464,6 @@ report(struct sim *sim, double secs)
 	printf("]}\n");
 }
 
-static void
-sim_usage(void)
-{
-	fprintf(stderr,
-		"usage: xmhub sim --url BASE_URL [--key API_KEY] [--devices "
-		"N]\n"
-		"         [--streams M] [--rate HZ] [--duration S | --samples "
-		"N]\n"
-		"         [--batch N] [--ws] [--json] [--device-uid BASE]\n"
-		"         [--timeout S]\n");
-}
-
 /* A whole number in [min, max]. */
 static bool
 number(const char *s, double min, double max, double *v)
@@ -536,50 +524,50 @@ sim_main(int argc, char *argv[])
 			break;
 		case 'd':
 			if (!number(optarg, 1, 1000, &v))
-				goto usage;
+				goto out;
 			sim.devices = (int)v;
 			break;
 		case 'm':
 			if (!number(optarg, 1, XMBP_MAX_STREAMS, &v))
-				goto usage;
+				goto out;
 			sim.streams = (int)v;
 			break;
 		case 'r':
 			if (!number(optarg, 0, 1e6, &sim.rate))
-				goto usage;
+				goto out;
 			break;
 		case 'D':
 			if (!number(optarg, 0.001, 86400 * 365, &sim.duration))
-				goto usage;
+				goto out;
 			dur = true;
 			break;
 		case 'n':
 			if (!number(optarg, 1, 1e15, &v))
-				goto usage;
+				goto out;
 			sim.samples = (uint64_t)v;
 			break;
 		case 'b':
 			if (!number(optarg, 1, XMBP_MAX_SAMPLES, &batch))
-				goto usage;
+				goto out;
 			break;
 		case 'U':
 			if (!number(optarg, 0, UINT32_MAX, &v))
-				goto usage;
+				goto out;
 			sim.device_uid = (uint32_t)v;
 			break;
 		case 't':
 			if (!number(optarg, 1, 3600, &v))
-				goto usage;
+				goto out;
 			sim.timeout_ms = (int)v * 1000;
 			break;
 		default:
-			goto usage;
+			goto out;
 		}
 	}
 	if (optind < argc + 1 || sim.url == NULL || sim.key == NULL ||
 	    (dur && sim.samples > 0) ||
 	    (uint64_t)sim.device_uid + (uint64_t)sim.devices - 1 > UINT32_MAX)
-		goto usage;
+		goto out;
 	if (!dur && sim.samples == 0)
 		sim.duration = 10;
 	/* Ten batches a second by default; 100 samples a batch unpaced. */
@@ -598,7 +586,7 @@ sim_main(int argc, char *argv[])
 			"xmhub sim: a batch would be %zu bytes, over the "
 			"%s limit: lower --batch or --streams\n",
 			bytes, sim.ws ? "WebSocket's 262144" : "HTTP 1 MiB");
-		return 2;
+		goto out;
 	}
 	rc = 1;
 	clock_gettime(CLOCK_REALTIME, &rt);
@@ -654,9 +642,6 @@ sim_main(int argc, char *argv[])
 	report(&sim, secs);
 	rc = started == sim.devices && atomic_load(&sim.errors) == 0 ? 0 : 1;
 	goto out;
-usage:
-	sim_usage();
-	return 2;
 out:
 	if (sim.dev != NULL)
 		for (int i = 0; i < sim.devices; i++) {

@@ -77,12 +77,15 @@ static const struct cmd cmds[] = {
 	{"hash-password", NULL, "< PASSWORD (one line on standard input)", NULL,
 	 cmd_hash_password},
 	{"send", NULL,
-	 "--url BASE_URL --key API_KEY --session ID --streams SPEC|@FILE "
-	 "[--ws] [--in-flight N] [--spool DIR] [FILE|-]",
+	 "--url BASE_URL [--key API_KEY] --session ID "
+	 "--streams INDEX[:NAME]:TYPE,...|@SESSION.json [--ws] [--in-flight N] "
+	 "[--spool DIR] [--batch-samples N] [--linger-ms MS] [--timeout S] "
+	 "[FILE|-]",
 	 NULL, send_main},
 	{"sim", NULL,
-	 "--url BASE_URL --key API_KEY [--devices N] [--streams M] "
-	 "[--rate HZ] [--duration S | --samples N] [--ws] [--json]",
+	 "--url BASE_URL [--key API_KEY] [--devices N] [--streams M] "
+	 "[--rate HZ] [--duration S | --samples N] [--batch N] [--ws] [--json] "
+	 "[--device-uid BASE] [--timeout S]",
 	 NULL, sim_main},
 };
 
