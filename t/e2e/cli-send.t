@@ -3,9 +3,10 @@
 # kind of value, streams named by index and by name, read back identical;
 # a bad line stops it with its number and nothing after it is sent; a
 # refused session is exit 3; store-and-forward: while lighttpd is down for
-# 5 s (HTTP) and while `xmhub send` itself is killed with SIGKILL and
-# started again (WebSocket, 8 in flight), every sample arrives exactly
-# once and missed_batches stays 0.
+# 5 s (over HTTP, and over WebSocket with 4 in flight) and while `xmhub
+# send` itself is killed with SIGKILL and started again (WebSocket, 8 in
+# flight), every sample arrives exactly once and missed_batches stays 0;
+# the spool's line count after a bad line and after a finished run.
 use strict;
 use warnings;
 use Test::More;
@@ -197,12 +198,14 @@ sub wait_exit {
 	return -1;
 }
 
-# Outage over HTTP: lighttpd (and the daemons) down for 5 s while lines
-# keep coming.
-{
+# Outage: lighttpd (and the daemons) down for 5 s while lines keep
+# coming, over HTTP and over a WebSocket with 4 batches in flight.
+for my $ws (0, 1) {
+	my $how = $ws ? 'WebSocket' : 'HTTP';
 	my ($s, $f) = session([0, 'i64']);
 	my ($pid, $w) = start_send(send_args($s, $f, '--batch-samples', 20,
-		'--linger-ms', 50, '-'), 'outage');
+		'--linger-ms', 50, $ws ? ('--ws', '--in-flight', 4) : (), '-'),
+		"outage$ws");
 	my $n = 0;
 	my $feed = sub {
 		my ($secs) = @_;
@@ -219,15 +222,15 @@ sub wait_exit {
 	$stack->up;
 	$feed->(1.5);
 	close $w;
-	is(wait_exit($pid, 120), 0, 'through a 5 s outage of lighttpd: exit 0')
-		or diag slurp("$dir/outage.err");
-	ok($before > 100 && $n > $before + 500, "lines came before ($before) "
-		. 'and during the outage (' . ($n - $before) . ')');
+	is(wait_exit($pid, 120), 0, "$how through a 5 s outage of lighttpd: exit 0")
+		or diag slurp("$dir/outage$ws.err");
+	ok($before > 100 && $n > $before + 500, "$how: lines came before "
+		. "($before) and during the outage (" . ($n - $before) . ')');
 	is_deeply(values_of($s->{id}, 0), [map { [$_, $_ * 7] } 1 .. $n],
-		"all $n samples read back exactly once, in order");
+		"$how: all $n samples read back exactly once, in order");
 	my $m = meta($s->{id});
-	is($m->{missed_batches}, 0, 'missed_batches 0');
-	is($m->{total_samples}, $n, 'total_samples counts each sample once');
+	is($m->{missed_batches}, 0, "$how: missed_batches 0");
+	is($m->{total_samples}, $n, "$how: total_samples counts each once");
 }
 
 # SIGKILL of xmhub send, over a WebSocket with 8 batches in flight, then
