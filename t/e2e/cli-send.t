@@ -99,6 +99,7 @@ sub meta {
 	my ($st, $out, $err) = xmhub(send_args($s, $f, '--batch-samples', 250,
 		$file));
 	is($st, 0, 'every kind of value: exit 0') or diag $err;
+	is($err, '', 'no progress line when standard error is not a terminal');
 	my $sum = eval { $json->decode($out) } // {};
 	is($sum->{samples}, 2100, 'the summary counts 2100 samples');
 	is($sum->{batches}, 9, '250 samples a batch: 9 batches');
