@@ -17,6 +17,7 @@ use POSIX qw(WNOHANG);
 use Time::HiRes qw(sleep time);
 use Xmhub::Ingest;
 use Xmhub::Platform;
+use Xmhub::Pty qw(stderr_on_tty);
 use Xmhub::Test qw(xmhub);
 
 my $json = JSON::PP->new->utf8->canonical;
@@ -265,6 +266,17 @@ for my $ws (0, 1) {
 	my $m = meta($s->{id});
 	is($m->{missed_batches}, 0, 'missed_batches 0');
 	is($m->{total_samples}, 2 * $lines, 'total_samples counts each once');
+}
+
+# On a terminal: the progress line.
+{
+	my ($s, $f) = session([0, 'i32']);
+	my $file = write_file('tty.csv', join('', map { "0,$_,$_\n" } 1 .. 3000));
+	my ($st, $text) = stderr_on_tty([$ENV{XMHUB_BIN}, @{send_args($s, $f,
+		'--batch-samples', 100, $file)}], 60);
+	is($st, 0, 'on a terminal: exit 0');
+	like($text, qr/\rxmhub send: 30 batches acked \([\d.]+\/s\), 3000 samples, spool 0 *\r?\n/,
+		'the progress line ends with the totals and a new line');
 }
 
 done_testing;

@@ -3,7 +3,8 @@
 # devices over WebSocket for 20 s with zero errors and no missed batch,
 # every stream's read-back count equal to what the report says was sent,
 # the generated values as documented (the counter counts, audio samples
-# are raw PCM frames); a short run over HTTP with --samples; bad options.
+# are raw PCM frames); a short run over HTTP with --samples; the status
+# line on a terminal; bad options.
 use strict;
 use warnings;
 use Test::More;
@@ -11,6 +12,7 @@ use JSON::PP;
 use MIME::Base64 qw(decode_base64);
 use Xmhub::Ingest;
 use Xmhub::Platform;
+use Xmhub::Pty qw(stderr_on_tty);
 use Xmhub::Test qw(xmhub);
 
 my $p = Xmhub::Platform->start;
@@ -42,6 +44,7 @@ sub meta {
 		'--rate', 50, '--batch', 25, '--duration', 20);
 	is($st, 0, '50 devices over WebSocket for 20 s: exit 0') or diag $err;
 	is($r->{errors}, 0, 'zero errors');
+	is($err, '', 'nothing on standard error (not a terminal, no error)');
 	is($r->{missed_batches}, 0, 'no missed batch');
 	is(scalar @{$r->{sessions}}, 50, '50 sessions');
 	# 20 s at 50 Hz: 1000 samples a stream, in 40 batches of 25.
@@ -98,6 +101,16 @@ sub meta {
 	my @all = $in->read_all($token, $r->{sessions}[2]{id}, 6);
 	is(scalar @all, 1234, 'stream 6 (a second sine) read back whole');
 	is($r->{errors} + $r->{missed_batches}, 0, 'no error, no missed batch');
+}
+
+# On a terminal: the status line, redrawn while it runs.
+{
+	my ($st, $text) = stderr_on_tty([$ENV{XMHUB_BIN}, 'sim', '--url', $url,
+		'--key', $key, '--devices', 2, '--duration', 2.5], 60);
+	is($st, 0, 'on a terminal: exit 0');
+	my @lines = $text =~ /\rxmhub sim: \d+ s, \d+ batches, \d+ values, 0 errors/g;
+	ok(@lines >= 3, 'the status line was redrawn (' . scalar(@lines)
+		. ' times in 2.5 s)') or diag $text;
 }
 
 # Refusals.
