@@ -101,6 +101,16 @@ export async function resume() {
 	}
 }
 
+// Seconds until the JWT's exp (0 when unreadable).
+function expiresIn(jwt) {
+	try {
+		const b = jwt.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
+		return JSON.parse(atob(b)).exp - Date.now() / 1000;
+	} catch (e) {
+		return 0;
+	}
+}
+
 export function authHeader() {
 	return access ? { Authorization: `Bearer ${access}` } : {};
 }
@@ -121,6 +131,9 @@ export async function api(method, path, opt = {}) {
 		}
 		return fetch(url, init);
 	};
+	// Refreshed ahead of its expiry, so that pages do not meet a 401;
+	// a 401 all the same (a role change, a clock off) refreshes once.
+	if (access === null || expiresIn(access) < 30) await refresh();
 	let res = await go();
 	if (res.status === 401 && (await refresh())) res = await go();
 	if (res.status === 401 && !sessionStorage.getItem(RT)) logout();
