@@ -53,7 +53,7 @@ function FacilitySwitch({ onChange }) {
 	const facs = useFacilities();
 	if (!isSuper()) return null;
 	return html`<label class="facility">Facility
-		<select value=${view.facility} onChange=${(e) => { view.facility = e.target.value; onChange(); }}>
+		<select id="facility-switch" value=${view.facility} onChange=${(e) => { view.facility = e.target.value; onChange(); }}>
 			<option value="">all facilities</option>
 			${(facs.data || []).map((f) => html`<option value=${f.id}>${f.name}</option>`)}
 		</select></label>`;
