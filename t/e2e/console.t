@@ -17,6 +17,7 @@ use Xmhub::Face qw(model_dir);
 use Xmhub::Ingest;
 use Xmhub::Objects;
 use Xmhub::Platform;
+use Xmhub::Test qw(run);
 
 my $npm = $ENV{XMHUB_NPM_DIR} // "$ENV{XMHUB_SRCDIR}/_build/npm";
 my $chromium = $ENV{CONSOLE_CHROMIUM} // '/usr/bin/chromium';
@@ -115,6 +116,15 @@ is($?, 0, 'the browser script ends cleanly');
 ok($n >= 40, "the browser script reported its checks ($n)");
 kill 'TERM', $feeder;
 waitpid $feeder, 0;
+
+# Screenshots, made small: 256 colours (ffmpeg's palette filters).
+for my $png (glob(($ENV{XMHUB_CONSOLE_SHOTS} || '/nonexistent') . '/*.png')) {
+	my ($s, undef, $err) = run(['ffmpeg', '-v', 'error', '-y', '-i', $png,
+		'-vf', 'split[a][b];[a]palettegen=max_colors=256:stats_mode=diff[p];'
+		    . '[b][p]paletteuse=dither=none', "$png.tmp.png"]);
+	is($s, 0, "$png is made smaller") or diag $err;
+	rename "$png.tmp.png", $png if $s == 0;
+}
 
 # The users made in the browser exist.
 ($st, my $users) = $p->req(GET => "/api/v1/users?facility_id=$fa",
