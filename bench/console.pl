@@ -18,6 +18,7 @@ use Xmhub::Stack;
 use Xmhub::Test qw(xmhub_json);
 use Xmhub::XMBP qw(batch);
 
+binmode STDOUT, ":encoding(UTF-8)";
 my $samples = $ENV{BENCH_SAMPLES} || 10_000_000;
 my $s = Xmhub::Stack->start;
 $ENV{XMHUB_ENV_FILE} = $s->env_file;
@@ -58,12 +59,12 @@ $r = $http->post($s->url("/api/v1/ingest/sessions/$sid/close"),
 	{headers => {'x-api-key' => $key}});
 die "close: $r->{status}\n" if $r->{status} != 200;
 
-open my $run, '-|', 'node', "$ENV{XMHUB_SRCDIR}/bench/console.mjs"
-    or die "node: $!";
 local $ENV{CONSOLE_URL} = $s->url('');
 local $ENV{CONSOLE_LOGIN} = 'bench@example.org bench-password';
 local $ENV{CONSOLE_SESSION} = $sid;
-local $ENV{XMHUB_NPM_DIR} //= "$ENV{XMHUB_SRCDIR}/_build/npm";
+local $ENV{XMHUB_NPM_DIR} = $ENV{XMHUB_NPM_DIR} // "$ENV{XMHUB_SRCDIR}/_build/npm";
+open my $run, '-|', 'node', "$ENV{XMHUB_SRCDIR}/bench/console.mjs"
+    or die "node: $!";
 my $out = do { local $/; <$run> };
 close $run or die "bench/console.mjs failed\n";
 my $b = decode_json($out);
