@@ -117,11 +117,13 @@ ok($n >= 40, "the browser script reported its checks ($n)");
 kill 'TERM', $feeder;
 waitpid $feeder, 0;
 
-# Screenshots, made small: 256 colours (ffmpeg's palette filters).
+# Screenshots, made small: 800 px wide, 128 colours (ffmpeg's palette
+# filters).
 for my $png (glob(($ENV{XMHUB_CONSOLE_SHOTS} || '/nonexistent') . '/*.png')) {
 	my ($s, undef, $err) = run(['ffmpeg', '-v', 'error', '-y', '-i', $png,
-		'-vf', 'split[a][b];[a]palettegen=max_colors=256:stats_mode=diff[p];'
-		    . '[b][p]paletteuse=dither=none', "$png.tmp.png"]);
+		'-vf', 'scale=800:-1:flags=lanczos,split[a][b];'
+		    . '[a]palettegen=max_colors=128[p];[b][p]paletteuse=dither=none',
+		"$png.tmp.png"]);
 	is($s, 0, "$png is made smaller") or diag $err;
 	rename "$png.tmp.png", $png if $s == 0;
 }

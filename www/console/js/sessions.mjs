@@ -59,40 +59,55 @@ function loadUplot() {
 const samplesPath = (sid, idx) => `/api/v1/metadata/sessions/${sid}/streams/${idx}/samples`;
 const COARSE = 1048576; // µs: a first look at a stream's extent
 
-// The stream's extent [first, end) in µs, null when it has no samples:
-// its first sample, then coarse buckets up to the last.
+// The stream's extent [first, end) in µs and its coarse buckets, null
+// when it has no samples: its first sample, then buckets of COARSE µs
+// (64 times wider while one answer is not enough) up to the last.  One
+// pass over the samples: the whole view is drawn from these buckets.
 async function extent(sid, idx) {
 	const first = await api('GET', samplesPath(sid, idx), { query: { limit: 1 } });
 	if (!first.samples.length) return null;
 	const t0 = first.samples[0][0];
-	let b = COARSE;
-	for (;;) {
+	for (let b = COARSE; ; b *= 64) {
 		const d = await api('GET', samplesPath(sid, idx), { query: { from_us: t0, bucket_us: b, limit: 100000 } });
 		if (d.next_from_us === null) {
 			const last = d.buckets[d.buckets.length - 1];
-			if (d.buckets.length > 1) return [t0, last.start_us + b];
-			// One bucket: the stream is shorter; the fine query says more.
-			return [t0, t0 + b];
+			return { from: t0, to: last.start_us + b, bucket: b, buckets: d.buckets };
 		}
-		b *= 64;
 	}
 }
 
-// Buckets of [from, to] at about `width` points; uPlot's columns (x in
-// seconds).
+// Buckets merged into at most `width` groups (min of mins, max of maxes,
+// the mean weighted by count), as uPlot's columns (x in seconds).
+function columns(buckets, width) {
+	const g = Math.max(1, Math.ceil(buckets.length / Math.max(50, width)));
+	const x = [], lo = [], hi = [], mean = [];
+	for (let i = 0; i < buckets.length; i += g) {
+		let mn = null, mx = null, sum = 0, n = 0;
+		for (const k of buckets.slice(i, i + g)) {
+			const a = num(k.min), b = num(k.max), m = num(k.mean);
+			if (a !== null && (mn === null || a < mn)) mn = a;
+			if (b !== null && (mx === null || b > mx)) mx = b;
+			if (m !== null && k.count > 0) {
+				sum += m * k.count;
+				n += k.count;
+			}
+		}
+		x.push(buckets[i].start_us / 1e6);
+		lo.push(mn);
+		hi.push(mx);
+		mean.push(n ? sum / n : null);
+	}
+	return { data: [x, lo, hi, mean], bucket: g, count: x.length };
+}
+
+// Buckets of [from, to] at about `width` points.
 async function fetchWindow(sid, idx, from, to, width) {
 	const bucket = Math.max(1, Math.ceil((to - from) / Math.max(50, width)));
 	const d = await api('GET', samplesPath(sid, idx), {
 		query: { from_us: Math.floor(from), to_us: Math.ceil(to), bucket_us: bucket, limit: 100000 },
 	});
-	const x = [], lo = [], hi = [], mean = [];
-	for (const k of d.buckets) {
-		x.push(k.start_us / 1e6);
-		lo.push(num(k.min));
-		hi.push(num(k.max));
-		mean.push(num(k.mean));
-	}
-	return { data: [x, lo, hi, mean], bucket, count: d.buckets.length };
+	const c = columns(d.buckets, width);
+	return { ...c, bucket };
 }
 const num = (v) => (v === null || typeof v === 'string' ? null : Number(v));
 
@@ -126,7 +141,7 @@ function Chart({ sid, stream, live }) {
 			const w = await fetchWindow(sid, stream.stream_index, from, to, width());
 			if (dead || my !== seq) return;
 			setState({ loading: false, error: null, empty: false,
-				info: `${w.count} buckets of ${w.bucket} µs` });
+				info: `${w.count} points from buckets of ${w.bucket} µs` });
 			plot.setData(w.data, reset);
 			if (!reset) plot.setScale('x', { min: from / 1e6, max: to / 1e6 });
 		};
@@ -137,7 +152,7 @@ function Chart({ sid, stream, live }) {
 				setState({ loading: false, error: null, empty: true, info: '' });
 				return;
 			}
-			full = ext;
+			full = [ext.from, ext.to];
 			if (!plot) {
 				const U = await loadUplot();
 				if (dead) return;
@@ -163,7 +178,18 @@ function Chart({ sid, stream, live }) {
 					cursor: { drag: { x: true, y: false, setScale: false } },
 				}, [[], [], [], []], el);
 			}
-			if (!zoomed) await load(full[0], full[1], true);
+			if (zoomed) return;
+			// Enough coarse buckets: drawn as they are (one pass over
+			// the samples); a short stream asks for finer ones.
+			if (ext.buckets.length >= Math.min(200, width() / 2)) {
+				++seq;
+				const c = columns(ext.buckets, width());
+				setState({ loading: false, error: null, empty: false,
+					info: `${c.count} points from buckets of ${ext.bucket} µs` });
+				plot.setData(c.data, true);
+			} else {
+				await load(full[0], full[1], true);
+			}
 		};
 		// Zooms to [a, b] µs with buckets of that window (refined).
 		const zoom = (a, b) => {
@@ -174,7 +200,7 @@ function Chart({ sid, stream, live }) {
 		setCtl({
 			zoomIn: () => { const [a, b] = cur(); const q = (b - a) / 4; zoom(a + q, b - q); },
 			zoomOut: () => { const [a, b] = cur(); const q = (b - a) / 2; zoom(Math.max(full[0], a - q), Math.min(full[1], b + q)); },
-			whole: () => { zoomed = false; load(full[0], full[1], true).catch(fail); },
+			whole: () => { zoomed = false; reload().catch(fail); },
 			csv: async () => {
 				const [a, b] = plot ? cur() : full;
 				const blob = await csv(sid, stream.stream_index, a, b);
