@@ -40,7 +40,7 @@ export function Facilities() {
 	<tbody>${rows.map((f) => html`<tr>
 		<td>${f.name}</td><td>${f.slug}</td><td><${Badge} s=${f.is_active ? 'active' : 'inactive'} /></td>
 		<td>${when(f.created_at)}</td>
-		<td><button type="button" class="small" data-edit onClick=${() => { view.facility = f.id; location.hash = '#/uploads'; }}>View</button>
+		<td><button type="button" class="small" onClick=${() => { view.facility = f.id; location.hash = '#/uploads'; }}>View</button>
 		<button type="button" class="small" data-edit onClick=${() => toggle(f)}>${f.is_active ? 'Deactivate' : 'Activate'}</button></td>
 	</tr>`)}</tbody></table>`}<//>`;
 }
