@@ -76,6 +76,19 @@ async function extent(sid, idx) {
 	}
 }
 
+// ext (of extent) with the buckets added since: those from its last
+// bucket's start on, in its bucket width; the whole extent again when
+// there are too many or none were there.
+async function grow(sid, idx, ext) {
+	if (!ext.buckets.length) return extent(sid, idx);
+	const last = ext.buckets[ext.buckets.length - 1];
+	const d = await api('GET', samplesPath(sid, idx), { query: { from_us: last.start_us, bucket_us: ext.bucket, limit: 100000 } });
+	if (d.next_from_us !== null || !d.buckets.length) return extent(sid, idx);
+	const buckets = ext.buckets.slice(0, -1).concat(d.buckets);
+	const end = buckets[buckets.length - 1].start_us + ext.bucket;
+	return { ...ext, to: end, buckets };
+}
+
 // Buckets merged into at most `width` groups (min of mins, max of maxes,
 // the mean weighted by count), as uPlot's columns (x in seconds).
 function columns(buckets, width) {
@@ -145,8 +158,11 @@ function Chart({ sid, stream, live }) {
 			plot.setData(w.data, reset);
 			if (!reset) plot.setScale('x', { min: from / 1e6, max: to / 1e6 });
 		};
+		let ext = null;
 		const reload = async () => {
-			const ext = await extent(sid, stream.stream_index);
+			// Live: only the buckets from the last one on are asked
+			// for again (aligned as before), not the whole stream.
+			ext = ext ? await grow(sid, stream.stream_index, ext) : await extent(sid, stream.stream_index);
 			if (dead) return;
 			if (!ext) {
 				setState({ loading: false, error: null, empty: true, info: '' });
@@ -200,7 +216,7 @@ function Chart({ sid, stream, live }) {
 		setCtl({
 			zoomIn: () => { const [a, b] = cur(); const q = (b - a) / 4; zoom(a + q, b - q); },
 			zoomOut: () => { const [a, b] = cur(); const q = (b - a) / 2; zoom(Math.max(full[0], a - q), Math.min(full[1], b + q)); },
-			whole: () => { zoomed = false; reload().catch(fail); },
+			whole: () => { zoomed = false; ext = null; reload().catch(fail); },
 			csv: async () => {
 				const [a, b] = plot ? cur() : full;
 				const blob = await csv(sid, stream.stream_index, a, b);
