@@ -82,49 +82,52 @@ export function Uploads() {
 	<${Pager} page=${page} data=${d} onPage=${setPage} />`}<//>`;
 }
 
-// An optional media route (spectrogram, waveform): 'none' on 404.
-async function optional(path) {
+// An optional media route (spectrogram, waveform): {none: detail} on
+// 404 (not made, or not yet) and 409 (the upload failed).
+async function optional(path, query) {
 	try {
-		return await api('GET', path, { raw: true });
+		return await api('GET', path, { raw: true, query });
 	} catch (e) {
-		if (e instanceof ApiError && e.status === 404) return 'none';
+		if (e instanceof ApiError && (e.status === 404 || e.status === 409)) return { none: e.message };
 		throw e;
 	}
 }
 
+// The stored spectrogram (doc/uploads.md "Spectrogram and waveform"):
+// no axes, 0 Hz at the bottom, time left to right.
 function Spectrogram({ id }) {
 	const st = useLoad(async () => {
 		const r = await optional(`/api/v1/uploads/${id}/spectrogram.png`);
-		return r === 'none' ? r : URL.createObjectURL(await r.blob());
+		return r.none !== undefined ? r : { url: URL.createObjectURL(await r.blob()) };
 	}, [id]);
-	useEffect(() => () => st.data && st.data !== 'none' && URL.revokeObjectURL(st.data), [st.data]);
+	useEffect(() => () => st.data && st.data.url && URL.revokeObjectURL(st.data.url), [st.data]);
 	if (st.loading) return html`<p class="state">Loading spectrogram…</p>`;
 	if (st.error) return html`<${ErrorBox} error=${st.error} />`;
-	if (st.data === 'none') return html`<${Empty}>No spectrogram for this upload.<//>`;
-	return html`<img class="spectrogram" src=${st.data} alt="spectrogram of the upload" />`;
+	if (st.data.none !== undefined) return html`<${Empty}>No spectrogram for this upload (${st.data.none}).<//>`;
+	return html`<img class="spectrogram" src=${st.data.url} alt="spectrogram of the upload: time left to right, frequency upwards" />`;
 }
 
-// The first array of numbers in a waveform answer, or min/max pairs.
+// The [min, max] pairs of a waveform answer (audiowaveform's JSON,
+// version 2: data holds min, max of each pixel, one channel).
 function peaks(w) {
-	if (!w || typeof w !== 'object') return null;
-	if (Array.isArray(w.min) && Array.isArray(w.max)) return w.max.map((m, i) => [w.min[i], m]);
-	for (const k of ['peaks', 'data', 'samples', 'values']) {
-		const a = w[k];
-		if (Array.isArray(a) && a.length) return a.map((v) => (Array.isArray(v) ? v : [-Math.abs(v), Math.abs(v)]));
-	}
-	return null;
+	if (!w || !Array.isArray(w.data) || w.data.length < 2) return null;
+	const p = [];
+	for (let i = 0; i + 1 < w.data.length; i += 2) p.push([w.data[i], w.data[i + 1]]);
+	return p;
 }
 
-function Waveform({ id }) {
+function Waveform({ id, durationMs }) {
+	// About 1000 pixels over the recording (200 per second at most).
+	const pps = Math.max(1, Math.min(200, Math.floor(1000 / Math.max(0.001, (durationMs || 5000) / 1000))));
 	const st = useLoad(async () => {
-		const r = await optional(`/api/v1/uploads/${id}/waveform.json`);
-		return r === 'none' ? r : r.json();
+		const r = await optional(`/api/v1/uploads/${id}/waveform.json`, { pixels_per_second: pps });
+		return r.none !== undefined ? r : r.json();
 	}, [id]);
 	if (st.loading) return html`<p class="state">Loading waveform…</p>`;
 	if (st.error) return html`<${ErrorBox} error=${st.error} />`;
-	const p = st.data !== 'none' && peaks(st.data);
-	if (!p) return html`<${Empty}>No waveform for this upload.<//>`;
-	const top = Math.max(1e-9, ...p.map(([a, b]) => Math.max(Math.abs(a), Math.abs(b))));
+	const p = st.data.none === undefined && peaks(st.data);
+	if (!p) return html`<${Empty}>No waveform for this upload${st.data.none ? ` (${st.data.none})` : ''}.<//>`;
+	const top = Math.max(1, ...p.map(([a, b]) => Math.max(Math.abs(a), Math.abs(b))));
 	const d = p.map(([a, b], i) => `M${i} ${50 - (b / top) * 48}V${50 - (a / top) * 48}`).join('');
 	return html`<svg class="waveform" viewBox=${`0 0 ${p.length} 100`} preserveAspectRatio="none" role="img" aria-label="waveform">
 		<path d=${d} stroke="#3366cc" stroke-width="1" vector-effect="non-scaling-stroke" /></svg>`;
@@ -187,7 +190,7 @@ export function UploadPage({ id }) {
 	<h2>Listen</h2>
 	${u.status === 'completed' ? html`<${Player} id=${id} />` : html`<${Empty}>The audio plays once its transcode has completed.<//>`}
 	<h2>Spectrogram</h2><${Spectrogram} id=${id} />
-	<h2>Waveform</h2><${Waveform} id=${id} />
+	<h2>Waveform</h2><${Waveform} id=${id} durationMs=${u.duration_ms} />
 	<h2>Tags</h2>
 	<${Loaded} st=${tags} empty="No tags in this facility.">${(all) => html`<fieldset class="tag-pick"><legend class="sr">tags</legend>
 		${all.filter((t) => t.facility_id === u.facility_id).map((t) => html`<label class="check">
