@@ -797,7 +797,7 @@ warm_up(struct face_model *m, char *detail, size_t dlen)
 {
 	static const enum face_fmt fmts[] = {FACE_FMT_JPEG, FACE_FMT_PNG,
 					     FACE_FMT_WEBP};
-	struct face_box box = {16, 16, 48, 48, 1, false, {{0, 0}}};
+	struct face_box box = {16, 16, 48, 48, 1, false, {{0, 0}}, 1};
 	uint8_t *bmp = malloc(WARM_BYTES);
 	struct face_image *img = NULL;
 	struct face_box out[4];
