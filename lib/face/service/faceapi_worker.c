@@ -725,6 +725,12 @@ faceapi_worker_sandbox(uint64_t as_extra, char *detail, size_t dlen)
 	step = "RLIMIT_NOFILE";
 	if (!limit(RLIMIT_NOFILE, FACEAPI_WORKER_NOFILE))
 		goto fail;
+	/* stderr may be a log file: a library's warning there (libpng's
+	 * "known incorrect sRGB profile") must fail with EFBIG, not kill
+	 * the worker with SIGXFSZ */
+	step = "SIGXFSZ";
+	if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR)
+		goto fail;
 	step = "RLIMIT_FSIZE";
 	if (!limit(RLIMIT_FSIZE, 0))
 		goto fail;
