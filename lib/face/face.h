@@ -126,9 +126,6 @@ int face_model_det_size(const struct face_model *m);
  */
 float face_model_suggested_conf(const struct face_model *m);
 
-/* The model's raw score that the calibrated confidence conf stands for. */
-float face_model_raw_threshold(const struct face_model *m, float conf);
-
 /*
  * The name of the best model (face_model_names[] order) with a file in
  * dir, static; NULL when there is none.  Only looks at file names.

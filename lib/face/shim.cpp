@@ -50,7 +50,7 @@ struct model_spec {
 	enum kind kind;
 	const char *files[4]; /* tried in order, NULL-terminated */
 	/* the raw score that calibrates to 0.5 (doc/face-models.md,
-	 * "Confidence"); NaN until fitted */
+	 * "Confidence"); 0.5, raw = calibrated, when not fitted */
 	float knot;
 	int size; /* BlazeFace: the fixed input side its anchors need */
 };
@@ -976,12 +976,6 @@ float
 face_model_suggested_conf(const struct face_model *)
 {
 	return 0.5f;
-}
-
-float
-face_model_raw_threshold(const struct face_model *m, float conf)
-{
-	return uncalibrate(conf, m->knot);
 }
 
 const char *
