@@ -37,13 +37,13 @@ extern "C" {
 
 /* The names of specs[] below, in the same order. */
 const char *const face_model_names[] = {
-	"scrfd_10g", "scrfd_2.5g",	"scrfd_500m", "yunet",
-	"blazeface", "blazeface_front", nullptr};
+	"scrfd_10g", "scrfd_2.5g", "scrfd_500m",      "yunet_2023mar",
+	"yunet",     "blazeface",  "blazeface_front", nullptr};
 
 namespace
 {
 
-enum kind { SCRFD, YUNET, BLAZEFACE };
+enum kind { SCRFD, YUNET, YUNET23, BLAZEFACE };
 
 struct model_spec {
 	const char *name;
@@ -78,6 +78,11 @@ const model_spec specs[] = {
 	  nullptr},
 	 0.5263f,
 	 0},
+	{"yunet_2023mar",
+	 YUNET23,
+	 {"face_detection_yunet_2023mar.onnx", nullptr},
+	 0.8060f,
+	 0},
 	{"yunet",
 	 YUNET,
 	 {"face_detection_yunet_2022mar.onnx", nullptr},
@@ -101,6 +106,8 @@ static_assert(sizeof(face_model_names) / sizeof(face_model_names[0]) ==
 
 /* SCRFD exports we know are fixed at this input side. */
 const int scrfd_native = 640;
+/* YuNet 2023mar only runs at this side in OpenCV 4.6 (NOTICE.txt). */
+const int yunet23_size = 640;
 /* Candidates kept for NMS, best first (as YuNet's top_k). */
 const size_t max_candidates = 5000;
 
@@ -290,6 +297,9 @@ struct face_model {
 	std::vector<std::string> outs;
 	/* SCRFD: per stride 8/16/32, output index of score, bbox, kps */
 	int idx[3][3];
+	/* YuNet 2023mar: per stride 8/16/32, output index of cls, obj,
+	 * bbox, kps */
+	int yidx[3][4];
 	/* BlazeFace: output index of scores and regressors per grid 16/8 */
 	int bidx[2][2];
 	std::vector<cv::Point2f> anchors;
@@ -366,6 +376,46 @@ scrfd_classify(face_model *m, const std::vector<cv::Mat> &outs)
 		return "expected 9 outputs (or 6 without keypoints), got " +
 		       std::to_string(outs.size());
 	m->landmarks = nkps == 3;
+	return "";
+}
+
+/*
+ * Fills m->yidx from YuNet 2023mar's 12 outputs, named cls_S, obj_S,
+ * bbox_S and kps_S for the strides S 8/16/32 (cls and obj have the same
+ * shape, so the names tell them apart), each [1, (det/S)^2, 1|1|4|10].
+ */
+std::string
+yunet23_classify(face_model *m, const std::vector<cv::Mat> &outs)
+{
+	static const char *const parts[4] = {"cls_", "obj_", "bbox_", "kps_"};
+	static const int cols[4] = {1, 1, 4, 10};
+
+	for (auto &r : m->yidx)
+		r[0] = r[1] = r[2] = r[3] = -1;
+	for (size_t i = 0; i < outs.size(); i++) {
+		const std::string &name = m->outs[i];
+		int rows, ncols, k, st;
+
+		for (k = 0; k < 4; k++)
+			if (name.rfind(parts[k], 0) == 0)
+				break;
+		for (st = 0; k < 4 && st < 3; st++)
+			if (name.substr(strlen(parts[k])) ==
+			    std::to_string(8 << st))
+				break;
+		if (k == 4 || st == 3 || !out_shape(outs[i], &rows, &ncols) ||
+		    ncols != cols[k] ||
+		    rows != (m->det / (8 << st)) * (m->det / (8 << st)) ||
+		    m->yidx[st][k] >= 0)
+			return "outputs are not YuNet 2023mar's "
+			       "cls/obj/bbox/kps "
+			       "for strides 8/16/32";
+		m->yidx[st][k] = (int)i;
+	}
+	if (outs.size() != 12)
+		return "expected 12 outputs, got " +
+		       std::to_string(outs.size());
+	m->landmarks = true;
 	return "";
 }
 
@@ -629,7 +679,7 @@ load_file(face_model *m, const model_spec &spec, const std::string &path,
 
 	m->kind = k;
 	m->path = path;
-	m->det = k == BLAZEFACE ? spec.size : det;
+	m->det = k == BLAZEFACE ? spec.size : k == YUNET23 ? yunet23_size : det;
 	m->knot = spec.knot;
 	if (k == YUNET) {
 		m->yn = cv::FaceDetectorYN::create(path, "", cv::Size(det, det),
@@ -670,6 +720,12 @@ load_file(face_model *m, const model_spec &spec, const std::string &path,
 				" has a fixed " + std::to_string(m->det) + "x" +
 				std::to_string(m->det) + " input";
 		return blaze_classify(m, outs);
+	}
+	if (k == YUNET23) {
+		forward_blank(m, m->det, outs);
+		if (det != m->det)
+			note += "; yunet_2023mar has a fixed 640x640 input";
+		return yunet23_classify(m, outs);
 	}
 	try {
 		forward_blank(m, det, outs);
@@ -831,6 +887,53 @@ run_blaze(face_model *m, double scale, float conf, std::vector<cv::Mat> &outs,
 	}
 }
 
+/*
+ * YuNet 2023mar: score sqrt(cls * obj), both clamped to [0, 1]; centre
+ * ((col + b0) * s, (row + b1) * s), size exp(b2) * s by exp(b3) * s;
+ * keypoints ((col + k) * s, (row + k') * s), the subject's right eye
+ * (the image's left) first, as YuNet 2022mar.
+ */
+void
+run_yunet23(face_model *m, double scale, float conf, std::vector<cv::Mat> &outs,
+	    std::vector<candidate> &cands)
+{
+	for (int st = 0; st < 3; st++) {
+		int s = 8 << st, g = m->det / s;
+		const float *cl = outs[m->yidx[st][0]].ptr<float>();
+		const float *ob = outs[m->yidx[st][1]].ptr<float>();
+		const float *bb = outs[m->yidx[st][2]].ptr<float>();
+		const float *kp = outs[m->yidx[st][3]].ptr<float>();
+
+		for (int i = 0; i < g * g; i++) {
+			float raw =
+				std::sqrt(std::max(0.f, std::min(1.f, cl[i])) *
+					  std::max(0.f, std::min(1.f, ob[i])));
+			float p = calibrate(raw, m->knot);
+			float col = (float)(i % g), row = (float)(i / g);
+			const float *b = bb + 4 * i, *k = kp + 10 * i;
+			candidate c;
+
+			if (!(p >= conf))
+				continue;
+			float cx = (col + b[0]) * s, cy = (row + b[1]) * s;
+			float w = std::exp(std::min(b[2], 20.f)) * s;
+			float h = std::exp(std::min(b[3], 20.f)) * s;
+			c.score = p;
+			c.raw = raw;
+			c.box = cv::Rect2f(cv::Point2f((cx - w / 2) / scale,
+						       (cy - h / 2) / scale),
+					   cv::Point2f((cx + w / 2) / scale,
+						       (cy + h / 2) / scale));
+			c.has_lm = true;
+			for (int j = 0; j < 5; j++)
+				c.lm[j] = cv::Point2f(
+					(col + k[2 * j]) * s / scale,
+					(row + k[2 * j + 1]) * s / scale);
+			cands.push_back(c);
+		}
+	}
+}
+
 /* Detections of FaceDetectorYN: x, y, w, h, 5 x (x, y), score. */
 void
 run_yunet(const face_model *m, const cv::Mat &faces, double scale, float conf,
@@ -885,8 +988,8 @@ face_model_open(const char *dir, const char *wanted, int det_size, int threads,
 			say(detail, dlen,
 			    std::string("unknown model ") + wanted +
 				    " (known: scrfd_10g, scrfd_2.5g, "
-				    "scrfd_500m, yunet, blazeface, "
-				    "blazeface_front)");
+				    "scrfd_500m, yunet_2023mar, yunet, "
+				    "blazeface, blazeface_front)");
 			return nullptr;
 		}
 		if (det_size == 0)
@@ -1099,6 +1202,9 @@ face_detect(struct face_model *m, const struct face_image *img, float conf,
 			cv::cvtColor(in, rgb, cv::COLOR_BGR2RGB);
 			rgb.convertTo(rgb, CV_32F, 1.0 / 127.5, -1.0);
 			blob = cv::Mat(4, sz, CV_32F, rgb.data).clone();
+		} else if (m->kind == YUNET23) {
+			/* BGR 0..255 as it is */
+			blob = cv::dnn::blobFromImage(in);
 		}
 		tm.blob_ms = ms_since(t1);
 		tm.preprocess_ms = ms_since(t0);
@@ -1122,6 +1228,8 @@ face_detect(struct face_model *m, const struct face_image *img, float conf,
 			run_scrfd(m, scale, conf, outs, cands);
 		else if (m->kind == BLAZEFACE)
 			run_blaze(m, scale, conf, outs, cands);
+		else if (m->kind == YUNET23)
+			run_yunet23(m, scale, conf, outs, cands);
 		else
 			run_yunet(m, faces, scale, conf, cands);
 		tm.candidates_before_nms =

@@ -45,6 +45,7 @@ my @models = (
 	    det_2.5g_static640.onnx)],
 	[scrfd_500m => qw(scrfd_500m_bnkps.onnx det_500m.onnx
 	    det_500m_static640.onnx)],
+	[yunet_2023mar => qw(face_detection_yunet_2023mar.onnx)],
 	[yunet => qw(face_detection_yunet_2022mar.onnx)],
 	[blazeface => qw(face_detection_back_256x256_barracuda.onnx)],
 	[blazeface_front => qw(face_detection_front_128x128_barracuda.onnx)],

@@ -1167,7 +1167,7 @@ main(void)
 		}
 		face_model_close(m);
 	}
-	ok(present >= 4, "%d of 6 models present and tested", present);
+	ok(present >= 4, "%d of 7 models present and tested", present);
 	test_open();
 	test_dynamic();
 	test_formats();
