@@ -129,9 +129,10 @@ read_body(struct app_ctx *ctx, const struct faceapi_vconf *vc, int fd,
 	}
 	if (ctx->req->content_length > limit) {
 		http_error(ctx->resp, 413,
-			   "the request body is larger than %lld bytes "
+			   "the request body is larger than %lld bytes: the "
+			   "video may have %lld bytes "
 			   "(FACE_API_VIDEO_MAX_BYTES)",
-			   limit);
+			   limit, vc->max_bytes);
 		return false;
 	}
 	if ((mp = malloc(sizeof(*mp))) == NULL) {

@@ -155,15 +155,24 @@ faceapi_video_probe(const char *path, struct faceapi_vinfo *vi, int timeout_ms,
 			(char *)path,
 			NULL};
 	char why[512], reason[CHILD_REASON_MAX];
+	const char *base = strrchr(path, '/'), *say;
 	struct child ch;
 	bool ok = false;
+	size_t n;
 
 	memset(vi, 0, sizeof(*vi));
+	base = base != NULL ? base + 1 : path;
+	n = strlen(base);
 	if (!child_run(&ch, argv, PROBE_OUT_MAX, CHILD_ERR_MAX, timeout_ms, why,
 		       sizeof(why))) {
 		child_reason(why, reason, sizeof(reason));
+		/* ffprobe names the file first: a temporary name, not the
+		 * client's business. */
+		say = strncmp(reason, base, n) == 0 && reason[n] == ':'
+			      ? reason + n + 1 + (reason[n + 1] == ' ')
+			      : reason;
 		snprintf(detail, dlen, "not a readable video: %s",
-			 reason[0] != '\0' ? reason : "ffprobe failed");
+			 say[0] != '\0' ? say : "ffprobe failed");
 		goto out;
 	}
 	ok = probe_parse((const char *)ch.out.p, vi, detail, dlen);
@@ -678,6 +687,7 @@ faceapi_video_mask(struct face_model *m, const char *in,
 
 	memset(&r, 0, sizeof(r));
 	memset(st, 0, sizeof(*st));
+	dpath[0] = epath[0] = '\0';
 	r.m = m;
 	r.vi = vi;
 	r.p = p;
@@ -712,6 +722,10 @@ out:
 		close(r.wfd);
 	child_free(&r.dec);
 	child_free(&r.enc);
+	if (dpath[0] != '\0')
+		unlink(dpath);
+	if (epath[0] != '\0')
+		unlink(epath);
 	if (r.frames != NULL)
 		for (int i = 0; i < r.ring; i++)
 			free(r.frames[i]);
