@@ -441,6 +441,34 @@ between(struct vrun *r, const struct det *a, const struct det *b, long long f)
 	return n;
 }
 
+/*
+ * Merges the boxes of b[0..n) that overlap much (IoU > 0.3: mostly one
+ * face in neighbouring detections) into their bounding box, so that a
+ * face is masked once, not once per detection that saw it; the new
+ * count.
+ */
+static size_t
+merge(struct face_box *b, size_t n)
+{
+	bool changed = true;
+
+	while (changed) {
+		changed = false;
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = i + 1; j < n; j++) {
+				if (iou(&b[i], &b[j]) <= 0.3)
+					continue;
+				b[i].x1 = fminf(b[i].x1, b[j].x1);
+				b[i].y1 = fminf(b[i].y1, b[j].y1);
+				b[i].x2 = fmaxf(b[i].x2, b[j].x2);
+				b[i].y2 = fmaxf(b[i].y2, b[j].y2);
+				b[j--] = b[--n];
+				changed = true;
+			}
+	}
+	return n;
+}
+
 /* Masks frame f with the n boxes of r->work and sends it on. */
 static bool
 emit(struct vrun *r, long long f, size_t n)
@@ -450,6 +478,7 @@ emit(struct vrun *r, long long f, size_t n)
 	char why[256];
 	bool ok = true;
 
+	n = merge(r->work, n);
 	if (n > 0) {
 		if ((img = face_frame_wrap(p, r->vi->width, r->vi->height,
 					   (size_t)r->vi->width * 3)) == NULL)
