@@ -11,10 +11,15 @@
 #   ratio         pipeline_fps / det_fps (aim: 0.8 or more at k = 1)
 #
 # with detection on every frame (k = 1, the default) and on every third
-# (k = 3, FACE_API_VIDEO_DETECT_EVERY=3).  The video: BENCH_VIDEO_SECONDS
-# (default 10) of 640x480 at 25 fps, grace_hopper.jpg moving over
-# testsrc2, an AAC track.  BENCH_MODELS (blank-separated) limits the
-# models.  Runs from a build tree (make bench-face-video).
+# (k = 3, FACE_API_VIDEO_DETECT_EVERY=3).  Each figure is the median of
+# BENCH_ROUNDS (default 3) runs, each measuring both rates one after the
+# other, the ratio the median of the runs' own ratios: this machine is
+# shared, and a ratio of two rates measured seconds apart moves less
+# than either rate.  The video: BENCH_VIDEO_SECONDS (default 10) of
+# 640x480 at 25 fps, grace_hopper.jpg moving over testsrc2, an AAC
+# track.  BENCH_MODELS (blank-separated; default yunet, else the best
+# model present) names the models.  Runs from a build tree (make
+# bench-face-video).
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
@@ -38,20 +43,30 @@ my ($st, $out, $err) = run(['ffmpeg', '-nostdin', '-v', 'error', '-y',
 	'-c:a', 'aac', '-t', $secs, $video]);
 die "ffmpeg: $err" if $st != 0;
 
+my %have = map { $_ => 1 } model_names();
 my @models = $ENV{BENCH_MODELS} ? split(' ', $ENV{BENCH_MODELS})
-    : model_names();
+    : ($have{yunet} ? 'yunet' : (model_names())[0]);
+my $rounds = $ENV{BENCH_ROUNDS} // 3;
+
+sub median {
+	my @v = sort { $a <=> $b } @_;
+	return @v % 2 ? $v[$#v / 2] : ($v[@v / 2 - 1] + $v[@v / 2]) / 2;
+}
 printf "%-12s %2s %7s %8s %13s %6s\n", qw(model k frames det_fps
     pipeline_fps ratio);
 for my $m (@models) {
 	for my $k (1, 3) {
-		($st, $out, $err) = run([$prog, '-d', model_dir(), '-m', $m,
-			'-v', $video, '-k', $k]);
-		if ($st != 0) {
-			print STDERR "face-video: $m: $err";
-			next;
+		my (%v, $frames, $name);
+		for (1 .. $rounds) {
+			($st, $out, $err) = run([$prog, '-d', model_dir(), '-m',
+				$m, '-v', $video, '-k', $k]);
+			die "face-video: $m: $err" if $st != 0;
+			my %r = $out =~ /(\w+)=(\S+)/g;
+			push @{$v{$_}}, $r{$_} for qw(det_fps pipeline_fps ratio);
+			($frames, $name) = @r{qw(frames model)};
 		}
-		my %r = $out =~ /(\w+)=(\S+)/g;
-		printf "%-12s %2d %7d %8.2f %13.2f %5.2fx\n", $r{model}, $k,
-		    $r{frames}, $r{det_fps}, $r{pipeline_fps}, $r{ratio};
+		printf "%-12s %2d %7d %8.2f %13.2f %5.2fx\n", $name, $k,
+		    $frames, map { median(@{$v{$_}}) }
+		    qw(det_fps pipeline_fps ratio);
 	}
 }

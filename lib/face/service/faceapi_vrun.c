@@ -483,8 +483,9 @@ emit(struct vrun *r, long long f, size_t n)
 		if ((img = face_frame_wrap(p, r->vi->width, r->vi->height,
 					   (size_t)r->vi->width * 3)) == NULL)
 			return failed(r, FACEAPI_V_ERROR, "", "out of memory");
-		ok = face_mask(img, r->work, n, r->p->method, r->p->strength,
-			       r->p->padding, why, sizeof(why));
+		ok = face_frame_mask(img, r->work, n, r->p->method,
+				     r->p->strength, r->p->padding, why,
+				     sizeof(why));
 		face_image_free(img);
 		if (!ok)
 			return failed(r, FACEAPI_V_ERROR, "masking: ", why);
