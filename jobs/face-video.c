@@ -74,6 +74,19 @@ on_progress(void *arg, long long done, double fps)
 	return !p->lost;
 }
 
+/* The unmasked input is removed as soon as the job is over: it shows
+ * the faces the job exists to hide. */
+static void
+drop_input(struct vrunner *r, const struct faceapi_vclaim *job)
+{
+	char detail[256];
+
+	if (store_delete(r->st, job->input_key, detail, sizeof(detail)) !=
+	    STORE_OK)
+		fprintf(stderr, "xmhub-face-video: %s: %s\n", job->input_key,
+			detail);
+}
+
 static enum run_end
 fail(struct vrunner *r, const struct faceapi_vclaim *job, const char *msg,
      bool final)
@@ -82,9 +95,11 @@ fail(struct vrunner *r, const struct faceapi_vclaim *job, const char *msg,
 
 	fprintf(stderr, "xmhub-face-video: job %s attempt %d failed: %s\n",
 		job->id, job->attempts, msg);
-	return faceapi_vjob_fail(r->db, &r->vc, job, msg, final, &lost) == DB_OK
-		       ? RUN_OK
-		       : RUN_DB;
+	if (faceapi_vjob_fail(r->db, &r->vc, job, msg, final, &lost) != DB_OK)
+		return RUN_DB;
+	if (final && !lost)
+		drop_input(r, job);
+	return RUN_OK;
 }
 
 /* Everything after the claim, in the directory dir. */
@@ -163,6 +178,8 @@ run_in(struct vrunner *r, const struct faceapi_vclaim *job, const char *dir,
 		return RUN_DB;
 	if (lost)
 		store_delete(r->st, key, detail, sizeof(detail));
+	else
+		drop_input(r, job);
 	return RUN_OK;
 }
 

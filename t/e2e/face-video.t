@@ -121,6 +121,9 @@ is($j->{frames_done}, 30, 'frames_done: every frame');
 ok(($j->{fps} // 0) > 0, 'fps reported');
 is($j->{error}, undef, 'no error');
 is($j->{result_url}, "/api/v1/video-jobs/$id/result", 'result_url');
+ok(!-e $f->stack->var . "/objects/face/videos/$id/input",
+    'the unmasked input is gone from the store');
+ok(-s $f->stack->var . "/objects/face/videos/$id/output", 'the output is kept');
 
 $r = $f->req(GET => "/api/v1/video-jobs/$id/result");
 is($r->{status}, 200, 'result: 200');
@@ -245,8 +248,16 @@ is($r->{status}, 404, 'unknown job: 404');
 is($f->req(GET => '/api/v1/video-jobs/nope')->{status}, 400,
     'not a UUID: 400');
 
+# --- API keys: as the other public endpoints ---
+$f->restart(FACE_API_API_KEY_ENABLED => 'true');
+$r = vpost($video);
+is($r->{status}, 401, 'keys on, no X-API-Key: 401');
+is($f->req(GET => "/api/v1/video-jobs/$id")->{status}, 401,
+    'job state without a key: 401');
+
 # --- without storage ---
-$f->restart(FACE_API_STORAGE_ENABLED => 'false');
+$f->restart(FACE_API_STORAGE_ENABLED => 'false',
+    FACE_API_API_KEY_ENABLED => 'false');
 $r = vpost($video);
 is($r->{status}, 503, 'storage disabled: 503');
 like(detail($r), qr/FACE_API_STORAGE_ENABLED/, 'detail: ' . detail($r));
