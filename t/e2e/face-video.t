@@ -190,6 +190,22 @@ is($face_bad, 0, 'the face region differs in each of the '
 is($rest_bad, 0, 'the rest of each frame stays within codec error')
     or diag "mean error per frame: @rest_err";
 
+# --- a phone video: its display matrix turns it a quarter ---
+ffmpeg('-i', $src, '-c', 'copy', '-metadata:s:v', 'rotate=90',
+    "$dir/rot.mp4");
+$r = vpost(slurp("$dir/rot.mp4"));
+is(($f->json($r) // {})->{width}, $H, 'turned: width and height swapped');
+$j = wait_job(($f->json($r) // {})->{id}, qw(completed failed));
+is($j->{state}, 'completed', 'a turned video completes') or diag explain $j;
+$r = $f->req(GET => "/api/v1/video-jobs/$j->{id}/result");
+open $fh, '>:raw', "$dir/rot-out.mp4" or die;
+print $fh $r->{content};
+close $fh;
+my ($rst, $rout) = run(['ffprobe', '-v', 'error', '-select_streams', 'v:0',
+	'-count_frames', '-show_entries', 'stream=width,height,nb_read_frames',
+	'-of', 'csv=p=0', "$dir/rot-out.mp4"]);
+is($rout =~ s/\s+//gr, "$H,$W,30", 'upright frames, all 30 of them');
+
 # --- cancel ---
 my $long = make_video("$dir/long.mp4", seconds => 8);
 $r = vpost($long);

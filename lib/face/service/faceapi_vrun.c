@@ -84,6 +84,29 @@ rate_of(const char *s)
 	return (double)n / (double)d;
 }
 
+/*
+ * True when the stream's display matrix turns it by 90 or 270 degrees
+ * (phones): ffmpeg's decoder turns the frames upright, so they come out
+ * height x width, and the output needs no rotation of its own.
+ */
+static bool
+quarter_turned(json_object *s)
+{
+	json_object *list;
+
+	if (!json_object_object_get_ex(s, "side_data_list", &list) ||
+	    !json_object_is_type(list, json_type_array))
+		return false;
+	for (size_t i = 0; i < json_object_array_length(list); i++) {
+		long rot = labs((long)jnum(json_object_array_get_idx(list, i),
+					   "rotation"));
+
+		if (rot % 180 == 90)
+			return true;
+	}
+	return false;
+}
+
 /* Fills vi from ffprobe's JSON; false with detail when unusable. */
 static bool
 probe_parse(const char *text, struct faceapi_vinfo *vi, char *detail,
@@ -117,6 +140,12 @@ probe_parse(const char *text, struct faceapi_vinfo *vi, char *detail,
 			vi->fps = rate_of(vi->rate);
 			vi->frames = (long long)jnum(s, "nb_frames");
 			dur = jnum(s, "duration");
+			if (quarter_turned(s)) {
+				int w = vi->width;
+
+				vi->width = vi->height;
+				vi->height = w;
+			}
 		}
 	}
 	if (json_object_object_get_ex(root, "format", &fmt) &&
@@ -149,7 +178,8 @@ faceapi_video_probe(const char *path, struct faceapi_vinfo *vi, int timeout_ms,
 			"error",
 			"-show_entries",
 			"stream=codec_type,codec_name,width,height,"
-			"avg_frame_rate,nb_frames,duration:format=duration",
+			"avg_frame_rate,nb_frames,duration:stream_side_data="
+			"rotation:format=duration",
 			"-of",
 			"json",
 			(char *)path,
