@@ -47,6 +47,7 @@ struct vrunner {
 	struct face_model *model;
 	char worker[FACEAPI_VWORKER_MAX + 1];
 	const char *tmp;
+	bool no_model; /* the last attempt to load it failed (and said so) */
 };
 
 /* What became of one job. */
@@ -226,17 +227,28 @@ run(struct vrunner *r, const struct faceapi_vclaim *job)
 static int
 drain(struct vrunner *r)
 {
-	char note[256], detail[256];
+	char note[256] = "", detail[256];
 
 	if (r->model == NULL &&
 	    (r->model = face_model_open(r->conf.model_dir, r->conf.model,
 					r->conf.det_size, r->conf.threads, note,
 					sizeof(note), detail,
 					sizeof(detail))) == NULL) {
-		fprintf(stderr, "xmhub-face-video: no model in %s: %s\n",
-			r->conf.model_dir, detail);
+		/* Said once: a loop waits for the model without filling its
+		 * log. */
+		if (!r->no_model)
+			fprintf(stderr,
+				"xmhub-face-video: no model in %s: %s; jobs "
+				"wait until there is one\n",
+				r->conf.model_dir, detail);
+		r->no_model = true;
 		return 1;
 	}
+	if (r->no_model || note[0] != '\0')
+		fprintf(stderr, "xmhub-face-video: model %s%s%s\n",
+			face_model_name(r->model), note[0] != '\0' ? ": " : "",
+			note);
+	r->no_model = false;
 	while (!runner_stopping()) {
 		struct faceapi_vclaim job;
 		bool got;
@@ -325,8 +337,9 @@ main(int argc, char **argv)
 	}
 	do {
 		/* A database or model that is not there yet is waited for. */
-		if (drain(&r) != 0)
-			fprintf(stderr, "xmhub-face-video: trying again\n");
+		if (drain(&r) != 0 && !r.no_model)
+			fprintf(stderr, "xmhub-face-video: the database is "
+					"unavailable; trying again\n");
 	} while (runner_sleep(LOOP_SLEEP_S));
 	rc = 0;
 out:

@@ -140,7 +140,8 @@ faceapi_vjob_claim(struct db *db, const struct faceapi_vconf *c,
 		return st;
 	st = db_query(
 		db, &res,
-		"WITH c AS (SELECT id FROM face_video_jobs WHERE (status = "
+		"WITH c AS (SELECT id, status AS was FROM face_video_jobs "
+		"WHERE (status = "
 		"'queued' AND run_after <= now()) OR (status = 'running' AND "
 		"heartbeat_at < now() - make_interval(secs => $2::int)) "
 		"ORDER BY run_after, created_at LIMIT 1 FOR UPDATE SKIP "
@@ -154,7 +155,7 @@ faceapi_vjob_claim(struct db *db, const struct faceapi_vconf *c,
 		"WHERE j.id = c.id RETURNING j.id, "
 		"j.input_key, j.confidence_threshold, j.nms_threshold, "
 		"j.padding, j.max_faces, j.strength, j.method, j.attempts, "
-		"j.lost_runs",
+		"j.lost_runs, c.was = 'running'",
 		2, p2);
 	if (st == DB_OK && PQntuples(res) == 1) {
 		snprintf(j->id, sizeof(j->id), "%s", PQgetvalue(res, 0, 0));
@@ -170,6 +171,7 @@ faceapi_vjob_claim(struct db *db, const struct faceapi_vconf *c,
 			j->method = FACE_GAUSSIAN;
 		j->attempts = atoi(PQgetvalue(res, 0, 8));
 		j->lost_runs = atoi(PQgetvalue(res, 0, 9));
+		j->taken_over = strcmp(PQgetvalue(res, 0, 10), "t") == 0;
 		*got = true;
 	}
 	PQclear(res);
@@ -243,9 +245,15 @@ faceapi_vjob_fail(struct db *db, const struct faceapi_vconf *c,
 enum db_status
 faceapi_vjob_release(struct db *db, const struct faceapi_vclaim *j, bool *lost)
 {
+	const char *p[1] = {j->taken_over ? "true" : "false"};
+
+	/* Back as it was before the claim: a queued job's attempt or a
+	 * lost run's count undone. */
 	return guarded(db, j,
 		       "UPDATE face_video_jobs SET status = 'queued', "
 		       "worker_id = NULL, heartbeat_at = NULL, run_after = "
-		       "now(), attempts = attempts - 1" GUARD,
-		       0, NULL, lost);
+		       "now(), attempts = attempts - CASE WHEN $5::boolean "
+		       "THEN 0 ELSE 1 END, lost_runs = lost_runs - CASE WHEN "
+		       "$5::boolean THEN 1 ELSE 0 END" GUARD,
+		       1, p, lost);
 }

@@ -60,6 +60,7 @@ struct faceapi_vclaim {
 	int max_faces, strength;
 	enum face_method method;
 	int attempts, lost_runs;
+	bool taken_over; /* claimed from a runner that died */
 };
 
 /*
