@@ -6,7 +6,9 @@
 # /api/v1/video-jobs/{id}/result.  The result has the same frame count
 # and duration, the face region differs from the source in every frame
 # where the face is, the rest stays within a small codec error, and the
-# audio packets are the source's.  Also: Range on the result, cancel, a
+# audio packets are the source's.  Also: Range on the result, a phone
+# video turned upright, cancel, a runner stopped mid-job giving its job
+# back, detection on every third frame, API keys, a
 # damaged video failing with a detail, the limits (413/400), unknown
 # jobs, and 503 without storage.
 use strict;
@@ -272,8 +274,23 @@ is($r->{status}, 404, 'unknown job: 404');
 is($f->req(GET => '/api/v1/video-jobs/nope')->{status}, 400,
     'not a UUID: 400');
 
+# --- a runner stopped mid-job gives the job back uncounted ---
+$r = vpost($long);
+my $gid = ($f->json($r) // {})->{id};
+$j = wait_job($gid, qw(running completed failed));
+is($j->{state}, 'running', 'another long job runs');
+ok($f->stack->stop_daemon('face-video'), 'the runner stops (SIGTERM)');
+$j = job($gid);
+is($j->{state}, 'queued', 'its job is queued again');
+is($j->{attempts}, 0, 'without counting an attempt');
+ok(!-e $f->stack->var . "/objects/face/videos/$gid/output", 'no output');
+
 # --- detection on every third frame: boxes interpolated between ---
 $f->restart(FACE_API_VIDEO_DETECT_EVERY => 3);
+$j = wait_job($gid, qw(completed failed));
+is($j->{state}, 'completed', 'the runner started again completes it');
+is($j->{frames_done}, 80, 'all of its 80 frames');
+is($j->{attempts}, 1, 'in one attempt');
 $r = vpost($video);
 $j = wait_job(($f->json($r) // {})->{id}, qw(completed failed));
 is($j->{state}, 'completed', 'k = 3: completes') or diag explain $j;
