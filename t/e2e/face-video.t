@@ -274,6 +274,16 @@ is($r->{status}, 404, 'unknown job: 404');
 is($f->req(GET => '/api/v1/video-jobs/nope')->{status}, 400,
     'not a UUID: 400');
 
+# --- the API pages document them ---
+my $api = $f->json($f->req(GET => '/openapi.json')) // {};
+ok($api->{paths}{$_}, "openapi: $_") for '/api/v1/mask-video',
+    '/api/v1/video-jobs/{id}', '/api/v1/video-jobs/{id}/result';
+my $props = $api->{paths}{'/api/v1/mask-video'}{post}{requestBody}{content}
+    {'multipart/form-data'}{schema}{properties};
+is(join(',', sort keys %{$props // {}}), 'confidence,max_faces,method,'
+    . 'nms_threshold,padding,strength,video',
+    'openapi: the video and the mask parameters as form fields');
+
 # --- a runner stopped mid-job gives the job back uncounted ---
 $r = vpost($long);
 my $gid = ($f->json($r) // {})->{id};
