@@ -330,4 +330,13 @@ like(detail($r), qr/FACE_API_STORAGE_ENABLED/, 'detail: ' . detail($r));
 is($f->req(GET => "/api/v1/video-jobs/$id")->{status}, 503,
     'job state without storage: 503');
 
+# The runner's own log: the stack's sanitizer check reads the FastCGI
+# programs' log only, so this one is looked at here (ASan builds).
+ok($f->stack->stop_daemon('face-video'), 'the runner stops');
+my $log = slurp($f->stack->var . '/log/face-video.log') // '';
+like($log, qr/attempt 1 failed: the video is truncated/,
+    'the runner logged the damaged video');
+unlike($log, qr/ERROR: \w*Sanitizer|runtime error:/,
+    'no sanitizer report from the runner');
+
 done_testing();
