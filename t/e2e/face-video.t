@@ -252,6 +252,12 @@ $r = vpost('this is not a video at all');
 is($r->{status}, 400, 'not a video: 400');
 like(detail($r), qr/^not a readable video: Invalid data/, 'detail: ' . detail($r));
 unlike(detail($r), qr/xmhub-face-video-/, 'no temporary file name in it');
+# A playlist would make ffmpeg read other files than the upload.
+$r = vpost("#EXTM3U\n#EXT-X-TARGETDURATION:3\n#EXTINF:3.0,\n$src\n"
+    . "#EXT-X-ENDLIST\n");
+is($r->{status}, 400, 'an HLS playlist naming a local video: 400');
+like(detail($r), qr/not on whitelist|not a readable video/,
+    'detail: ' . detail($r));
 $r = vpost(substr($video, 0, 2000));
 is($r->{status}, 400, 'cut before its header ends: 400');
 $r = vpost(undef, method => 'solid');

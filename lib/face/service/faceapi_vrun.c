@@ -24,6 +24,12 @@
 #include "face/service/faceapi_vrun.h"
 #include "face/video.h"
 
+/*
+ * The demuxers an input may be read with: video containers only.  A
+ * playlist (HLS), a concat list or an image sequence would make ffmpeg
+ * open other files or URLs than the upload.
+ */
+#define FORMATS "mov,matroska,avi,flv,mpegts,mpeg,ogg,asf"
 #define PROBE_OUT_MAX 65536
 #define CHILD_ERR_MAX 8192
 #define PIPE_BYTES (1 << 20) /* a FIFO's buffer: about a frame ahead */
@@ -161,7 +167,7 @@ probe_parse(const char *text, struct faceapi_vinfo *vi, char *detail,
 		if (vi->frames <= 0)
 			vi->frames = (long long)llround(
 				(double)vi->duration_ms * vi->fps / 1000.0);
-		root = (json_object_put(root), NULL);
+		json_object_put(root);
 		return true;
 	}
 out:
@@ -176,6 +182,8 @@ faceapi_video_probe(const char *path, struct faceapi_vinfo *vi, int timeout_ms,
 	char *argv[] = {"ffprobe",
 			"-v",
 			"error",
+			"-format_whitelist",
+			FORMATS,
 			"-show_entries",
 			"stream=codec_type,codec_name,width,height,"
 			"avg_frame_rate,nb_frames,duration:stream_side_data="
@@ -628,12 +636,26 @@ start(struct vrun *r, const char *in, const char *out, const char *dpath,
 {
 	char size[32], why[256];
 	bool mp4 = strcmp(faceapi_video_container(r->vi), "mp4") == 0;
-	char *dargv[] = {"ffmpeg",    "-nostdin",    "-hide_banner",
-			 "-loglevel", "error",	     "-y",
-			 "-i",	      (char *)in,    "-map",
-			 "0:v:0",     "-fps_mode",   "passthrough",
-			 "-f",	      "rawvideo",    "-pix_fmt",
-			 "bgr24",     (char *)dpath, NULL};
+	char *dargv[] = {"ffmpeg",
+			 "-nostdin",
+			 "-hide_banner",
+			 "-loglevel",
+			 "error",
+			 "-y",
+			 "-format_whitelist",
+			 FORMATS,
+			 "-i",
+			 (char *)in,
+			 "-map",
+			 "0:v:0",
+			 "-fps_mode",
+			 "passthrough",
+			 "-f",
+			 "rawvideo",
+			 "-pix_fmt",
+			 "bgr24",
+			 (char *)dpath,
+			 NULL};
 	char *eargv[48];
 	int n = 0;
 
@@ -654,6 +676,8 @@ start(struct vrun *r, const char *in, const char *out, const char *dpath,
 	eargv[n++] = (char *)r->vi->rate;
 	eargv[n++] = "-i";
 	eargv[n++] = (char *)epath;
+	eargv[n++] = "-format_whitelist";
+	eargv[n++] = FORMATS;
 	eargv[n++] = "-i";
 	eargv[n++] = (char *)in;
 	eargv[n++] = "-map";
@@ -758,7 +782,6 @@ faceapi_video_mask(struct face_model *m, const char *in,
 	r.detail = detail;
 	r.dlen = dlen;
 	r.start = r.last_cb = now_s();
-	r.dec.pid = r.enc.pid = 0;
 	r.dec.out_fd = r.dec.err_fd = r.enc.out_fd = r.enc.err_fd = -1;
 	r.dec.pidfd = r.enc.pidfd = -1;
 	detail[0] = '\0';
