@@ -7,7 +7,7 @@
 # and duration, the face region differs from the source in every frame
 # where the face is, the rest stays within a small codec error, and the
 # audio packets are the source's.  Also: Range on the result, a phone
-# video turned upright, cancel, a runner stopped mid-job giving its job
+# video turned upright, Matroska for audio MP4 can not hold, cancel, a runner stopped mid-job giving its job
 # back, detection on every third frame, API keys, a
 # damaged video failing with a detail, the limits (413/400), unknown
 # jobs, and 503 without storage.
@@ -215,6 +215,20 @@ my ($rst, $rout) = run(['ffprobe', '-v', 'error', '-select_streams', 'v:0',
 	'-count_frames', '-show_entries', 'stream=width,height,nb_read_frames',
 	'-of', 'csv=p=0', "$dir/rot-out.mp4"]);
 is($rout =~ s/\s+//gr, "$H,$W,30", 'upright frames, all 30 of them');
+
+# --- audio MP4 can not hold: Matroska, the audio still copied ---
+ffmpeg('-i', $src, '-c:v', 'copy', '-c:a', 'pcm_s16le', "$dir/pcm.mov");
+$r = vpost(slurp("$dir/pcm.mov"));
+$j = wait_job(($f->json($r) // {})->{id}, qw(completed failed));
+is($j->{state}, 'completed', 'PCM audio in MOV: completes') or diag explain $j;
+$r = $f->req(GET => "/api/v1/video-jobs/$j->{id}/result");
+is($r->{headers}{'content-type'}, 'video/x-matroska', 'a Matroska result');
+open $fh, '>:raw', "$dir/pcm-out.mkv" or die;
+print $fh $r->{content};
+close $fh;
+is(probe("$dir/pcm-out.mkv")->{audio}, 'pcm_s16le', 'its audio is PCM');
+is($amd5->("$dir/pcm-out.mkv"), $amd5->("$dir/pcm.mov"),
+    'the PCM packets copied unchanged');
 
 # --- cancel ---
 my $long = make_video("$dir/long.mp4", seconds => 8);
