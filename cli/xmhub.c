@@ -2,7 +2,8 @@
  * xmhub - command-line tool.  Its commands are documented in xmhub(1)
  * (man/xmhub.1) and with what they serve: xmbp and xmch in doc/xmbp.md,
  * migrate in doc/database.md, user, facility, api-key, device and
- * check-config in doc/operations.md, hash-password in doc/face.md.
+ * check-config in doc/operations.md, hash-password in doc/face.md, send
+ * and sim in doc/sender.md.
  *
  * A table maps "GROUP [COMMAND]" to a handler of one of two shapes:
  * filters read their whole input (a file or standard input), call one
@@ -25,6 +26,7 @@
 
 #include "api/admin.h"
 #include "api/apikeys.h"
+#include "device.h"
 #include "codec/buf.h"
 #include "core/auth.h"
 #include "core/conf.h"
@@ -123,6 +125,19 @@ static const struct cmd cmds[] = {
 	{"hash-password", NULL, "< PASSWORD (one line on standard input)", NULL,
 	 cmd_hash_password,
 	 "the Argon2id hash of a password, e.g. for FACE_API_ADMIN_PASSWORD"},
+	{"send", NULL,
+	 "--url BASE_URL [--key API_KEY] --session ID "
+	 "--streams INDEX[:NAME]:TYPE,...|@SESSION.json [--ws] [--in-flight N] "
+	 "[--spool DIR] [--batch-samples N] [--linger-ms MS] [--timeout S] "
+	 "[FILE|-]",
+	 NULL, send_main,
+	 "sends CSV samples to an ingest session, spooled until acknowledged"},
+	{"sim", NULL,
+	 "--url BASE_URL [--key API_KEY] [--devices N] [--streams M] "
+	 "[--rate HZ] [--duration S | --samples N] [--batch N] [--ws] [--json] "
+	 "[--device-uid BASE] [--timeout S]",
+	 NULL, sim_main,
+	 "simulates devices sending generated streams, reports rates"},
 };
 
 /* The command being run (main sets it), for the handlers shared by

@@ -1,7 +1,7 @@
 #!/usr/bin/env perl
 # lib/core/settings.def is every setting the programs read: each XMHUB_*
-# or FACE_API_* name a C file passes to conf_*() is in it, none passes
-# its own range (conf_int() with such a name: the range lives in the
+# or FACE_API_* name in a C file's strings (but getenv()'s) is in it, none
+# passes its own range (conf_int() with such a name: the range lives in the
 # table), and each name of the table is read somewhere (a C file, or the
 # web server configuration for the httpd ones).  The generated
 # xmhub.env.example names every setting of the table.
@@ -33,15 +33,17 @@ find({no_chdir => 1, wanted => sub {
 	my $f = $File::Find::name;
 	my $text = slurp($f);
 	(my $rel = $f) =~ s{^\Q$src\E/}{};
-	while ($text =~ /\b(conf_\w+)\(\s*"((?:XMHUB|FACE_API)_\w+)"/g) {
-		my ($fn, $name) = ($1, $2);
+	# Every such name in a string is a setting (called with conf_*() or
+	# kept in a table of names for it), but those given to getenv() or
+	# FCGX_GetParam(): the environment's and the request's variables.
+	while ($text =~ /(\w+)?\(?\s*"((?:XMHUB|FACE_API)_\w+)"/g) {
+		my ($fn, $name) = ($1 // '', $2);
+		next if $fn =~ /^(getenv|FCGX_GetParam)$/;
 		$read{$name} = 1;
 		push @bad, "$rel: $name is not in settings.def" unless $table{$name};
 		push @bad, "$rel: conf_int(\"$name\", ...) gives its own range"
 			if $fn eq 'conf_int';
 	}
-	# Names in tables of names (faceapi_conf.c's S3 map, login.c's TTLs).
-	$read{$1} = 1 while $text =~ /\{\s*"((?:XMHUB|FACE_API)_\w+)"/g;
 }}, map { "$src/$_" } qw(lib jobs ws cli));
 is(join("\n", @bad), '', 'every conf_* name is in the table, without a range');
 

@@ -175,17 +175,30 @@ map_s3(void)
 	return true;
 }
 
+const char *
+faceapi_default_model(const char *dir)
+{
+	const char *best = face_model_best(dir);
+
+	return best != NULL ? best : FACEAPI_SHIPPED_MODEL;
+}
+
 bool
 faceapi_conf_load(struct faceapi_conf *c, char *detail, size_t dlen)
 {
 	const char *bad = NULL, *v;
 
 	memset(c, 0, sizeof(*c));
-	if (!conf_copy("FACE_API_MODEL", c->model, sizeof(c->model)))
-		bad = "FACE_API_MODEL";
-	else if (!conf_copy("FACE_API_MODEL_DIR", c->model_dir,
-			    sizeof(c->model_dir)))
+	if (!conf_copy("FACE_API_MODEL_DIR", c->model_dir,
+		       sizeof(c->model_dir)))
 		bad = "FACE_API_MODEL_DIR";
+	/* Unset: the best model present (settings.def has no default). */
+	else if ((size_t)snprintf(
+			 c->model, sizeof(c->model), "%s",
+			 conf_str("FACE_API_MODEL",
+				  faceapi_default_model(c->model_dir))) >=
+		 sizeof(c->model))
+		bad = "FACE_API_MODEL";
 	else if (!conf_int_i("FACE_API_DET_SIZE", &c->det_size) ||
 		 c->det_size % 32 != 0)
 		bad = "FACE_API_DET_SIZE (a multiple of 32, 32 to 4096)";
