@@ -51,6 +51,15 @@ enum db_status db_query(struct db *db, PGresult **res, const char *sql,
 enum db_status db_query_ro(struct db *db, PGresult **res, const char *sql,
 			   int nparams, const char *const *params);
 
+/*
+ * As db_query(), with parameters of any format: formats[i] 1 makes
+ * params[i] lengths[i] bytes of the type's binary form (bytea: the raw
+ * bytes, no hex text), 0 text (lengths[i] ignored).
+ */
+enum db_status db_query_bin(struct db *db, PGresult **res, const char *sql,
+			    int nparams, const char *const *params,
+			    const int *lengths, const int *formats);
+
 /* BEGIN, COMMIT, ROLLBACK.  ROLLBACK of a broken connection is DB_OK. */
 enum db_status db_begin(struct db *db);
 enum db_status db_commit(struct db *db);

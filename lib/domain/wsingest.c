@@ -230,6 +230,8 @@ struct loop {
 	long wait_ns; /* FIONREAD pacing: the next wait for the pipe */
 	long long last_in, ended; /* ms: last input, end of session (0) */
 	int rc;
+	struct ingest_job *jobs;  /* a round's, io->max_batches */
+	struct ingest_job **ptrs; /* pointers to them */
 };
 
 static long long
@@ -314,33 +316,19 @@ out_pump(struct loop *l)
 	return out_write(l);
 }
 
-/* Cuts and commits the complete batches read so far.  False when the
- * pipe to websocketd broke. */
+/* Commits the n batches of jobs in one round and queues their acks, in
+ * order, up to the first that failed.  False when the pipe to
+ * websocketd broke. */
 static bool
-take_batches(struct loop *l)
+commit_round(struct loop *l, size_t n)
 {
-	const uint8_t *batch;
-	size_t len;
-	uint32_t accepted;
-	char detail[512];
-
-	for (;;) {
-		switch (wsingest_cut(l->w, &batch, &len, detail,
-				     sizeof(detail))) {
-		case WSINGEST_NONE:
-			return true;
-		case WSINGEST_BAD:
-			fail(l, detail, 1);
-			return true;
-		case WSINGEST_BATCH:
-			break;
-		}
-		if (!l->io->commit(l->io->arg, batch, len, &accepted, detail,
-				   sizeof(detail))) {
-			fail(l, detail, 1);
+	l->io->commit(l->io->arg, l->ptrs, n);
+	for (size_t i = 0; i < n; i++) {
+		if (l->jobs[i].status != INGEST_OK) {
+			fail(l, l->jobs[i].detail, 1);
 			return true;
 		}
-		if (!wsingest_ack(l->w, accepted)) {
+		if (!wsingest_ack(l->w, l->jobs[i].ack.accepted_samples)) {
 			fail(l,
 			     "too many acknowledgements not read by the client",
 			     1);
@@ -349,22 +337,61 @@ take_batches(struct loop *l)
 		if (!out_pump(l))
 			return false;
 	}
+	return true;
 }
 
-/* Reads what stdin has.  False when the pipe to websocketd broke. */
+/* Cuts and commits the complete batches read so far, in rounds.  False
+ * when the pipe to websocketd broke. */
+static bool
+take_batches(struct loop *l)
+{
+	char detail[512];
+	enum wsingest_cut cut = WSINGEST_BATCH;
+	size_t n;
+
+	while (cut == WSINGEST_BATCH && !wsingest_failed(l->w)) {
+		for (n = 0; n < (size_t)l->io->max_batches; n++) {
+			memset(&l->jobs[n], 0, sizeof(l->jobs[n]));
+			cut = wsingest_cut(l->w, &l->jobs[n].batch,
+					   &l->jobs[n].len, detail,
+					   sizeof(detail));
+			if (cut != WSINGEST_BATCH)
+				break;
+		}
+		/* The batches before a bad one are committed first. */
+		if (n > 0 && !commit_round(l, n))
+			return false;
+		if (cut == WSINGEST_BAD)
+			fail(l, detail, 1);
+	}
+	return true;
+}
+
+/* Reads what stdin has, all of it while more is waiting and there is
+ * room.  False when the pipe to websocketd broke. */
 static bool
 read_input(struct loop *l)
 {
+	struct pollfd pfd = {.fd = l->io->in, .events = POLLIN};
 	uint8_t *p;
-	size_t room = wsingest_room(l->w, &p);
-	ssize_t k = read(l->io->in, p, room);
+	size_t room, got = 0;
+	ssize_t k;
 
-	if (k > 0) {
+	for (;;) {
+		room = wsingest_room(l->w, &p);
+		k = read(l->io->in, p, room);
+		if (k <= 0)
+			break;
 		l->last_in = now_ms();
 		wsingest_fill(l->w, (size_t)k);
-		return take_batches(l);
+		got += (size_t)k;
+		if ((size_t)k == room || poll(&pfd, 1, 0) != 1 ||
+		    !(pfd.revents & POLLIN))
+			break;
 	}
-	if (k < 0 && (errno == EAGAIN || errno == EINTR))
+	if (got > 0 && !take_batches(l))
+		return false;
+	if (k > 0 || (k < 0 && (errno == EAGAIN || errno == EINTR)))
 		return true;
 	if (k < 0)
 		fprintf(stderr, "xmhub-ingest-ws: read: %s\n", strerror(errno));
@@ -469,10 +496,17 @@ wsingest_serve(const struct wsingest_io *io)
 	struct sigaction sa, old_int, old_term, old_pipe;
 	sigset_t block, orig;
 
-	if ((l.w = wsingest_new()) == NULL) {
+	l.jobs = calloc((size_t)io->max_batches, sizeof(*l.jobs));
+	l.ptrs = calloc((size_t)io->max_batches, sizeof(*l.ptrs));
+	if (io->max_batches < 1 || l.jobs == NULL || l.ptrs == NULL ||
+	    (l.w = wsingest_new()) == NULL) {
 		fprintf(stderr, "xmhub-ingest-ws: out of memory\n");
+		free(l.jobs);
+		free(l.ptrs);
 		return 2;
 	}
+	for (int i = 0; i < io->max_batches; i++)
+		l.ptrs[i] = &l.jobs[i];
 	/* SIGINT and SIGTERM (websocketd's way of ending a child whose
 	 * client left) only arrive inside ppoll, never mid-commit. */
 	stop_signal = 0;
@@ -500,5 +534,7 @@ wsingest_serve(const struct wsingest_io *io)
 	sigaction(SIGPIPE, &old_pipe, NULL);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 	wsingest_free(l.w);
+	free(l.jobs);
+	free(l.ptrs);
 	return l.rc;
 }
