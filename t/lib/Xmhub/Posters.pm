@@ -12,6 +12,8 @@ package Xmhub::Posters;
 #
 #   my @log = Xmhub::Posters::http($p, $key, [[$sid, $poster, [$seq, ...]], ...]);
 #   my @log = Xmhub::Posters::ws($p, $key, $plan, window => 8);
+#   my $h = Xmhub::Posters::start_http(...);  # faults meanwhile, then
+#   my @log = Xmhub::Posters::finish($h);
 #   Xmhub::Posters::check($p, $sid, \@log, $name);  # runs the Test::More tests
 #
 # A batch is one i32 stream (index 0) of 3 samples at timestamps
@@ -38,8 +40,8 @@ sub bytes_of {
 		[0, 'i32', [map { [$t + $_, $poster * 1000 + $i] } 0 .. 2]]);
 }
 
-# Runs $body->($log_fh) in a child per poster; returns the log lines of
-# all of them, split on blanks.
+# Runs $body->($k, $log_fh) in a child per poster, $k from 0; returns
+# a handle for finish().
 sub fork_all {
 	my ($n, $body) = @_;
 	my (@pids, @files);
@@ -55,20 +57,34 @@ sub fork_all {
 		close $fh;
 		push @pids, $pid;
 	}
-	waitpid($_, 0) for @pids;
+	return {pids => \@pids, files => \@files};
+}
+
+# finish($handle): waits for the posters of a start_* call; the log
+# lines of all of them, split on blanks.
+sub finish {
+	my ($h) = @_;
+	waitpid($_, 0) for @{$h->{pids}};
 	my @log;
-	for my $f (@files) {
+	for my $f (@{$h->{files}}) {
 		open(my $in, '<', $f) or die "$f: $!";
 		push @log, map { chomp; [split / /] } <$in>;
 	}
 	return @log;
 }
 
-# http($platform, $key, [[$sid, $poster, [$seq, ...]], ...]): one process
-# per poster sending its batches one after the other.  Log lines: "try
-# sid poster i seq status retry_after" per answer, "ack sid poster i seq
-# accepted missed" per acknowledgement, "gaveup ..." when it gave up.
-sub http {
+# http(...): finish(start_http(...)).
+sub http { return finish(start_http(@_)) }
+
+# ws(...): finish(start_ws(...)).
+sub ws { return finish(start_ws(@_)) }
+
+# start_http($platform, $key, [[$sid, $poster, [$seq, ...]], ...]): one
+# process per poster sending its batches one after the other.  Log
+# lines: "try sid poster i seq status retry_after" per answer, "ack sid
+# poster i seq accepted missed" per acknowledgement, "gaveup ..." when it
+# gave up.
+sub start_http {
 	my ($p, $key, $plan) = @_;
 	my $url = $p->stack->url('');
 	return fork_all(scalar @$plan, sub {
@@ -102,12 +118,12 @@ sub http {
 	});
 }
 
-# ws($platform, $key, $plan, window => N): one process per poster, one
+# start_ws($platform, $key, $plan, window => N): one process per poster, one
 # WebSocket connection (to the front) with N batches in flight; after
 # any end of the connection it connects again and resends every batch
 # not acknowledged.  Log lines: "ack sid poster i seq accepted -" and
 # "conn sid poster status" per connection attempt.
-sub ws {
+sub start_ws {
 	my ($p, $key, $plan, %o) = @_;
 	my $window = $o{window} // 8;
 	my $port = $p->stack->ws_port;
