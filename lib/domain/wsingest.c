@@ -31,7 +31,7 @@
 enum out_kind { OUT_NONE = 0, OUT_ACK, OUT_MSG };
 
 struct wsingest {
-	uint8_t in[WSINGEST_MAX_BATCH];
+	uint8_t in[WSINGEST_IN_MAX];
 	size_t off, len; /* input not yet cut: in[off..len) */
 	uint32_t acks[WSINGEST_MAX_ACKS];
 	size_t ack_head, nacks; /* a ring */
@@ -85,19 +85,20 @@ wsingest_cut(struct wsingest *w, const uint8_t **batch, size_t *len,
 	if (w->failed || avail == 0)
 		return WSINGEST_NONE;
 	st = xmbp_frame(w->in + w->off, avail, &blen, &err);
-	if (st == XMBP_OK) {
+	if (st == XMBP_OK && blen <= WSINGEST_MAX_BATCH) {
 		*batch = w->in + w->off;
 		*len = blen;
 		w->off += blen;
 		return WSINGEST_BATCH;
 	}
-	if (st != XMBP_NEED_MORE) {
+	if (st != XMBP_NEED_MORE && st != XMBP_OK) {
 		snprintf(detail, dlen, "%s at byte %zu of the batch: %s",
 			 xmbp_status_name(st), err.offset, err.msg);
 		return WSINGEST_BAD;
 	}
-	/* The buffer holds exactly the largest batch allowed. */
-	if (avail == sizeof(w->in)) {
+	/* More than the largest batch allowed is in and it does not end
+	 * there. */
+	if (st == XMBP_OK || avail >= WSINGEST_MAX_BATCH) {
 		snprintf(detail, dlen,
 			 "the batch is larger than %d bytes (the maximum "
 			 "message is 256 KB)",
@@ -227,6 +228,7 @@ struct loop {
 	bool fionread; /* pacing by FIONREAD: the pipe could not be shrunk */
 	bool busy;     /* written, and websocketd may not have read it yet */
 	bool in_open;
+	bool full;    /* the input buffer filled: commit now */
 	long wait_ns; /* FIONREAD pacing: the next wait for the pipe */
 	long long last_in, ended; /* ms: last input, end of session (0) */
 	int rc;
@@ -374,7 +376,7 @@ read_input(struct loop *l)
 {
 	struct pollfd pfd = {.fd = l->io->in, .events = POLLIN};
 	uint8_t *p;
-	size_t room, got = 0;
+	size_t room;
 	ssize_t k;
 
 	for (;;) {
@@ -384,13 +386,13 @@ read_input(struct loop *l)
 			break;
 		l->last_in = now_ms();
 		wsingest_fill(l->w, (size_t)k);
-		got += (size_t)k;
 		if ((size_t)k == room || poll(&pfd, 1, 0) != 1 ||
 		    !(pfd.revents & POLLIN))
 			break;
 	}
-	if (got > 0 && !take_batches(l))
-		return false;
+	/* A full buffer is committed at once: websocketd may not wait on
+	 * this program's stdin. */
+	l->full |= room == 0 || (size_t)k == room;
 	if (k > 0 || (k < 0 && (errno == EAGAIN || errno == EINTR)))
 		return true;
 	if (k < 0)
@@ -431,11 +433,19 @@ turn(struct loop *l, const sigset_t *wait_mask)
 	struct timespec ts;
 	const uint8_t *p;
 	long long now = now_ms(), left;
-	bool ending = wsingest_failed(l->w) || !l->in_open;
-	bool pending = wsingest_next(l->w, &p) > 0;
+	bool ending, pending;
 
 	if (stop_signal != 0)
 		return false;
+	/* A round takes the batches that came while the acks of the last
+	 * one went out: rounds grow with the client's window. */
+	if (wsingest_next(l->w, &p) == 0 || l->full) {
+		l->full = false;
+		if (!take_batches(l))
+			return false;
+	}
+	ending = wsingest_failed(l->w) || !l->in_open;
+	pending = wsingest_next(l->w, &p) > 0;
 	if (ending && !pending && !l->busy)
 		return false;
 	if (ending && now - l->ended >= DRAIN_MS) {

@@ -27,6 +27,8 @@
 /* The largest batch taken: the maximum message, 256 KB (doc/websocket.md
  * "Limits"). */
 #define WSINGEST_MAX_BATCH 262144
+/* The input buffer: batches waiting for a round, four of the largest. */
+#define WSINGEST_IN_MAX (4 * WSINGEST_MAX_BATCH)
 /* Acknowledgements waiting for the client to take them; one more ends
  * the session (a client that sends and never reads). */
 #define WSINGEST_MAX_ACKS 65536
@@ -111,10 +113,11 @@ struct wsingest_io {
 };
 
 /*
- * Runs the session until the client leaves.  Each round takes every
- * complete batch read so far (all input waiting is read first, up to
- * the buffer), at most max_batches, into one commit; acks go out in
- * order; nothing is read while a round commits (back-pressure).  It runs (end
+ * Runs the session until the client leaves.  Input is always read (up
+ * to WSINGEST_IN_MAX buffered); a round commits every complete batch
+ * buffered (at most max_batches) once the acks of the last round are all
+ * written, or at once when the buffer is full; acks go out in order;
+ * nothing is read while a round commits (back-pressure).  It runs (end
  * of input; SIGINT or SIGTERM, which are blocked here except while waiting, so
  * never taken mid-commit), websocketd goes away, the session fails (a decode
  * error, a batch too large, a non-200 commit: the error message is sent first)

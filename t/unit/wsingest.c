@@ -230,7 +230,7 @@ test_answers(void)
 	is_int(wsingest_next(w, &p), n, "not sent: offered again");
 	wsingest_sent(w);
 	is_int(wsingest_next(w, &p), 0, "then nothing");
-	ok(wsingest_room(w, &room) == WSINGEST_MAX_BATCH,
+	ok(wsingest_room(w, &room) == WSINGEST_IN_MAX,
 	   "after a failure input is still read (and dropped)");
 	wsingest_fill(w, 10);
 	is_int(wsingest_cut(w, &b, &len, d, sizeof(d)), WSINGEST_NONE,
