@@ -42,9 +42,26 @@ sub posters {
 		[map { ($k * $per + $_) % 65536 } 0 .. $per - 1]] } 0 .. $n - 1];
 }
 
+# $n devices, each a session of its own with one poster of $per
+# batches: a device resends within its session's last 64 batches, which
+# many posters on one session would not (doc/ingest.md "Retries").
+sub devices {
+	my ($n, $per, $from) = @_;
+	my @sids = map { $in->session($from + $_, [0, 'i32'])->{id} } 1 .. $n;
+	return (\@sids, [map { @{posters($sids[$_], 1, $per, $from + $_)} }
+		0 .. $n - 1]);
+}
+
+# check() of every session in @$sids.
+sub check_all {
+	my ($sids, $log, $name) = @_;
+	Xmhub::Posters::check($p, $sids->[$_], $log, "$name, session $_")
+	    for 0 .. $#$sids;
+}
+
 # --- kill -9 of the ingest FastCGI processes under load ---
-my $s = $in->session(51, [0, 'i32']);
-my $h = Xmhub::Posters::start_http($p, $key, posters($s->{id}, 16, 40, 0));
+my ($sids, $plan) = devices(16, 40, 100);
+my $h = Xmhub::Posters::start_http($p, $key, $plan);
 my $killed = 0;
 for (1 .. 3) {
 	sleep 1;
@@ -55,21 +72,20 @@ my @log = Xmhub::Posters::finish($h);
 cmp_ok($killed, '>', 0, "http: $killed ingest processes killed under load");
 ok((grep { $_->[0] eq 'try' && $_->[5] != 200 } @log) > 0,
     'http: some requests failed meanwhile');
-Xmhub::Posters::check($p, $s->{id}, \@log, 'http kill -9');
+check_all($sids, \@log, 'http kill -9');
 
 # --- kill -9 of WebSocket processes under load ---
-$s = $in->session(52, [0, 'i32']);
-$h = Xmhub::Posters::start_ws($p, $key, posters($s->{id}, 4, 150, 100),
-	window => 8);
+($sids, $plan) = devices(4, 400, 200);
+$h = Xmhub::Posters::start_ws($p, $key, $plan, window => 8);
 $killed = 0;
-for (1 .. 3) {
-	sleep 1;
+for (1 .. 6) {
+	sleep 0.3;
 	$killed += kill 'KILL', pids_of('ws/xmhub-ingest-ws');
 }
 @log = Xmhub::Posters::finish($h);
 cmp_ok($killed, '>', 0, "ws: $killed WebSocket processes killed under load");
 ok((grep { $_->[0] eq 'conn' } @log) > 4, 'ws: clients connected again');
-Xmhub::Posters::check($p, $s->{id}, \@log, 'ws kill -9');
+check_all($sids, \@log, 'ws kill -9');
 
 # --- PostgreSQL restarted under load ---
 sub lighttpd_pid {
@@ -77,8 +93,8 @@ sub lighttpd_pid {
 	return scalar <$f>;
 }
 my $lt = lighttpd_pid();
-$s = $in->session(53, [0, 'i32']);
-$h = Xmhub::Posters::start_http($p, $key, posters($s->{id}, 8, 40, 200));
+($sids, $plan) = devices(8, 40, 300);
+$h = Xmhub::Posters::start_http($p, $key, $plan);
 sleep 1;
 $stack->stop_db;
 sleep 2;
@@ -90,11 +106,11 @@ is(scalar(grep { $_->[6] eq '-' } @down), 0, 'db restart: every 503 has Retry-Af
 is(scalar(grep { $_->[0] eq 'try' && $_->[5] != 200 && $_->[5] != 503 } @log),
     0, 'db restart: no other failure');
 is(lighttpd_pid(), $lt, 'db restart: recovered with the same lighttpd');
-Xmhub::Posters::check($p, $s->{id}, \@log, 'db restart');
+check_all($sids, \@log, 'db restart');
 
 # A WebSocket open when the database goes away: the error message names
 # it, then a Close with a code and reason.
-$s = $in->session(54, [0, 'i32']);
+my $s = $in->session(54, [0, 'i32']);
 my ($c) = Xmhub::WS->connect($stack->ws_port,
 	"/api/v1/ingest/ws?session_id=$s->{id}", {'X-Api-Key' => $key});
 $c->send_binary(batch(0, undef, [0, 'i32', [[1, 1]]]));
