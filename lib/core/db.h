@@ -3,7 +3,7 @@
  *
  * There is no function here that takes SQL built at run time from
  * input: every statement is a constant string with $1..$n parameters
- * passed as text.  Each is prepared once per connection (the first 64
+ * passed as text (db_query_bin: also in binary form).  Each is prepared once per connection (the first 64
  * distinct ones; more run unprepared), so the server parses and plans it
  * once, not on every request.  A long-lived process keeps one struct db; when
  * the server goes away, queries answer DB_UNAVAILABLE (the API's 503) and the
