@@ -182,7 +182,7 @@ cache_put(const struct session *s)
 /* What identifies a stored batch for retries (doc/ingest.md "Retries"):
  * the first bytes of the SHA-256 of the whole batch; a session keeps
  * those of its last RECENT_MAX stored batches. */
-#define DIGEST_LEN 16
+#define DIGEST_HEX 32 /* 16 bytes, as hex digits */
 #define RECENT_MAX 64
 
 /* A session of a round: its state read under its row lock, and what the
@@ -197,7 +197,7 @@ struct live {
 	struct ingest_gap gap;
 	uint64_t total; /* total_samples, this round's included */
 	uint64_t add_samples, add_bytes;
-	uint8_t recent[RECENT_MAX * DIGEST_LEN]; /* oldest first */
+	char recent[RECENT_MAX * DIGEST_HEX]; /* oldest first */
 	size_t nrecent;
 	bool changed; /* a batch of the round is stored */
 };
@@ -489,52 +489,37 @@ set_ack(struct ingest_ack *ack, uint64_t total, uint64_t missed)
 
 /* True when digest is among the session's last stored batches. */
 static bool
-is_recent(const struct live *l, const uint8_t *digest)
+is_recent(const struct live *l, const char *digest)
 {
 	for (size_t i = 0; i < l->nrecent; i++)
-		if (memcmp(l->recent + i * DIGEST_LEN, digest, DIGEST_LEN) == 0)
+		if (memcmp(l->recent + i * DIGEST_HEX, digest, DIGEST_HEX) == 0)
 			return true;
 	return false;
 }
 
 /* Adds digest as the newest, dropping the oldest past RECENT_MAX. */
 static void
-push_recent(struct live *l, const uint8_t *digest)
+push_recent(struct live *l, const char *digest)
 {
 	if (l->nrecent == RECENT_MAX) {
-		memmove(l->recent, l->recent + DIGEST_LEN,
-			(RECENT_MAX - 1) * DIGEST_LEN);
+		memmove(l->recent, l->recent + DIGEST_HEX,
+			(RECENT_MAX - 1) * DIGEST_HEX);
 		l->nrecent--;
 	}
-	memcpy(l->recent + l->nrecent * DIGEST_LEN, digest, DIGEST_LEN);
+	memcpy(l->recent + l->nrecent * DIGEST_HEX, digest, DIGEST_HEX);
 	l->nrecent++;
-}
-
-/* The value of a hex digit, -1 for anything else. */
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
 }
 
 /* The digest of the len bytes of batch into out; false when OpenSSL
  * fails. */
 static bool
-digest_of(const uint8_t *batch, size_t len, uint8_t out[DIGEST_LEN])
+digest_of(const uint8_t *batch, size_t len, char out[DIGEST_HEX])
 {
 	char hex[AUTH_SHA256_HEX];
 
 	auth_sha256_hex(batch, len, hex);
-	if (hex[0] == '\0')
-		return false;
-	for (int i = 0; i < DIGEST_LEN; i++)
-		out[i] = (uint8_t)(hexval(hex[2 * i]) << 4 |
-				   hexval(hex[2 * i + 1]));
-	return true;
+	memcpy(out, hex, DIGEST_HEX);
+	return hex[0] != '\0';
 }
 
 /* The rows of the sessions of a round, locked in id order (so that two
@@ -662,7 +647,7 @@ read_live(struct round *r, const PGresult *res)
 	for (int i = 0; i < PQntuples(res); i++) {
 		struct live *l = find_live(r, PQgetvalue(res, i, 0));
 		const char *hex = PQgetvalue(res, i, 6);
-		size_t n = strlen(hex) / (2 * DIGEST_LEN);
+		size_t n = strlen(hex) / DIGEST_HEX;
 
 		if (l == NULL)
 			continue;
@@ -677,10 +662,8 @@ read_live(struct round *r, const PGresult *res)
 		l->gap.missed = strtoull(PQgetvalue(res, i, 4), NULL, 10);
 		l->total = strtoull(PQgetvalue(res, i, 5), NULL, 10);
 		l->nrecent = n > RECENT_MAX ? RECENT_MAX : n;
-		hex += (n - l->nrecent) * 2 * DIGEST_LEN;
-		for (size_t k = 0; k < l->nrecent * DIGEST_LEN; k++)
-			l->recent[k] = (uint8_t)(hexval(hex[2 * k]) << 4 |
-						 hexval(hex[2 * k + 1]));
+		memcpy(l->recent, hex + (n - l->nrecent) * DIGEST_HEX,
+		       l->nrecent * DIGEST_HEX);
 		l->device_uid =
 			(uint32_t)strtoul(PQgetvalue(res, i, 7), NULL, 10);
 		snprintf(l->device_id, sizeof(l->device_id), "%s",
@@ -780,7 +763,7 @@ take(struct round *r, struct ingest_job *j, size_t i)
 	struct live *l = &r->lv[r->which[i]];
 	struct xmbp_error err;
 	struct rows_mark m;
-	uint8_t digest[DIGEST_LEN];
+	char digest[DIGEST_HEX];
 	uint64_t samples;
 
 	if (xmbp_decode(j->batch, j->len, r->b, &err) != XMBP_OK) {
@@ -833,7 +816,8 @@ static int
 write_round(struct db *db, struct round *r, char *detail, size_t dlen)
 {
 	/* The sessions' arrays: ids, samples, bytes, missed, last, offset
-	 * and length of their digests in recent; then the devices. */
+	 * and length of their digests in recent (bytea's hex text, small);
+	 * then the devices. */
 	struct buf a[7], recent, dev;
 	const char *params[16];
 	int lengths[16] = {0}, formats[16] = {0};
@@ -845,6 +829,7 @@ write_round(struct db *db, struct round *r, char *detail, size_t dlen)
 		buf_init(&a[k], 0);
 	buf_init(&recent, 0);
 	buf_init(&dev, 0);
+	buf_puts(&recent, "\\x");
 	for (size_t i = 0; i < r->nlive; i++) {
 		const struct live *l = r->lv + i;
 
@@ -857,10 +842,11 @@ write_round(struct db *db, struct round *r, char *detail, size_t dlen)
 		buf_printf(&a[2], "%" PRIu64, l->add_bytes);
 		buf_printf(&a[3], "%" PRIu64, l->gap.missed);
 		buf_printf(&a[4], "%u", l->gap.last);
-		buf_printf(&a[5], "%zu", recent.len + 1);
-		buf_printf(&a[6], "%zu", l->nrecent * DIGEST_LEN);
-		buf_append(&recent, l->recent, l->nrecent * DIGEST_LEN);
+		buf_printf(&a[5], "%zu", (recent.len - 2) / 2 + 1);
+		buf_printf(&a[6], "%zu", l->nrecent * DIGEST_HEX / 2);
+		buf_append(&recent, l->recent, l->nrecent * DIGEST_HEX);
 	}
+	buf_putc(&recent, '\0');
 	ok = rows_finish(&r->rows) && !recent.failed;
 	for (int k = 0; k < 7; k++) {
 		elems_end(&a[k]);
@@ -885,8 +871,6 @@ write_round(struct db *db, struct round *r, char *detail, size_t dlen)
 		params[7 + k] = (const char *)a[k].p;
 	params[13] = (const char *)a[6].p;
 	params[14] = (const char *)recent.p;
-	lengths[14] = (int)recent.len;
-	formats[14] = 1;
 	params[15] = (const char *)dev.p;
 	st = db_query_bin(db, &res, write_sql, 16, params, lengths, formats);
 out:
