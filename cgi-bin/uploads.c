@@ -3,8 +3,12 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "web/app.h"
 #include "api/uploads.h"
+#include "api/uploadviews.h"
+#include "core/spectro.h"
 
 #define ANY_USER ROUTE_JWT, ROLE_USER, NULL
 
@@ -16,11 +20,19 @@ static const struct route routes[] = {
 	{"DELETE", "/api/v1/uploads/{id}", ANY_USER, uploads_delete},
 	{"POST", "/api/v1/uploads/{id}/retranscode", ANY_USER,
 	 uploads_retranscode},
+	{"GET", "/api/v1/uploads/{id}/spectrogram.png", ANY_USER,
+	 uploadviews_spectrogram},
+	{"GET", "/api/v1/uploads/{id}/waveform.json", ANY_USER,
+	 uploadviews_waveform},
 };
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	/* The spectrogram's child (lib/core/spectro.h): before any setting
+	 * is read, so that what parses the upload holds no secret. */
+	if (argc > 1 && strcmp(argv[1], SPECTRO_ARG) == 0)
+		return spectro_main(argc, argv);
 	return app_main("uploads", routes, sizeof(routes) / sizeof(routes[0]),
 			uploads_init);
 }

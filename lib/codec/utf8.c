@@ -3,10 +3,9 @@
  *
  * The ranges are those of RFC 3629 section 4 (Unicode Table 3-7).  ASCII
  * runs, the common case in sensor strings and JSON, are skipped eight
- * bytes at a time.
+ * bytes at a time.  Freestanding, without config.h: part of the encoder
+ * side of libxmbp (codec/xmbpenc.h).
  */
-#include "config.h"
-
 #include <string.h>
 
 #include "codec/utf8.h"

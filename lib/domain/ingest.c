@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "codec/streamaudio.h"
 #include "codec/uuid.h"
 #include "codec/xmbp.h"
 #include "codec/xmch.h"
@@ -73,11 +74,15 @@ static const char create_sql[] =
 	"COALESCE($5::jsonb, '{}') FROM dev WHERE dev.is_active "
 	"RETURNING id), "
 	"t AS (INSERT INTO ingest_streams (session_id, stream_index, name, "
-	"value_type, unit, sample_rate_hz, description) "
+	"value_type, unit, sample_rate_hz, description, audio_codec, "
+	"audio_sample_rate_hz, audio_channels) "
 	"SELECT s.id, x.stream_index, x.name, x.value_type, x.unit, "
-	"x.sample_rate_hz, x.description FROM s, "
+	"x.sample_rate_hz, x.description, x.audio_codec, "
+	"x.audio_sample_rate_hz, x.audio_channels FROM s, "
 	"jsonb_to_recordset($6::jsonb) AS x(stream_index integer, name text, "
-	"value_type text, unit text, sample_rate_hz real, description text)) "
+	"value_type text, unit text, sample_rate_hz real, description text, "
+	"audio_codec text, audio_sample_rate_hz integer, "
+	"audio_channels smallint)) "
 	"SELECT id FROM s";
 
 enum ingest_status
@@ -115,6 +120,7 @@ struct stream_def {
 	uint16_t index;
 	enum sample_type type;
 	char id[UUID_LEN + 1];
+	struct streamaudio_decl audio; /* codec 0: no audio declared */
 };
 
 /* What does not change in a session: its device and its streams, sorted
@@ -440,6 +446,8 @@ check_batch(const struct live *l, const struct xmbp_batch *b, char *detail,
 				 sample_type_name(st.type));
 			return INGEST_INVALID;
 		}
+		if (!streamaudio_check_block(&st, &def->audio, detail, dlen))
+			return INGEST_INVALID;
 	}
 	return INGEST_OK;
 }
@@ -534,8 +542,9 @@ static const char lock_sql[] =
 
 /* The streams of the sessions of a round not in the cache. */
 static const char streams_sql[] =
-	"SELECT session_id, stream_index, value_type, id FROM ingest_streams "
-	"WHERE session_id = ANY ($1::uuid[]) "
+	"SELECT session_id, stream_index, value_type, id, "
+	"COALESCE(audio_codec, ''), audio_channels, audio_sample_rate_hz "
+	"FROM ingest_streams WHERE session_id = ANY ($1::uuid[]) "
 	"ORDER BY session_id, stream_index";
 
 /*
@@ -701,7 +710,11 @@ read_streams(struct round *r, const PGresult *res)
 			snprintf(d->id, sizeof(d->id), "%s",
 				 PQgetvalue(res, i + j, 3));
 			if (!sample_type_from_name(PQgetvalue(res, i + j, 2),
-						   &d->type)) {
+						   &d->type) ||
+			    !streamaudio_decl_parse(PQgetvalue(res, i + j, 4),
+						    PQgetvalue(res, i + j, 5),
+						    PQgetvalue(res, i + j, 6),
+						    &d->audio)) {
 				free(s);
 				return false;
 			}
