@@ -4,13 +4,15 @@
 # every acknowledged batch read back exactly once, the counters equal to
 # what is stored, missed_batches equal to the gap accounting replayed in
 # commit order; the samples of the one session read back through the
-# API; rounds of more than one batch did happen.
+# API; rounds of more than one batch did happen, over HTTP and over a
+# WebSocket connection.
 use strict;
 use warnings;
 use Test::More;
 use Xmhub::Ingest;
 use Xmhub::Platform;
 use Xmhub::Posters;
+use Xmhub::WS;
 
 my $p = Xmhub::Platform->start;
 my $fac = $p->facility('Load A');
@@ -60,5 +62,25 @@ my $stored = 0;
 $stored += Xmhub::Posters::check($p, $sids[$_], \@log, "session $_ of 16")
     for 0 .. 15;
 is($stored, 64 * $N, '16 sessions: all batches stored');
+
+# --- one WebSocket connection, 48 batches in one write ---
+my $w = $in->session(60, [0, 'i32']);
+my ($c, $st) = Xmhub::WS->connect($p->stack->ws_port,
+	"/api/v1/ingest/ws?session_id=$w->{id}", {'X-Api-Key' => $key});
+is($st, 101, 'ws: upgraded');
+$c->write_raw(join '', map {
+	Xmhub::WS::frame(2, Xmhub::Posters::bytes_of(1, $_, $_)) } 0 .. 47);
+my @acks;
+for (0 .. 47) {
+	my ($type, $payload) = $c->read_message(30);
+	push @acks, $type eq 'binary' && length $payload == 4
+	    ? unpack('N', $payload) : "$type";
+}
+$c->close;
+is_deeply(\@acks, [map { 3 * $_ } 1 .. 48], 'ws: 48 acks, in order');
+$rounds = $p->sql('SELECT count(DISTINCT c.xmin::text) FROM stored_chunks c '
+	. "JOIN ingest_streams t ON t.id = c.stream_id WHERE t.session_id = "
+	. "'$w->{id}'");
+cmp_ok($rounds, '<', 48, "ws: committed in $rounds transactions (rounds)");
 
 done_testing;
