@@ -535,7 +535,9 @@ digest_of(const uint8_t *batch, size_t len, char out[DIGEST_HEX])
  * digests of their last batches, their device. */
 static const char lock_sql[] =
 	"SELECT s.id, s.facility_id, s.status, s.last_batch_seq, "
-	"s.missed_batches, s.total_samples, encode(s.recent_batches, 'hex'), "
+	"s.missed_batches, s.total_samples, "
+	"(SELECT string_agg(encode(r, 'hex'), '' ORDER BY o) "
+	"FROM unnest(s.recent_batches) WITH ORDINALITY AS u(r, o)), "
 	"d.device_uid, s.device_id "
 	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
 	"WHERE s.id = ANY ($1::uuid[]) ORDER BY s.id FOR UPDATE OF s";
@@ -551,7 +553,7 @@ static const char streams_sql[] =
  * What a round stores, in one statement: the chunk rows (their bytes are
  * slices of one binary bytea, $7), the counters, last_batch_seq and
  * digests of every session it changed (counted in C under the row locks:
- * $8..$15), and the devices' last_seen_at (at most once a second, to
+ * $8..$13), and the devices' last_seen_at (at most once a second, to
  * spare a row version per batch; locked in id order).
  */
 static const char write_sql[] =
@@ -567,13 +569,14 @@ static const char write_sql[] =
 	"total_bytes = t.total_bytes + y.bytes, "
 	"missed_batches = y.missed, last_batch_seq = y.last, "
 	"last_data_at = now(), recent_batches = "
-	"substring($15::bytea FROM y.roff::integer FOR y.rlen::integer) "
+	"ARRAY(SELECT decode(substr(y.recent, i * 32 + 1, 32), 'hex') "
+	"FROM generate_series(0, length(y.recent) / 32 - 1) AS i ORDER BY i) "
 	"FROM unnest($8::uuid[], $9::bigint[], $10::bigint[], $11::bigint[], "
-	"$12::integer[], $13::bigint[], $14::bigint[]) "
-	"AS y(id, samples, bytes, missed, last, roff, rlen) "
+	"$12::integer[], $13::text[]) "
+	"AS y(id, samples, bytes, missed, last, recent) "
 	"WHERE t.id = y.id), "
 	"d AS (UPDATE devices SET last_seen_at = now() WHERE id IN "
-	"(SELECT e.id FROM devices e WHERE e.id = ANY ($16::uuid[]) "
+	"(SELECT e.id FROM devices e WHERE e.id = ANY ($14::uuid[]) "
 	"AND (e.last_seen_at IS NULL OR "
 	"e.last_seen_at < now() - interval '1 second') "
 	"ORDER BY e.id FOR UPDATE)) "
@@ -828,48 +831,40 @@ take(struct round *r, struct ingest_job *j, size_t i)
 static int
 write_round(struct db *db, struct round *r, char *detail, size_t dlen)
 {
-	/* The sessions' arrays: ids, samples, bytes, missed, last, offset
-	 * and length of their digests in recent (bytea's hex text, small);
-	 * then the devices. */
-	struct buf a[7], recent, dev;
-	const char *params[16];
-	int lengths[16] = {0}, formats[16] = {0};
+	/* The changed sessions' arrays: ids, samples, bytes, missed, last,
+	 * their digests (hex, oldest first); then the devices. */
+	struct buf a[6], dev;
+	const char *params[14];
+	int lengths[14] = {0}, formats[14] = {0};
 	PGresult *res = NULL;
 	enum db_status st = DB_ERROR;
 	bool ok;
 
-	for (int k = 0; k < 7; k++)
+	for (int k = 0; k < 6; k++)
 		buf_init(&a[k], 0);
-	buf_init(&recent, 0);
 	buf_init(&dev, 0);
-	buf_puts(&recent, "\\x");
 	for (size_t i = 0; i < r->nlive; i++) {
 		const struct live *l = r->lv + i;
 
 		if (!l->changed)
 			continue;
-		for (int k = 0; k < 7; k++)
+		for (int k = 0; k < 6; k++)
 			elem(&a[k]);
 		buf_puts(&a[0], l->id);
 		buf_printf(&a[1], "%" PRIu64, l->add_samples);
 		buf_printf(&a[2], "%" PRIu64, l->add_bytes);
 		buf_printf(&a[3], "%" PRIu64, l->gap.missed);
 		buf_printf(&a[4], "%u", l->gap.last);
-		buf_printf(&a[5], "%zu", (recent.len - 2) / 2 + 1);
-		buf_printf(&a[6], "%zu", l->nrecent * DIGEST_HEX / 2);
-		buf_append(&recent, l->recent, l->nrecent * DIGEST_HEX);
+		buf_append(&a[5], l->recent, l->nrecent * DIGEST_HEX);
 	}
-	buf_putc(&recent, '\0');
-	ok = rows_finish(&r->rows) && !recent.failed;
-	for (int k = 0; k < 7; k++) {
+	ok = rows_finish(&r->rows);
+	for (int k = 0; k < 6; k++) {
 		elems_end(&a[k]);
 		ok &= !a[k].failed;
 	}
 	id_array(r, pick_changed, true, &dev);
-	if (!ok || dev.failed) {
-		st = DB_ERROR;
+	if (!ok || dev.failed)
 		goto out;
-	}
 	params[0] = (const char *)r->rows.ids.p;
 	params[1] = (const char *)r->rows.starts.p;
 	params[2] = (const char *)r->rows.ends.p;
@@ -882,15 +877,12 @@ write_round(struct db *db, struct round *r, char *detail, size_t dlen)
 	formats[6] = 1;
 	for (int k = 0; k < 6; k++)
 		params[7 + k] = (const char *)a[k].p;
-	params[13] = (const char *)a[6].p;
-	params[14] = (const char *)recent.p;
-	params[15] = (const char *)dev.p;
-	st = db_query_bin(db, &res, write_sql, 16, params, lengths, formats);
+	params[13] = (const char *)dev.p;
+	st = db_query_bin(db, &res, write_sql, 14, params, lengths, formats);
 out:
 	PQclear(res);
-	for (int k = 0; k < 7; k++)
+	for (int k = 0; k < 6; k++)
 		buf_free(&a[k]);
-	buf_free(&recent);
 	buf_free(&dev);
 	return st == DB_OK ? INGEST_OK : db_fail(st, detail, dlen);
 }
