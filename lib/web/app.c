@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "web/app.h"
 #include "web/authn.h"
+#include "web/fcgiproc.h"
 #include "core/conf.h"
 #include "store/storage.h"
 
@@ -56,7 +58,15 @@ app_main(const char *name, const struct route *table, size_t n,
 	const char *secret = NULL, *url;
 	bool need_jwt = false;
 
-	if (!conf_init(detail, sizeof(detail))) {
+	/* Dies with the web server: an orphan would keep its socket, and a
+	 * web server started again would use it and never respawn it. */
+	if (!fcgiproc_watch_parent()) {
+		fprintf(stderr, "%s: parent watch: %s\n", name,
+			strerror(errno));
+		return 1;
+	}
+	if (!conf_init(detail, sizeof(detail)) ||
+	    !fcgiproc_alive(name, detail, sizeof(detail))) {
 		fprintf(stderr, "%s: %s\n", name, detail);
 		return 1;
 	}
