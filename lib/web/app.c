@@ -65,11 +65,14 @@ app_main(const char *name, const struct route *table, size_t n,
 			strerror(errno));
 		return 1;
 	}
-	if (!conf_init(detail, sizeof(detail)) ||
-	    !fcgiproc_alive(name, detail, sizeof(detail))) {
+	if (!conf_init(detail, sizeof(detail))) {
 		fprintf(stderr, "%s: %s\n", name, detail);
 		return 1;
 	}
+	/* Only readiness needs it, which then says the groups can not be
+	 * checked: the program serves on. */
+	if (!fcgiproc_alive(name, detail, sizeof(detail)))
+		fprintf(stderr, "%s: liveness: %s\n", name, detail);
 	for (size_t i = 0; i < n; i++)
 		need_jwt |= table[i].auth == ROUTE_JWT;
 	/* A JWT program without its secret would accept nothing; say so. */
