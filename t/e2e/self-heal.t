@@ -18,6 +18,7 @@ use Xmhub::Ingest;
 use Xmhub::Objects;
 use Xmhub::Platform;
 use Xmhub::Stack;
+use Xmhub::Test qw(run);
 use Xmhub::WS;
 use Xmhub::XMBP qw(batch);
 
@@ -133,8 +134,14 @@ ok(ws_batch(), 'load: a WebSocket batch acknowledged');
 
 # --- the kills ---
 
-for my $part (qw(lighttpd websocketd ws-guard transcode ingest-reaper
-    ingest-compact)) {
+# lighttpd and every daemon of httpd-conf/programs (the WebSocket pair
+# first: the runners' kills are checked through ingest, which goes on).
+my ($gst, $table) = run(["$ENV{XMHUB_SRCDIR}/httpd-conf/gen", 'daemons',
+	'-', '-', '-']);
+my @daemons = $table =~ /^([^\t]+)\t/mg;
+ok($gst == 0 && @daemons >= 5, 'the daemons: ' . join(' ', @daemons));
+for my $part ('lighttpd', (grep { /^(websocketd|ws-guard)$/ } @daemons),
+    grep { !/^(websocketd|ws-guard)$/ } @daemons) {
 	my $old = $stack->running($part);
 	ok($old, "$part runs (pid " . ($old // 'none') . ')') or next;
 	# What the killed process leaves behind: its children (lighttpd's
