@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "web/app.h"
 #include "web/authn.h"
 #include "web/mediaurl.h"
+#include "web/fcgiproc.h"
 #include "core/conf.h"
 #include "store/storage.h"
 
@@ -76,10 +78,21 @@ set_up(const char *name, const struct route *table, size_t n,
 
 	su->secret = NULL;
 	su->db = NULL;
+	/* Dies with the web server: an orphan would keep its socket, and a
+	 * web server started again would use it and never respawn it. */
+	if (!fcgiproc_watch_parent()) {
+		fprintf(stderr, "%s: parent watch: %s\n", name,
+			strerror(errno));
+		return false;
+	}
 	if (!conf_init(detail, sizeof(detail))) {
 		fprintf(stderr, "%s: %s\n", name, detail);
 		return false;
 	}
+	/* Only readiness needs it, which then says the groups can not be
+	 * checked: the program serves on. */
+	if (!fcgiproc_alive(name, detail, sizeof(detail)))
+		fprintf(stderr, "%s: liveness: %s\n", name, detail);
 	for (size_t i = 0; i < n; i++)
 		need_jwt |= table[i].auth == ROUTE_JWT ||
 			    table[i].auth == ROUTE_JWT_OR_SIGNED;
