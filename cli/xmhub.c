@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "api/apikeys.h"
+#include "backup.h"
 #include "device.h"
 #include "codec/buf.h"
 #include "core/auth.h"
@@ -82,6 +83,8 @@ static const struct cmd cmds[] = {
 	 "[--spool DIR] [--batch-samples N] [--linger-ms MS] [--timeout S] "
 	 "[FILE|-]",
 	 NULL, send_main},
+	{"backup", NULL, "DIR", NULL, backup_main},
+	{"restore", NULL, "[--force] DIR", NULL, restore_main},
 	{"sim", NULL,
 	 "--url BASE_URL [--key API_KEY] [--devices N] [--streams M] "
 	 "[--rate HZ] [--duration S | --samples N] [--batch N] [--ws] [--json] "
