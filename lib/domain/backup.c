@@ -122,9 +122,10 @@ out:
 	return ok;
 }
 
-/* Copies the regular file src to the new file dst (mode kept), synced. */
+/* Copies the regular file src to the new file dst (mode, and as root the
+ * owner, kept), synced. */
 static bool
-copy_file(const char *src, const char *dst, mode_t mode)
+copy_file(const char *src, const char *dst, const struct stat *sb)
 {
 	char b[65536];
 	int in = -1, out = -1;
@@ -133,7 +134,8 @@ copy_file(const char *src, const char *dst, mode_t mode)
 
 	if ((in = open(src, O_RDONLY | O_CLOEXEC)) < 0 ||
 	    (out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-			mode & 07777)) < 0)
+			sb->st_mode & 07777)) < 0 ||
+	    (geteuid() == 0 && fchown(out, sb->st_uid, sb->st_gid) != 0))
 		goto out;
 	while ((n = read(in, b, sizeof(b))) > 0)
 		if (!fdio_write_full(out, b, (size_t)n))
@@ -159,9 +161,21 @@ tree_put(const char *src, const char *dst, bool replace,
 {
 	DIR *d = NULL;
 	struct dirent *e;
+	struct stat top;
 	bool ok = false;
 
-	if (mkdir(dst, 0700) != 0 && errno != EEXIST) {
+	if (stat(src, &top) != 0) {
+		snprintf(detail, dlen, "%s: %s", src, strerror(errno));
+		goto out;
+	}
+	/* The source's mode, and as root its owner: the service reads a
+	 * restored store as the user it runs as. */
+	if (mkdir(dst, top.st_mode & 07777) == 0) {
+		if (geteuid() == 0 && chown(dst, top.st_uid, top.st_gid) != 0) {
+			snprintf(detail, dlen, "%s: %s", dst, strerror(errno));
+			goto out;
+		}
+	} else if (errno != EEXIST) {
 		snprintf(detail, dlen, "%s: %s", dst, strerror(errno));
 		goto out;
 	}
@@ -203,7 +217,7 @@ tree_put(const char *src, const char *dst, bool replace,
 			stats->linked++;
 		} else if ((errno == EXDEV || errno == EPERM ||
 			    errno == EMLINK) &&
-			   copy_file(s, t, sb.st_mode)) {
+			   copy_file(s, t, &sb)) {
 			stats->copied++;
 		} else {
 			snprintf(detail, dlen, "%s: %s", t, strerror(errno));
