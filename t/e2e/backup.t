@@ -89,6 +89,21 @@ is(do { local $/; open my $f, '<:raw', $orig or die; <$f> }, $wav,
 ($st, undef, $err) = xmhub_env($p->stack, {}, 'backup', $bk);
 is($st, 1, 'backup into a non-empty directory: refused');
 like($err, qr/not empty/, 'backup: says why');
+# On another filesystem (the tmpfs at /dev/shm): copies.
+{
+	ok((stat '/dev/shm')[0] != (stat $tmp)[0],
+		'/dev/shm is another filesystem than the stack');
+	my $shm = tempdir('xmhub-backup-XXXXXX', DIR => '/dev/shm',
+		CLEANUP => 1);
+	($st, $out, $err) = xmhub_env($p->stack, {}, 'backup', "$shm/bk");
+	is($st, 0, 'backup to another filesystem: exit 0') or diag $err;
+	my $c = eval { $json->decode($out) } // {};
+	ok($c->{copied} >= 2 && $c->{linked} == 0,
+		'backup to another filesystem: copies') or diag $out;
+	my $copy = "$shm/bk/objects/$fac/uploads/$u->{id}/original";
+	is(do { local $/; open my $f, '<:raw', $copy or die; <$f> }, $wav,
+		'backup to another filesystem: the original byte for byte');
+}
 ok(!grep({ /password=/ } `ps -eo args`),
 	'no password in a process argument list');
 
