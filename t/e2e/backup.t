@@ -104,8 +104,28 @@ like($err, qr/not empty/, 'backup: says why');
 	is(do { local $/; open my $f, '<:raw', $copy or die; <$f> }, $wav,
 		'backup to another filesystem: the original byte for byte');
 }
-ok(!grep({ /password=/ } `ps -eo args`),
-	'no password in a process argument list');
+
+# The password: a pg_dump of ours records what it was given.
+{
+	mkdir "$tmp/bin" or die;
+	open my $fk, '>', "$tmp/bin/pg_dump" or die;
+	print $fk "#!/bin/sh\nprintf '%s\\n' \"\$@\" >'$tmp/argv'\n"
+	    . "printf '%s' \"\$PGPASSWORD\" >'$tmp/pgpassword'\n"
+	    . "exit 0\n";
+	close $fk;
+	chmod 0755, "$tmp/bin/pg_dump";
+	my $url = $p->stack->database_url . '&password=s3cret%27pw';
+	local $ENV{PATH} = "$tmp/bin:$ENV{PATH}";
+	($st, undef, $err) = xmhub_env($p->stack,
+		{XMHUB_DATABASE_URL => $url}, 'backup', "$tmp/bk-pw");
+	is($st, 0, 'backup with a password in the URL') or diag $err;
+	my $argv = do { local $/; open my $f, '<', "$tmp/argv" or die; <$f> };
+	unlike($argv, qr/s3cret/, 'the password is not in pg_dump\'s arguments');
+	like($argv, qr/^--dbname\n(?=[^\n]*\buser=')[^\n]*\bdbname='/m,
+		'pg_dump gets the rest of the URL as a conninfo');
+	is(do { local $/; open my $f, '<', "$tmp/pgpassword" or die; <$f> },
+		"s3cret'pw", 'the password is in its environment');
+}
 
 # --- a second, fresh stack ---
 my $p2 = Xmhub::Platform->start;
