@@ -28,6 +28,14 @@ sub xmhub_env {
 	return xmhub(\@args);
 }
 
+# Usage: exit 2.
+for my $args (['backup'], ['backup', 'a', 'b'], ['restore'],
+	['restore', '--forse', 'a'], ['restore', '--force']) {
+	my ($ust, undef, $uerr) = xmhub($args);
+	ok($ust == 2 && $uerr =~ /xmhub restore \[--force\] DIR/,
+		"xmhub @$args: usage, exit 2");
+}
+
 # --- the first stack: an upload and an ingest session ---
 my $p = Xmhub::Platform->start;
 my $fac = $p->facility('Backup');
