@@ -1,0 +1,371 @@
+#!/usr/bin/env perl
+# Several web hosts on one PostgreSQL and one S3 (doc/scaling.md): two
+# stacks, on 127.0.0.1 and 127.0.0.2, share a PostgreSQL cluster reached
+# over TCP and one s3rver, behind a round-robin lighttpd mod_proxy.
+# Uploads are transcoded by the runners of both hosts, each job once; an
+# ingest session fed through both keeps exact counters; the face
+# service's rate limit and admin lockout count both hosts' requests
+# together; a user deactivated through one host is refused on the next
+# request through the other; one host killed mid-load: the other keeps
+# serving and every acknowledged batch is stored.
+use strict;
+use warnings;
+use File::Path qw(remove_tree);
+use File::Temp qw(tempdir);
+use HTTP::Tiny;
+use JSON::PP;
+use MIME::Base64 ();
+use POSIX qw(WNOHANG);
+use Test::More;
+use Time::HiRes qw(sleep time);
+use Xmhub::Ingest;
+use Xmhub::Platform;
+use Xmhub::S3;
+use Xmhub::Stack;
+use Xmhub::Test qw(run);
+
+my $json = JSON::PP->new->utf8->canonical;
+my $root = $> == 0;
+my @svc = $root ? ('runuser', '-u', 'xmhub', '--') : ();
+
+# --- one PostgreSQL over TCP on 127.0.0.1 (trust: a throwaway cluster
+# on loopback; fsync off: the test kills web hosts, not the database) ---
+my ($pgbin) = grep { -x "$_/initdb" }
+    sort { ($b =~ /(\d+)/)[0] <=> ($a =~ /(\d+)/)[0] }
+    glob '/usr/lib/postgresql/*/bin';
+die "no PostgreSQL server programs\n" unless $pgbin;
+my $pgdir = tempdir('xmhub-pg-XXXXXX', TMPDIR => 1);
+my $pgport = Xmhub::Stack::free_port();
+my (@stacks, $lb_pid, $pg_up);
+if ($root) {
+	# The stacks' user, which owns the cluster (PostgreSQL refuses root).
+	if (!getpwnam('xmhub')) {
+		my ($st, $o, $e) = run(['useradd', '--system', '--user-group',
+			'--no-create-home', '--home-dir', '/nonexistent', '--shell',
+			'/usr/sbin/nologin', 'xmhub']);
+		die "useradd: $e" if $st;
+	}
+	my ($uid, $gid) = (getpwnam('xmhub'))[2, 3];
+	chown $uid, $gid, $pgdir;
+}
+
+sub as_svc {
+	my ($st, $out, $err) = run([@svc, @_]);
+	die "@_: exit $st\n$out$err" if $st;
+	return $out;
+}
+
+as_svc("$pgbin/initdb", '-D', "$pgdir/data", '-U', 'xmhub', '-E', 'UTF8',
+	'--locale=C.UTF-8', '--auth=trust');
+as_svc("$pgbin/pg_ctl", '-D', "$pgdir/data", '-l', "$pgdir/log", '-w', '-t',
+	'60', '-s', '-o', "-c listen_addresses=127.0.0.1 -c port=$pgport "
+	    . "-c unix_socket_directories=$pgdir -c max_connections=200 "
+	    . '-c fsync=off', 'start');
+$pg_up = 1;
+as_svc("$pgbin/psql", '-X', '-q', '-h', '127.0.0.1', '-p', $pgport, '-U',
+	'xmhub', '-d', 'postgres', '-c', 'CREATE DATABASE xmhub');
+my $dburl = "postgresql://xmhub\@127.0.0.1:$pgport/xmhub";
+
+END {
+	my $status = $?;
+	kill 'TERM', $lb_pid if $lb_pid;
+	waitpid($lb_pid, 0) if $lb_pid;
+	$_->stop for @stacks;
+	if ($pg_up) {
+		run([@svc, "$pgbin/pg_ctl", '-D', "$pgdir/data", '-m',
+			'immediate', '-s', 'stop']);
+		remove_tree($pgdir);
+	}
+	$? = $status;
+}
+
+# --- one S3, two hosts of one installation (one JWT secret) ---
+my $s3 = Xmhub::S3->start;
+my $secret = join '', map { sprintf '%02x', int rand 256 } 1 .. 32;
+my %env = ($s3->env, XMHUB_JWT_SECRET => $secret, XMHUB_MULTI_HOST => 1,
+	FACE_API_LIMITS => 'postgres', FACE_API_RATE_LIMIT_DETECT => '6/minute',
+	FACE_API_ADMIN_PASSWORD => 'the admin password');
+for my $addr ('127.0.0.1', '127.0.0.2') {
+	push @stacks, Xmhub::Stack->start(addr => $addr,
+		database_url => $dburl, env => \%env);
+}
+my ($A, $B) = @stacks;
+is($A->setting('XMHUB_DATABASE_URL'), $dburl, 'host A: the shared database');
+is($B->setting('XMHUB_DATABASE_URL'), $dburl, 'host B: the shared database');
+
+# --- the load balancer: lighttpd mod_proxy, round-robin ---
+package Xmhub::LB {
+	sub new { return bless {port => $_[1]}, $_[0] }
+	sub url { return "http://127.0.0.1:$_[0]{port}" . ($_[1] // '/') }
+}
+my $lbdir = tempdir('xmhub-lb-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+my $lb = Xmhub::LB->new(Xmhub::Stack::free_port());
+{
+	my $backends = join ', ', map {
+		"(\"host\" => \"$_->{addr}\", \"port\" => $_->{port})" } @stacks;
+	open my $c, '>', "$lbdir/lb.conf" or die "$lbdir/lb.conf: $!\n";
+	print $c <<"EOF";
+server.modules = ("mod_proxy")
+server.bind = "127.0.0.1"
+server.port = $lb->{port}
+server.document-root = "$lbdir"
+server.errorlog = "$lbdir/error.log"
+server.max-request-size = 65536
+proxy.balance = "round-robin"
+proxy.server = ("" => ($backends))
+EOF
+	close $c;
+	chmod 0755, $lbdir;
+	chmod 0644, "$lbdir/lb.conf";
+	if ($root) {
+		my ($uid, $gid) = (getpwnam('xmhub'))[2, 3];
+		chown $uid, $gid, $lbdir;
+	}
+	my $lighttpd = (grep { -x } map { "$_/lighttpd" }
+		qw(/usr/sbin /usr/bin /sbin))[0] or die "no lighttpd\n";
+	$lb_pid = fork() // die "fork: $!\n";
+	if ($lb_pid == 0) {
+		open STDIN, '<', '/dev/null';
+		# setpriv execs (runuser would stay its parent and talk).
+		exec $root ? ('setpriv', '--reuid=xmhub', '--regid=xmhub',
+			'--init-groups') : (), $lighttpd, '-D', '-f',
+		    "$lbdir/lb.conf";
+		die "exec lighttpd: $!";
+	}
+	my $http = HTTP::Tiny->new(timeout => 5);
+	for (1 .. 100) {
+		last if $http->get($lb->url('/api/health'))->{status} == 200;
+		sleep 0.1;
+	}
+}
+
+sub platform {
+	my ($stack) = @_;
+	return bless {stack => $stack, secret => $secret, n => 0,
+		http => HTTP::Tiny->new(timeout => 30, keep_alive => 0)},
+	    'Xmhub::Platform';
+}
+my ($pa, $pb, $pl) = map { platform($_) } $A, $B, $lb;
+my $fac = $pa->facility('scale');
+my $admin = $pa->user('facility_admin', $fac);
+my $ta = $pa->token($admin);
+my $key = $pa->api_key($ta, 'upload', 'ingest');
+
+# --- accounts: a change through one host, the next request through the
+diag sprintf "%.1f s", time - $^T;
+# other ---
+{
+	my ($refused, $served) = (0, 0);
+	for my $i (1 .. 8) {
+		my ($via, $next) = $i % 2 ? ($pa, $pb) : ($pb, $pa);
+		my $u = $pa->user('user', $fac);
+		my $tu = $pa->token($u);
+		# Every process of the other host serving the route caches it.
+		for (1 .. 4) {
+			my ($st) = $next->req(GET => '/api/v1/devices', token => $tu);
+			$served++ if $st == 200;
+		}
+		my ($st) = $via->req(PATCH => "/api/v1/users/$u->{id}",
+			token => $ta, json => {is_active => JSON::PP::false});
+		is($st, 200, "user $i deactivated through host "
+		    . ($i % 2 ? 'A' : 'B'));
+		($st) = $next->req(GET => '/api/v1/devices', token => $tu);
+		$refused++ if $st == 401;
+	}
+	is($served, 32, 'the users were served by the other host before');
+	is($refused, 8, 'each was refused on the next request through the other host');
+}
+
+# --- face: one rate limit and one lockout for both hosts ---
+diag sprintf "%.1f s", time - $^T;
+{
+	my $http = HTTP::Tiny->new(timeout => 30, keep_alive => 0);
+	my (%ok, %limited);
+	for my $i (1 .. 12) {
+		my $h = $stacks[$i % 2];
+		my $r = $http->request(POST => $h->face_url('/api/v1/detect'), {
+			headers => {'Content-Type' => 'multipart/form-data; boundary=b'},
+			content => "--b\r\nContent-Disposition: form-data; "
+			    . "name=\"file\"; filename=\"x.png\"\r\n\r\nnot an image"
+			    . "\r\n--b--\r\n"});
+		($r->{status} == 429 ? $limited{$h->addr} : $ok{$h->addr})++;
+	}
+	my $passed = ($ok{'127.0.0.1'} // 0) + ($ok{'127.0.0.2'} // 0);
+	is($passed, 6, 'detect at 6/minute through two hosts: 6 pass, not 12');
+	ok($limited{'127.0.0.1'} && $limited{'127.0.0.2'},
+	    'both hosts refuse with 429');
+
+	my $bad = 'Basic ' . MIME::Base64::encode_base64('admin:wrong', '');
+	my @st;
+	for my $i (1 .. 11) {
+		my $h = $stacks[$i % 2];
+		push @st, $http->get($h->face_url('/api/v1/admin/stats'),
+			{headers => {Authorization => $bad}})->{status};
+	}
+	is(join(' ', @st[0 .. 9]), join(' ', (401) x 10),
+	    '10 failed admin logins spread over both hosts: 401');
+	is($st[10], 429, 'the 11th, on host A, is locked out (429)');
+	is($http->get($B->face_url('/api/v1/admin/stats'),
+		{headers => {Authorization => $bad}})->{status}, 429,
+	    'host B locks the address out too');
+}
+
+# --- ingest: one session through both hosts ---
+diag sprintf "%.1f s", time - $^T;
+my $ingest_a = Xmhub::Ingest->new($pa, $key);
+my $ingest_b = Xmhub::Ingest->new($pb, $key);
+{
+	my $s = $ingest_a->session(71, [0, 'i32']);
+	# In order with gaps and late batches, alternating hosts: the model
+	# of doc/ingest.md gives the counters.
+	my @seqs = (0, 1, 2, 5, 6, 3, 7, 11, 12, 4, 13, 20, 21, 22, 30);
+	my ($last, $missed, $ack) = (undef, 0);
+	for my $i (0 .. $#seqs) {
+		my $q = $seqs[$i];
+		if (!defined $last) {
+			$last = $q;
+		} elsif ((my $d = ($q - $last - 1) % 65536) < 32768) {
+			$missed += $d;
+			$last = $q;
+		}
+		$ack = ($i % 2 ? $ingest_b : $ingest_a)->send($s->{id}, $q,
+			[0, 'i32', [[$q * 10, $q]]]);
+	}
+	is($ack->{missed_batches}, $missed,
+	    "in-order feed through both hosts: missed_batches $missed");
+	# Concurrently through both hosts: no counter update is lost.
+	my @kids;
+	for my $k (0, 1) {
+		my $pid = fork() // die "fork: $!\n";
+		if ($pid == 0) {
+			my $in = $k ? $ingest_b : $ingest_a;
+			for my $j (0 .. 39) {
+				my $q = 100 + 2 * $j + $k;
+				eval { $in->send($s->{id}, $q,
+					[0, 'i32', [[$q * 10, $q], [$q * 10 + 1, $q]]]); 1 }
+				    or POSIX::_exit(1);
+			}
+			POSIX::_exit(0);
+		}
+		push @kids, $pid;
+	}
+	my $failed = 0;
+	for (@kids) { waitpid($_, 0); $failed++ if $? }
+	is($failed, 0, '80 batches sent at once through both hosts: all acked');
+	is($pa->sql("SELECT total_samples FROM ingest_sessions "
+		    . "WHERE id = '$s->{id}'"), @seqs + 160,
+	    'total_samples counts every sample of both hosts');
+	$ingest_b->close($s->{id});
+	my @got = $ingest_a->read_all($ta, $s->{id}, 0);
+	is(scalar @got, @seqs + 160, 'every sample reads back');
+}
+
+# --- uploads: the runners of both hosts, each job once ---
+diag sprintf "%.1f s", time - $^T;
+{
+	my ($st, $o, $e) = run(['ffmpeg', '-v', 'error', '-f', 'lavfi', '-i',
+		'sine=frequency=440:duration=4', '-f', 'wav', '-']);
+	die "ffmpeg: $e" if $st;
+	my $n = 10;
+	for my $i (1 .. $n) {
+		my $body = "--b\r\nContent-Disposition: form-data; name=\"file\"; "
+		    . "filename=\"take$i.wav\"\r\nContent-Type: audio/wav\r\n\r\n"
+		    . "$o\r\n--b--\r\n";
+		my ($s) = $pl->req(POST => '/api/v1/uploads', key => $key,
+			body => $body,
+			headers => {'Content-Type' => 'multipart/form-data; boundary=b'});
+		is($s, 200, "upload $i through the balancer") or last;
+	}
+	my $done;
+	for (1 .. 600) {
+		$done = $pa->sql("SELECT count(*) FROM transcode_jobs "
+			    . "WHERE facility_id = '$fac' AND status IN "
+			    . "('completed', 'failed')");
+		last if $done == $n;
+		sleep 0.2;
+	}
+	is($done, $n, "the $n jobs ended");
+	is($pa->sql("SELECT count(*) FROM transcode_jobs WHERE facility_id = "
+		    . "'$fac' AND status = 'completed' AND attempts = 1 "
+		    . "AND lost_runs = 0"), $n,
+	    'each completed at its first attempt, claimed once')
+	    or diag $pa->sql("SELECT status, attempts, lost_runs, error_message "
+		    . "FROM transcode_jobs WHERE facility_id = '$fac'");
+	my %pid = map { (slurp($_->var . '/run/transcode.pid') =~ /(\d+)/)[0]
+		    => $_->addr } @stacks;
+	my %ran;
+	for my $w (split /\n/, $pa->sql("SELECT worker_id FROM transcode_jobs "
+		    . "WHERE facility_id = '$fac'")) {
+		my ($p) = $w =~ /:(\d+)$/;
+		$ran{$pid{$p // ''} // "another runner ($w)"}++;
+	}
+	is(join(',', sort keys %ran), '127.0.0.1,127.0.0.2',
+	    'the runners of both hosts ran jobs') or diag explain \%ran;
+}
+
+# The parent of process $pid (0 when gone).
+sub ppid {
+	my $st = eval { slurp("/proc/$_[0]/stat") } // '';
+	$st =~ s/.*\)//s;
+	return (split ' ', $st)[1] // 0;
+}
+
+sub slurp {
+	open my $f, '<', $_[0] or die "$_[0]: $!\n";
+	local $/;
+	return <$f>;
+}
+
+# --- one host killed mid-load ---
+diag sprintf "%.1f s", time - $^T;
+{
+	my $s = $ingest_a->session(72, [0, 'i32']);
+	my $lbi = Xmhub::Ingest->new($pl, $key);
+	my $log = "$lbdir/acked";
+	my $pid = fork() // die "fork: $!\n";
+	if ($pid == 0) {
+		# A device: each batch resent until acknowledged (a lost ack
+		# resends the same bytes: stored once, doc/ingest.md).
+		open my $f, '>', $log or POSIX::_exit(2);
+		$f->autoflush(1);
+		for my $q (0 .. 199) {
+			my $body = $lbi->encode($q, [0, 'i32', [[$q * 10, $q]]]);
+			my $t0 = time;
+			while (1) {
+				my ($st) = $pl->req(POST =>
+					"/api/v1/ingest/sessions/$s->{id}/data",
+					key => $key, body => $body, headers =>
+					    {'Content-Type' => 'application/octet-stream'});
+				last if $st == 200;
+				POSIX::_exit(3) if time - $t0 > 30;
+				sleep 0.05;
+			}
+			print $f "$q\n";
+		}
+		POSIX::_exit(0);
+	}
+	# Mid-load: lighttpd of host B and its FastCGI programs, killed.
+	for (1 .. 200) {
+		last if -s $log && (() = slurp($log) =~ /\n/g) >= 40;
+		sleep 0.05;
+	}
+	my $lt = (slurp($B->var . '/run/lighttpd.pid') =~ /(\d+)/)[0];
+	my @kids = grep { ppid($_) == $lt } map { m{/proc/(\d+)$} }
+	    glob '/proc/[0-9]*';
+	kill 'KILL', $lt, @kids;
+	my $acked_at_kill = () = slurp($log) =~ /\n/g;
+	ok($acked_at_kill >= 40 && $acked_at_kill < 200,
+	    "host B killed mid-load ($acked_at_kill of 200 batches acked)");
+	waitpid($pid, 0);
+	is($? >> 8, 0, 'the device had all 200 batches acknowledged');
+	my @health = map { ($pl->req(GET => '/api/health'))[0] } 1 .. 6;
+	is("@health", join(' ', (200) x 6), 'the balancer keeps serving');
+	my @acked = split /\n/, slurp($log);
+	$ingest_a->close($s->{id});
+	my %got;
+	$got{$_->[1]}++ for $ingest_a->read_all($ta, $s->{id}, 0);
+	is(scalar(grep { !$got{$_} } @acked), 0, 'every acknowledged batch is stored');
+	is(scalar(grep { $_ > 1 } values %got), 0, 'none is stored twice');
+}
+
+done_testing;
