@@ -317,8 +317,8 @@ static const char lockout_sql[] =
  * locked out: limits are a protection, not a reason to fail).
  */
 static int64_t
-pg_call(struct db *db, const char *sql, const char *key, int64_t n1,
-	int64_t n2, int64_t n3, int64_t n4)
+pg_call(struct db *db, const char *sql, const char *key, int64_t n1, int64_t n2,
+	int64_t n3, int64_t n4)
 {
 	char v[4][24];
 	const char *params[5] = {key, v[0], v[1], v[2], v[3]};
