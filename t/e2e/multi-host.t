@@ -10,72 +10,30 @@
 # serving and every acknowledged batch is stored.
 use strict;
 use warnings;
-use File::Path qw(remove_tree);
-use File::Temp qw(tempdir);
 use HTTP::Tiny;
 use JSON::PP;
 use MIME::Base64 ();
-use POSIX qw(WNOHANG);
+use POSIX ();
 use Test::More;
 use Time::HiRes qw(sleep time);
 use Xmhub::Ingest;
+use Xmhub::LB;
+use Xmhub::Pg;
 use Xmhub::Platform;
 use Xmhub::S3;
 use Xmhub::Stack;
 use Xmhub::Test qw(run);
 
-my $json = JSON::PP->new->utf8->canonical;
-my $root = $> == 0;
-my @svc = $root ? ('runuser', '-u', 'xmhub', '--') : ();
-
-# --- one PostgreSQL over TCP on 127.0.0.1 (trust: a throwaway cluster
-# on loopback; fsync off: the test kills web hosts, not the database) ---
-my ($pgbin) = grep { -x "$_/initdb" }
-    sort { ($b =~ /(\d+)/)[0] <=> ($a =~ /(\d+)/)[0] }
-    glob '/usr/lib/postgresql/*/bin';
-die "no PostgreSQL server programs\n" unless $pgbin;
-my $pgdir = tempdir('xmhub-pg-XXXXXX', TMPDIR => 1);
-my $pgport = Xmhub::Stack::free_port();
-my (@stacks, $lb_pid, $pg_up);
-if ($root) {
-	# The stacks' user, which owns the cluster (PostgreSQL refuses root).
-	if (!getpwnam('xmhub')) {
-		my ($st, $o, $e) = run(['useradd', '--system', '--user-group',
-			'--no-create-home', '--home-dir', '/nonexistent', '--shell',
-			'/usr/sbin/nologin', 'xmhub']);
-		die "useradd: $e" if $st;
-	}
-	my ($uid, $gid) = (getpwnam('xmhub'))[2, 3];
-	chown $uid, $gid, $pgdir;
-}
-
-sub as_svc {
-	my ($st, $out, $err) = run([@svc, @_]);
-	die "@_: exit $st\n$out$err" if $st;
-	return $out;
-}
-
-as_svc("$pgbin/initdb", '-D', "$pgdir/data", '-U', 'xmhub', '-E', 'UTF8',
-	'--locale=C.UTF-8', '--auth=trust');
-as_svc("$pgbin/pg_ctl", '-D', "$pgdir/data", '-l', "$pgdir/log", '-w', '-t',
-	'60', '-s', '-o', "-c listen_addresses=127.0.0.1 -c port=$pgport "
-	    . "-c unix_socket_directories=$pgdir -c max_connections=200 "
-	    . '-c fsync=off', 'start');
-$pg_up = 1;
-as_svc("$pgbin/psql", '-X', '-q', '-h', '127.0.0.1', '-p', $pgport, '-U',
-	'xmhub', '-d', 'postgres', '-c', 'CREATE DATABASE xmhub');
-my $dburl = "postgresql://xmhub\@127.0.0.1:$pgport/xmhub";
-
+# One PostgreSQL over TCP (fsync off: this test kills web hosts, not the
+# database); the stacks and the balancer are stopped before it at exit.
+my $pg = Xmhub::Pg->start(fsync => 0);
+my $dburl = $pg->url;
+my (@stacks, $lb);
 END {
 	my $status = $?;
-	kill 'TERM', $lb_pid if $lb_pid;
-	waitpid($lb_pid, 0) if $lb_pid;
+	$lb->stop if $lb;
 	$_->stop for @stacks;
-	if ($pg_up) {
-		run([@svc, "$pgbin/pg_ctl", '-D', "$pgdir/data", '-m',
-			'immediate', '-s', 'stop']);
-		remove_tree($pgdir);
-	}
+	$pg->stop if $pg;
 	$? = $status;
 }
 
@@ -94,50 +52,8 @@ is($A->setting('XMHUB_DATABASE_URL'), $dburl, 'host A: the shared database');
 is($B->setting('XMHUB_DATABASE_URL'), $dburl, 'host B: the shared database');
 
 # --- the load balancer: lighttpd mod_proxy, round-robin ---
-package Xmhub::LB {
-	sub new { return bless {port => $_[1]}, $_[0] }
-	sub url { return "http://127.0.0.1:$_[0]{port}" . ($_[1] // '/') }
-}
-my $lbdir = tempdir('xmhub-lb-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $lb = Xmhub::LB->new(Xmhub::Stack::free_port());
-{
-	my $backends = join ', ', map {
-		"(\"host\" => \"$_->{addr}\", \"port\" => $_->{port})" } @stacks;
-	open my $c, '>', "$lbdir/lb.conf" or die "$lbdir/lb.conf: $!\n";
-	print $c <<"EOF";
-server.modules = ("mod_proxy")
-server.bind = "127.0.0.1"
-server.port = $lb->{port}
-server.document-root = "$lbdir"
-server.errorlog = "$lbdir/error.log"
-server.max-request-size = 65536
-proxy.balance = "round-robin"
-proxy.server = ("" => ($backends))
-EOF
-	close $c;
-	chmod 0755, $lbdir;
-	chmod 0644, "$lbdir/lb.conf";
-	if ($root) {
-		my ($uid, $gid) = (getpwnam('xmhub'))[2, 3];
-		chown $uid, $gid, $lbdir;
-	}
-	my $lighttpd = (grep { -x } map { "$_/lighttpd" }
-		qw(/usr/sbin /usr/bin /sbin))[0] or die "no lighttpd\n";
-	$lb_pid = fork() // die "fork: $!\n";
-	if ($lb_pid == 0) {
-		open STDIN, '<', '/dev/null';
-		# setpriv execs (runuser would stay its parent and talk).
-		exec $root ? ('setpriv', '--reuid=xmhub', '--regid=xmhub',
-			'--init-groups') : (), $lighttpd, '-D', '-f',
-		    "$lbdir/lb.conf";
-		die "exec lighttpd: $!";
-	}
-	my $http = HTTP::Tiny->new(timeout => 5);
-	for (1 .. 100) {
-		last if $http->get($lb->url('/api/health'))->{status} == 200;
-		sleep 0.1;
-	}
-}
+$lb = Xmhub::LB->start(@stacks);
+my $lbdir = $lb->dir;
 
 sub platform {
 	my ($stack) = @_;
