@@ -110,8 +110,6 @@ close $lf;
 # the machine (other stacks, other clusters) are not counted.  wrk's are
 # this process's children's (times()).
 my %lb_pid = map { $_->{lighttpd} => 1 } $one, $two;
-my %lt_pid = map { (slurp($_->var . '/run/lighttpd.pid') =~ /(\d+)/)[0] => 1 }
-    @hosts;
 my ($pm_pid) = slurp("$pg->{dir}/data/postmaster.pid") =~ /(\d+)/;
 
 sub slurp {
@@ -122,6 +120,9 @@ sub slurp {
 
 sub cpu {
 	my %t;
+	# Read each time: a restart makes a new lighttpd.
+	my %lt_pid = map {
+		(slurp($_->var . '/run/lighttpd.pid') =~ /(\d+)/)[0] => 1 } @hosts;
 	for my $stat (glob '/proc/[0-9]*/stat') {
 		my $line = eval { slurp($stat) } // next;
 		my ($pid, $rest) = $line =~ /^(\d+) \(.*\) (.*)$/s or next;
@@ -172,6 +173,11 @@ for my $hosts ([1, $one], [2, $two]) {
 	$r{reads}{$n} = case($lb, 'reads', '/api/v1/devices', '-H',
 		"Authorization: Bearer $token");
 }
+# The cost of XMHUB_MULTI_HOST (a counter read per check): the reads
+# through host A alone again, the setting off.
+$hosts[0]->restart(env => {XMHUB_MULTI_HOST => 0});
+$r{reads}{off} = case($one, 'reads', '/api/v1/devices', '-H',
+	"Authorization: Bearer $token");
 my ($st, $stored) = $pg->psql('SELECT count(*) FROM stored_chunks');
 die "count: $stored" if $st;
 
@@ -208,6 +214,10 @@ for my $c (qw(ingest reads)) {
 	printf "%-8s %12.0f %12.0f %7.2f %10.1f %10.1f\n", $c, $a->{rps},
 	    $b->{rps}, $b->{rps} / $a->{rps}, $a->{p99}, $b->{p99};
 }
+printf "reads through 1 host, XMHUB_MULTI_HOST=0: %.0f r/s (ratio to =1: "
+    . "%.2f); PostgreSQL CPU %.2f ms per request (=1: %.2f)\n",
+    $r{reads}{off}{rps}, $r{reads}{off}{rps} / $r{reads}{1}{rps},
+    $r{reads}{off}{ms}{postgres} // 0, $r{reads}{1}{ms}{postgres} // 0;
 my @parts = qw(balancer lighttpd fastcgi postgres wrk);
 print "\nCPU ms per request (2 hosts):\n";
 printf "%-8s %s %8s\n", 'case', join(' ', map { sprintf '%9s', $_ } @parts),
@@ -216,8 +226,9 @@ for my $c (qw(ingest reads)) {
 	my $ms = $r{$c}{2}{ms};
 	my $sum = 0;
 	$sum += $ms->{$_} // 0 for @parts;
-	printf "%-8s %s %8.2f\n", $c,
-	    join(' ', map { sprintf '%9.2f', $ms->{$_} // 0 } @parts), $sum;
+	printf "%-8s %s %8.2f  (%.0f%% of the machine)\n", $c,
+	    join(' ', map { sprintf '%9.2f', $ms->{$_} // 0 } @parts), $sum,
+	    100 * $sum * $r{$c}{2}{rps} / 1000 / $cores;
 }
 printf "\npgbench, the ingest's statements (%d clients): %.0f tps, "
     . "%.2f ms of PostgreSQL CPU each; ratio to the API's ingest through "
