@@ -122,6 +122,30 @@ my $key = $pa->api_key($ta, 'upload', 'ingest');
 	is($http->get($B->face_url('/api/v1/admin/stats'),
 		{headers => {Authorization => $bad}})->{status}, 429,
 	    'host B locks the address out too');
+
+	# Another client address (127.0.0.3): a success through one host
+	# forgets the failures counted through both.
+	my $c3 = HTTP::Tiny->new(timeout => 30, keep_alive => 0,
+		local_address => '127.0.0.3');
+	my $good = 'Basic '
+	    . MIME::Base64::encode_base64('admin:the admin password', '');
+	my @seen;
+	for my $i (1 .. 9) {
+		push @seen, $c3->get($stacks[$i % 2]->face_url('/api/v1/admin/stats'),
+			{headers => {Authorization => $bad}})->{status};
+	}
+	push @seen, $c3->get($A->face_url('/api/v1/admin/stats'),
+		{headers => {Authorization => $good}})->{status};
+	for my $i (1 .. 9) {
+		push @seen, $c3->get($stacks[$i % 2]->face_url('/api/v1/admin/stats'),
+			{headers => {Authorization => $bad}})->{status};
+	}
+	is("@seen[0 .. 8]", join(' ', (401) x 9),
+	    'another address: 9 failures through both hosts, 401');
+	isnt($seen[9], 401, 'its good login through host A is let in');
+	isnt($seen[9], 429, '(not locked out)');
+	is("@seen[10 .. 18]", join(' ', (401) x 9),
+	    '9 more failures: still 401, the count started again');
 }
 
 # --- ingest: one session through both hosts ---
