@@ -89,6 +89,23 @@ my $key = $pa->api_key($ta, 'upload', 'ingest');
 	}
 	is($served, 32, 'the users were served by the other host before');
 	is($refused, 8, 'each was refused on the next request through the other host');
+
+	# The counter alone (sql/016): a change whose notification never
+	# comes (triggers off for the UPDATE, the counter bumped by hand) is
+	# still seen by the next check of every process of both hosts.
+	my $u = $pa->user('user', $fac);
+	my $tu = $pa->token($u);
+	my @st = map { ($_->req(GET => '/api/v1/devices', token => $tu))[0] }
+	    ($pa, $pb) x 4;
+	is("@st", join(' ', (200) x 8), 'a user cached by both hosts');
+	$pa->sql("SET session_replication_role = replica; UPDATE users SET "
+		. "is_active = false WHERE id = '$u->{id}'; SET "
+		. "session_replication_role = origin; UPDATE authn_epoch SET n = n + 1");
+	@st = map { ($_->req(GET => '/api/v1/devices', token => $tu))[0] }
+	    ($pb, $pa) x 4;
+	is("@st", join(' ', (401) x 8),
+	    'deactivated without a notification: refused through both hosts '
+	    . '(the change counter)');
 }
 
 # --- face: one rate limit and one lockout for both hosts ---
