@@ -27,6 +27,7 @@
 
 #include "core/auth.h"
 #include "core/conf.h"
+#include "core/settings.h"
 #include "web/authn.h"
 
 #define CHANNEL "xmhub_authn"
@@ -123,12 +124,11 @@ db_epoch_moved(struct db *db)
 	static int multi = -1;
 	static char seen[24];
 	PGresult *res = NULL;
-	long long on;
-	bool moved = true;
+	bool on, moved = true;
 
 	if (multi < 0) {
 		/* A malformed value counts as on: the safe side. */
-		multi = !conf_int("XMHUB_MULTI_HOST", 0, 0, 1, &on) || on;
+		multi = !settings_bool(conf_get("XMHUB_MULTI_HOST"), &on) || on;
 	}
 	if (!multi)
 		return false;

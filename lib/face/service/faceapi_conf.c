@@ -277,7 +277,7 @@ faceapi_conf_load(struct faceapi_conf *c, char *detail, size_t dlen)
 		}
 		c->admin_hashed = true;
 	}
-	v = conf_str("FACE_API_LIMITS", "file");
+	v = conf_get("FACE_API_LIMITS");
 	c->limits_pg = strcmp(v, "postgres") == 0;
 	if (!c->limits_pg && strcmp(v, "file") != 0) {
 		snprintf(detail, dlen,
