@@ -263,13 +263,6 @@ my $ingest_b = Xmhub::Ingest->new($pb, $key);
 	    'the runners of both hosts ran jobs') or diag explain \%ran;
 }
 
-# The parent of process $pid (0 when gone).
-sub ppid {
-	my $st = eval { slurp("/proc/$_[0]/stat") } // '';
-	$st =~ s/.*\)//s;
-	return (split ' ', $st)[1] // 0;
-}
-
 sub slurp {
 	open my $f, '<', $_[0] or die "$_[0]: $!\n";
 	local $/;
@@ -303,15 +296,17 @@ sub slurp {
 		}
 		POSIX::_exit(0);
 	}
-	# Mid-load: lighttpd of host B and its FastCGI programs, killed.
+	# Mid-load, host B dies: its supervisor first (it would start
+	# lighttpd again), then lighttpd, the daemons and all under them.
 	for (1 .. 200) {
 		last if -s $log && (() = slurp($log) =~ /\n/g) >= 40;
 		sleep 0.05;
 	}
-	my $lt = (slurp($B->var . '/run/lighttpd.pid') =~ /(\d+)/)[0];
-	my @kids = grep { ppid($_) == $lt } map { m{/proc/(\d+)$} }
-	    glob '/proc/[0-9]*';
-	kill 'KILL', $lt, @kids;
+	my @run = map { (slurp($_) =~ /(\d+)/)[0] // () }
+	    grep { !/supervisor/ } glob($B->var . '/run/*.pid');
+	my ($sv) = slurp($B->var . '/run/supervisor.pid') =~ /(\d+)/;
+	kill 'KILL', $sv;
+	kill 'KILL', map { ($_, Xmhub::Stack::descendants($_)) } @run;
 	my $acked_at_kill = () = slurp($log) =~ /\n/g;
 	ok($acked_at_kill >= 40 && $acked_at_kill < 200,
 	    "host B killed mid-load ($acked_at_kill of 200 batches acked)");
