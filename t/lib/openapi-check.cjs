@@ -4,6 +4,7 @@
 // npm, installed by `./dev deps` into $XMHUB_NPM_DIR).
 //
 //   node openapi-check.cjs OPENAPI.json
+//   node openapi-check.cjs OPENAPI.json --schemas
 //
 // reads one JSON object a line on stdin,
 //   {"method": "GET", "path": "/api/v1/x/ID", "status": 200,
@@ -14,6 +15,9 @@
 // its status with its Content-Type, and a JSON body validates against the
 // schema there. A path the document does not have must be a 404, a method
 // it does not have a 405, both with the {"detail"} error body.
+// With --schemas it checks instead that every schema of the document is
+// valid JSON Schema 2020-12 and compiles (exit status 1 and the errors
+// otherwise).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -106,6 +110,31 @@ function check(r) {
 	}
 	if (type === 'application/json') validateBody([...at, 'content', type, 'schema'], r, errors);
 	return errors;
+}
+
+// Every schema of the document: components, parameters, bodies, answers.
+function schemas(node, at, out) {
+	if (!node || typeof node !== 'object') return out;
+	for (const [k, v] of Object.entries(node)) {
+		if (k === 'schema' || (at.length === 2 && at[0] === 'components' && at[1] === 'schemas'))
+			out.push([[...at, k], v]);
+		else schemas(v, [...at, k], out);
+	}
+	return out;
+}
+
+if (process.argv[3] === '--schemas') {
+	let bad = 0;
+	for (const [at, s] of schemas(doc, [], [])) {
+		try {
+			if (!ajv.validateSchema(s)) throw new Error(ajv.errorsText(ajv.errors));
+			validator(pointer(at));
+		} catch (e) {
+			bad++;
+			process.stdout.write(`${pointer(at)}: ${e.message}\n`);
+		}
+	}
+	process.exit(bad ? 1 : 0);
 }
 
 const rl = readline.createInterface({input: process.stdin});
