@@ -134,7 +134,8 @@ static const struct cmd cmds[] = {
 	 "sends CSV samples to an ingest session, spooled until acknowledged"},
 	{"sim", NULL,
 	 "--url BASE_URL [--key API_KEY] [--devices N] [--streams M] "
-	 "[--rate HZ] [--duration S | --samples N] [--batch N] [--ws] [--json] "
+	 "[--rate HZ] [--duration S | --samples N] [--batch N] [--ws] "
+	 "[--in-flight N] [--json] "
 	 "[--device-uid BASE] [--timeout S]",
 	 NULL, sim_main,
 	 "simulates devices sending generated streams, reports rates"},
