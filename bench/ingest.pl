@@ -14,7 +14,7 @@
 #   4-byte ack per batch.
 # - xmhub sim as the client (doc/sender.md): HTTP with 8, 32 and 128
 #   devices (a connection each, one batch in flight), and one device over
-#   the WebSocket (through lighttpd, one batch in flight), unpaced
+#   the WebSocket (through lighttpd) with 1, 8 and 32 in flight, unpaced
 #   (--rate 0), batches of 2 f32 streams x 500 samples (1,000 values,
 #   12,010 bytes: the cellular batch's size). "vs raw client" is its rate
 #   over the wrk or Perl row with as many connections and batches in
@@ -227,7 +227,8 @@ for my $window (1, 8, 32) {
 # xmhub sim as the client, same batch size, same run.
 my $sim_uid = 2_000_000;
 for my $case ((map { ["simhttp$_", "http$_", '--devices', $_] } 8, 32, 128),
-    ['simws1', 'ws1', '--devices', 1, '--ws']) {
+    (map { ["simws$_", "ws$_", '--devices', 1, '--ws', '--in-flight', $_] }
+	1, 8, 32)) {
 	my ($name, $raw, @opt) = @$case;
 	my ($st, $out, $err) = run(["$build/cli/xmhub", 'sim', '--url',
 		$s->url(''), '--key', $key, '--streams', 2, '--rate', 0,
@@ -356,7 +357,8 @@ for my $row (['sink', 'POST to the FastCGI sink, 32 connections'],
 	    1, 8, 32),
 	(map { ["simhttp$_", "xmhub sim HTTP, $_ devices (connections)"] }
 	    8, 32, 128),
-	['simws1', 'xmhub sim WebSocket, one device, 1 in flight'],
+	(map { ["simws$_", "xmhub sim WebSocket, one device, $_ in flight"] }
+	    1, 8, 32),
 	['influx', 'InfluxDB 1.6.7 /write, 32 connections']) {
 	my $c = $res{$row->[0]} or next;
 	printf "| %s | %.0f | %.0f | %.2f | %.2f | %s | %s | %.2fx | %s | %s |\n",
