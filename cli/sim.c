@@ -565,8 +565,10 @@ report(struct sim *sim, double secs)
 		n += sim->dev[i].nlat;
 	all = malloc((n > 0 ? n : 1) * sizeof(*all));
 	for (int i = 0; i < sim->devices && all != NULL; i++) {
-		memcpy(all + k, sim->dev[i].lat,
-		       sim->dev[i].nlat * sizeof(*all));
+		/* lat is NULL while a device has no acknowledgement. */
+		if (sim->dev[i].nlat > 0)
+			memcpy(all + k, sim->dev[i].lat,
+			       sim->dev[i].nlat * sizeof(*all));
 		k += sim->dev[i].nlat;
 		if (sim->dev[i].missed > 0)
 			missed += sim->dev[i].missed;
