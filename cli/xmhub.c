@@ -140,7 +140,8 @@ static const struct cmd cmds[] = {
 	 "over existing data)"},
 	{"sim", NULL,
 	 "--url BASE_URL [--key API_KEY] [--devices N] [--streams M] "
-	 "[--rate HZ] [--duration S | --samples N] [--batch N] [--ws] [--json] "
+	 "[--rate HZ] [--duration S | --samples N] [--batch N] [--ws] "
+	 "[--in-flight N] [--json] "
 	 "[--device-uid BASE] [--timeout S]",
 	 NULL, sim_main,
 	 "simulates devices sending generated streams, reports rates"},

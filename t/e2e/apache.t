@@ -396,6 +396,22 @@ for (1 .. 100) {
 }
 is($hsts, 'max-age=600', 'XMHUB_HSTS: Strict-Transport-Security');
 
+# Every 503 says Retry-After (httpd-conf/programs, "error 503 ...
+# retry-after=2"): Apache's own (no WebSocket front behind
+# mod_proxy_wstunnel) and a program's, which keeps its own, once.
+ok($s->stop_daemon('ws-guard'), 'the WebSocket front stopped');
+($ws, $wst, $head, $body) = Xmhub::WS->connect($ph{PORT}, $wspath,
+	{'X-Api-Key' => $key});
+is($wst, 503, 'no WebSocket front: Apache answers 503 itself')
+    or diag "$head$body";
+is(join(',', $head =~ /^Retry-After:\s*(\S+)\r$/mig), '2',
+    'with Retry-After: 2, once');
+$s->stop_db;
+$res = HTTP::Tiny->new->get("http://127.0.0.1:$ph{PORT}/api/health/ready");
+is($res->{status}, 503, 'PostgreSQL stopped: the program answers 503');
+is($res->{headers}{'retry-after'}, 2, 'with its Retry-After, not doubled');
+$s->start_db;
+
 # Nothing crashed on the way.
 my $log = eval { slurp("$dir/log/error.log") } // '';
 unlike($log, qr/segfault|exit signal|Premature end|Sanitizer|runtime error/i,
