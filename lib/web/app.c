@@ -7,16 +7,21 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "web/app.h"
 #include "web/authn.h"
 #include "core/conf.h"
+#include "core/log.h"
+#include "core/metrics.h"
 #include "store/storage.h"
 
 /* The process's object store (ctx->store); whether its handlers need it
  * (app_store_needed). */
 static struct store *store;
 static bool store_needed;
+/* XMHUB_LOG_REQUESTS: a line per request (5xx ones are always logged). */
+static bool log_requests = true;
 
 void
 app_db_error(struct app_ctx *ctx, enum db_status status)
@@ -56,8 +61,9 @@ app_main(const char *name, const struct route *table, size_t n,
 	const char *secret = NULL, *url;
 	bool need_jwt = false;
 
+	log_init(name);
 	if (!conf_init(detail, sizeof(detail))) {
-		fprintf(stderr, "%s: %s\n", name, detail);
+		log_error("%s", detail);
 		return 1;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -66,27 +72,27 @@ app_main(const char *name, const struct route *table, size_t n,
 	if (need_jwt &&
 	    ((secret = conf_str("XMHUB_JWT_SECRET", NULL)) == NULL ||
 	     strlen(secret) < AUTH_JWT_SECRET_MIN)) {
-		fprintf(stderr,
-			"%s: XMHUB_JWT_SECRET must be set, %d characters "
-			"or more\n",
-			name, AUTH_JWT_SECRET_MIN);
+		log_error("XMHUB_JWT_SECRET must be set, %d characters or "
+			  "more",
+			  AUTH_JWT_SECRET_MIN);
 		return 1;
 	}
 	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
-		fprintf(stderr, "%s: XMHUB_DATABASE_URL is not set\n", name);
+		log_error("XMHUB_DATABASE_URL is not set");
 		return 1;
 	}
 	/* Bad store settings stop only the programs that need the store
 	 * (app_store_needed); readiness reports them. */
 	if ((store = store_open_env(detail, sizeof(detail))) == NULL)
-		fprintf(stderr, "%s: object store: %s\n", name, detail);
+		log_error("object store: %s", detail);
+	app_observe_init(name);
 	if (init != NULL && !init(name)) {
 		store_close(store);
 		return 1;
 	}
 	if ((db = db_new(url)) == NULL || FCGX_Init() != 0 ||
 	    FCGX_InitRequest(&fcgi, 0, 0) != 0 || !app_stop_on_signals()) {
-		fprintf(stderr, "%s: cannot start\n", name);
+		log_error("cannot start");
 		db_free(db);
 		store_close(store);
 		return 1;
@@ -95,8 +101,14 @@ app_main(const char *name, const struct route *table, size_t n,
 		struct http_req req;
 		struct http_resp resp;
 		struct app_ctx ctx;
+		struct timespec t0;
 
-		if (app_request(&ctx, &req, &resp, &fcgi, db)) {
+		bool ok;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		ok = app_request(&ctx, &req, &resp, &fcgi, db);
+		app_request_id(&fcgi, &resp);
+		if (ok) {
 			ctx.jwt_secret = secret;
 			ctx.store = store;
 			dispatch(&ctx, table, n);
@@ -105,6 +117,7 @@ app_main(const char *name, const struct route *table, size_t n,
 			authn_settle(db);
 		}
 		http_send(&resp, &fcgi);
+		app_request_done(&req, &resp, &t0);
 		http_req_free(&req);
 		http_resp_free(&resp);
 		FCGX_Finish_r(&fcgi);
@@ -112,6 +125,53 @@ app_main(const char *name, const struct route *table, size_t n,
 	db_free(db);
 	store_close(store);
 	return 0;
+}
+
+void
+app_observe_init(const char *name)
+{
+	const char *on = conf_str("XMHUB_METRICS", "on");
+	char detail[256];
+
+	log_requests = strcasecmp(conf_str("XMHUB_LOG_REQUESTS", "on"),
+				  "off") != 0;
+	if (strcasecmp(on, "off") != 0 &&
+	    !metrics_init(conf_str("XMHUB_METRICS_FILE",
+				   "/dev/shm/xmhub-metrics"),
+			  name, detail, sizeof(detail)))
+		log_error("metrics: %s (not counted)", detail);
+}
+
+void
+app_request_id(FCGX_Request *fcgi, struct http_resp *resp)
+{
+	const char *in = FCGX_GetParam("HTTP_X_REQUEST_ID", fcgi->envp);
+	char id[AUTH_UUID_LEN + 1];
+
+	if (in == NULL || !log_request_id_valid(in)) {
+		if (!auth_uuid(id))
+			id[0] = '\0';
+		in = id;
+	}
+	log_request_id(in);
+	if (*in != '\0')
+		http_header(resp, "X-Request-Id", "%s", in);
+}
+
+void
+app_request_done(const struct http_req *req, const struct http_resp *resp,
+		 const struct timespec *t0)
+{
+	struct timespec t1;
+	double s;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0->tv_sec) +
+	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+	metrics_request(resp->status, s);
+	if (log_requests || resp->status >= 500)
+		log_request(req->method, req->path, resp->status, s * 1000);
+	log_request_id(NULL);
 }
 
 bool

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "core/auth.h"
 #include "core/db.h"
@@ -77,6 +78,28 @@ bool app_request(struct app_ctx *ctx, struct http_req *req,
  */
 const struct route *app_route(struct app_ctx *ctx, const struct route *table,
 			      size_t n);
+
+/*
+ * Reads the observability settings of program name: XMHUB_LOG_REQUESTS
+ * (off: no line per request but for 5xx ones), XMHUB_METRICS (off: no
+ * counting) and XMHUB_METRICS_FILE (the shared counters, default
+ * /dev/shm/xmhub-metrics; lib/core/metrics).  A file that can not be
+ * used is logged and the program runs without counting.
+ */
+void app_observe_init(const char *name);
+
+/*
+ * Gives the request its id: the client's X-Request-Id when it is sane
+ * (log_request_id_valid: a proxy in front may set it), else a new random
+ * UUID.  Sets it on the thread's log lines and as X-Request-Id on resp
+ * (so lighttpd's access log shows it).  Call after app_request().
+ */
+void app_request_id(FCGX_Request *fcgi, struct http_resp *resp);
+
+/* Ends a request begun at t0 (CLOCK_MONOTONIC) after http_send(): counts
+ * it (status, duration) and logs its line (lib/core/log). */
+void app_request_done(const struct http_req *req, const struct http_resp *resp,
+		      const struct timespec *t0);
 
 /* Makes SIGTERM (what lighttpd sends at shutdown), SIGINT and SIGUSR1
  * end the accept loop cleanly: the request in progress runs on (a read or

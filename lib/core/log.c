@@ -1,0 +1,221 @@
+/*
+ * log.c - logfmt lines on stderr (log.h).
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+
+static const char *program = "xmhub";
+static _Thread_local char request_id[LOG_REQUEST_ID_MAX + 1];
+
+/* A line being built: p[0..len), never more than LOG_LINE_MAX - 1. */
+struct line {
+	char p[LOG_LINE_MAX];
+	size_t len;
+	bool cut;
+};
+
+static void
+put(struct line *l, const char *s, size_t n)
+{
+	size_t room = sizeof(l->p) - 1 - l->len;
+
+	if (n > room) {
+		n = room;
+		l->cut = true;
+	}
+	memcpy(l->p + l->len, s, n);
+	l->len += n;
+}
+
+static void
+puts_(struct line *l, const char *s)
+{
+	put(l, s, strlen(s));
+}
+
+/* Whether value v must be quoted in logfmt. */
+static bool
+needs_quotes(const char *v)
+{
+	if (*v == '\0')
+		return true;
+	for (; *v != '\0'; v++)
+		if ((unsigned char)*v <= ' ' || *v == '"' || *v == '=' ||
+		    *v == '\\' || *v == 0x7f)
+			return true;
+	return false;
+}
+
+/* Appends " key=value", value quoted and escaped when it needs it. */
+static void
+kv(struct line *l, const char *key, const char *v)
+{
+	put(l, " ", 1);
+	puts_(l, key);
+	put(l, "=", 1);
+	if (!needs_quotes(v)) {
+		puts_(l, v);
+		return;
+	}
+	put(l, "\"", 1);
+	for (; *v != '\0'; v++) {
+		unsigned char c = (unsigned char)*v;
+		char esc[8];
+
+		if (c == '"' || c == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)c;
+			put(l, esc, 2);
+		} else if (c == '\n')
+			put(l, "\\n", 2);
+		else if (c == '\t')
+			put(l, "\\t", 2);
+		else if (c < ' ' || c == 0x7f) {
+			snprintf(esc, sizeof(esc), "\\x%02x", c);
+			put(l, esc, 4);
+		} else
+			put(l, (const char *)&c, 1);
+	}
+	put(l, "\"", 1);
+}
+
+/* Starts a line: time, level, program, pid, the thread's request id. */
+static void
+head(struct line *l, const char *level)
+{
+	struct timeval tv;
+	struct tm tm;
+	char t[96], pid[24];
+
+	l->len = 0;
+	l->cut = false;
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	snprintf(t, sizeof(t), "time=%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, (int)(tv.tv_usec / 1000));
+	puts_(l, t);
+	kv(l, "level", level);
+	kv(l, "program", program);
+	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	kv(l, "pid", pid);
+}
+
+/* Ends the line and writes it whole. */
+static void
+emit(struct line *l)
+{
+	ssize_t n;
+
+	if (l->cut && l->len >= 3)
+		memcpy(l->p + l->len - 3, "...", 3);
+	l->p[l->len++] = '\n';
+	/* One write: O_APPEND files and pipes keep the line whole.  A
+	 * failed log write has nowhere to be reported. */
+	n = write(STDERR_FILENO, l->p, l->len);
+	(void)n;
+}
+
+static void
+vlog(const char *level, const char *fmt, va_list ap)
+{
+	struct line l;
+	char msg[LOG_LINE_MAX];
+	size_t n;
+
+	head(&l, level);
+	if (request_id[0] != '\0')
+		kv(&l, "request_id", request_id);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* Callers' messages may end in a newline of the old fprintf form. */
+	n = strlen(msg);
+	if (n > 0 && msg[n - 1] == '\n')
+		msg[n - 1] = '\0';
+	kv(&l, "msg", msg);
+	emit(&l);
+}
+
+void
+log_init(const char *name)
+{
+	program = name;
+}
+
+void
+log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("info", fmt, ap);
+	va_end(ap);
+}
+
+void
+log_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("warn", fmt, ap);
+	va_end(ap);
+}
+
+void
+log_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("error", fmt, ap);
+	va_end(ap);
+}
+
+void
+log_request_id(const char *id)
+{
+	if (id == NULL)
+		id = "";
+	snprintf(request_id, sizeof(request_id), "%s", id);
+}
+
+bool
+log_request_id_valid(const char *id)
+{
+	size_t n = 0;
+
+	for (; id[n] != '\0'; n++)
+		if (n >= LOG_REQUEST_ID_MAX ||
+		    strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			   "0123456789-_.:",
+			   id[n]) == NULL)
+			return false;
+	return n > 0;
+}
+
+void
+log_request(const char *method, const char *path, int status,
+	    double duration_ms)
+{
+	struct line l;
+	char st[16], ms[32];
+
+	head(&l, status >= 500 ? "error" : "info");
+	kv(&l, "msg", "request");
+	kv(&l, "method", method != NULL ? method : "-");
+	kv(&l, "path", path != NULL ? path : "-");
+	snprintf(st, sizeof(st), "%d", status);
+	kv(&l, "status", st);
+	snprintf(ms, sizeof(ms), "%.3f", duration_ms);
+	kv(&l, "duration_ms", ms);
+	kv(&l, "request_id", request_id[0] != '\0' ? request_id : "-");
+	emit(&l);
+}
