@@ -11,6 +11,8 @@
 
 #include "core/conf.h"
 #include "core/db.h"
+#include "core/log.h"
+#include "web/app.h"
 #include "domain/ingest.h"
 #include "api/wsgate.h"
 #include "web/authn.h"
@@ -58,18 +60,21 @@ main(void)
 	int rc = 1;
 
 	buf_init(&answer, 0);
+	log_init("xmhub-ingest-ws");
 	if (!conf_init(detail, sizeof(detail))) {
-		fprintf(stderr, "xmhub-ingest-ws: %s\n", detail);
+		log_error("%s", detail);
 		goto out;
 	}
+	/* Its batches count with the platform's (/api/metrics). */
+	app_observe_init("ingest-ws");
 	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL ||
 	    !conf_int("XMHUB_WS_IDLE_TIMEOUT", 60, 1, 86400, &idle)) {
-		fprintf(stderr, "xmhub-ingest-ws: XMHUB_DATABASE_URL must be "
-				"set, XMHUB_WS_IDLE_TIMEOUT 1 to 86400 (s)\n");
+		log_error("XMHUB_DATABASE_URL must be set, "
+			  "XMHUB_WS_IDLE_TIMEOUT 1 to 86400 (s)");
 		goto out;
 	}
 	if ((t.db = db_new(url)) == NULL) {
-		fprintf(stderr, "xmhub-ingest-ws: out of memory\n");
+		log_error("out of memory");
 		goto out;
 	}
 	/* Checked before the upgrade already; again here, because this
@@ -78,7 +83,7 @@ main(void)
 	if (!wsgate_check_env(t.db, environ, t.facility_id, t.session_id,
 			      &answer)) {
 		if (write(1, answer.p, answer.len) < 0)
-			perror("xmhub-ingest-ws: write");
+			log_error("write: %m");
 		goto out;
 	}
 	t.key = getenv("HTTP_X_API_KEY");

@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -130,10 +131,12 @@ vlog(const char *level, const char *fmt, va_list ap)
 	struct line l;
 	char msg[LOG_LINE_MAX];
 	size_t n;
+	int saved = errno; /* for a %m of the caller */
 
 	head(&l, level);
 	if (request_id[0] != '\0')
 		kv(&l, "request_id", request_id);
+	errno = saved;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	/* Callers' messages may end in a newline of the old fprintf form. */
 	n = strlen(msg);

@@ -15,6 +15,7 @@
 #include "codec/xmbp.h"
 #include "codec/xmch.h"
 #include "domain/ingest.h"
+#include "core/metrics.h"
 
 /* What the steps below return besides an enum ingest_status: the
  * session's state changed under the step (or is not cached); read it
@@ -574,6 +575,12 @@ write_batch(struct db *db, const struct session *s,
 	total = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
 	nmissed = strtoull(PQgetvalue(res, 0, 1), NULL, 10);
 	PQclear(res);
+	/* Committed (durable): what /api/metrics counts as ingested. */
+	metrics_add(METRIC_INGEST_BATCHES, 1);
+	metrics_add(METRIC_INGEST_SAMPLES, samples);
+	metrics_add(METRIC_INGEST_BYTES, len);
+	metrics_observe(HIST_INGEST_COMMIT_SAMPLES, (double)samples);
+	metrics_observe(HIST_INGEST_COMMIT_BYTES, (double)len);
 	ack->accepted_samples =
 		total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
 	ack->missed_batches =
