@@ -22,9 +22,10 @@ metricsapi_init(const char *name)
 
 	(void)name;
 	secret = conf_str("XMHUB_JWT_SECRET", NULL);
-	if (!allow_parse(&allowed,
-			 conf_str("XMHUB_METRICS_ALLOW", "127.0.0.1/32, ::1/128"),
-			 detail, sizeof(detail))) {
+	if (!allow_parse(
+		    &allowed,
+		    conf_str("XMHUB_METRICS_ALLOW", "127.0.0.1/32, ::1/128"),
+		    detail, sizeof(detail))) {
 		log_error("XMHUB_METRICS_ALLOW: %s", detail);
 		return false;
 	}
@@ -83,7 +84,8 @@ render_jobs(struct db *db, struct buf *out)
 		   "xmhub_transcode_job_duration_seconds_bucket{le=\"+Inf\"} "
 		   "%s\nxmhub_transcode_job_duration_seconds_sum %s\n"
 		   "xmhub_transcode_job_duration_seconds_count %s\n",
-		   PQgetvalue(res, 0, (int)nle), PQgetvalue(res, 0, (int)nle + 1),
+		   PQgetvalue(res, 0, (int)nle),
+		   PQgetvalue(res, 0, (int)nle + 1),
 		   PQgetvalue(res, 0, (int)nle));
 out:
 	PQclear(res);

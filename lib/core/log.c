@@ -197,7 +197,8 @@ log_request_id_valid(const char *id)
 
 	for (; id[n] != '\0'; n++)
 		if (n >= LOG_REQUEST_ID_MAX ||
-		    strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXY"
+			   "Z"
 			   "0123456789-_.:",
 			   id[n]) == NULL)
 			return false;

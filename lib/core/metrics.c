@@ -16,10 +16,10 @@
 
 #include "core/metrics.h"
 
-#define SLOTS 256	/* processes of one service at once */
-#define NAME_LEN 32	/* a slot's program name, NUL included */
-#define STATUSES 500	/* 100 to 599 */
-#define MAX_BUCKETS 14	/* finite bucket bounds of a histogram */
+#define SLOTS 256		    /* processes of one service at once */
+#define NAME_LEN 32		    /* a slot's program name, NUL included */
+#define STATUSES 500		    /* 100 to 599 */
+#define MAX_BUCKETS 14		    /* finite bucket bounds of a histogram */
 #define MAGIC 0x786d68756d657431ULL /* "xmhumet1": layout 1 */
 
 struct hist {
@@ -60,12 +60,12 @@ static const struct hist_def request_def = {
 	 10}};
 
 static const struct hist_def hist_defs[METRIC_HISTS] = {
-	[HIST_INGEST_COMMIT_SAMPLES] =
-		{"xmhub_ingest_commit_samples",
-		 "Samples per ingest commit.",
-		 1,
-		 8,
-		 {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000}},
+	[HIST_INGEST_COMMIT_SAMPLES] = {"xmhub_ingest_commit_samples",
+					"Samples per ingest commit.",
+					1,
+					8,
+					{1, 10, 100, 1000, 10000, 100000,
+					 1000000, 10000000}},
 	[HIST_INGEST_COMMIT_BYTES] = {"xmhub_ingest_commit_bytes",
 				      "XMBP bytes per ingest commit.",
 				      1,
@@ -85,8 +85,9 @@ static const struct hist_def hist_defs[METRIC_HISTS] = {
 static const struct {
 	const char *name, *labels, *help;
 } counter_defs[METRIC_COUNTERS] = {
-	[METRIC_INGEST_BATCHES] = {"xmhub_ingest_batches_total", "",
-				   "XMBP batches committed (HTTP and WebSocket)."},
+	[METRIC_INGEST_BATCHES] =
+		{"xmhub_ingest_batches_total", "",
+		 "XMBP batches committed (HTTP and WebSocket)."},
 	[METRIC_INGEST_SAMPLES] = {"xmhub_ingest_samples_total", "",
 				   "Samples of the batches committed."},
 	[METRIC_INGEST_BYTES] = {"xmhub_ingest_bytes_total", "",
@@ -272,7 +273,7 @@ metrics_request(int status, double seconds)
 		return;
 	atomic_fetch_add_explicit(
 		&mine->status[status >= 100 && status <= 599 ? status - 100
-							      : STATUSES],
+							     : STATUSES],
 		1, memory_order_relaxed);
 	observe(&mine->request, &request_def, seconds);
 }
@@ -357,8 +358,8 @@ render_requests(struct buf *out, const char **names, size_t n)
 					   st == STATUSES ? 0 : st + 100,
 					   (unsigned long long)v);
 		}
-	buf_printf(out, "# HELP %s %s\n# TYPE %s histogram\n",
-		   request_def.name, request_def.help, request_def.name);
+	buf_printf(out, "# HELP %s %s\n# TYPE %s histogram\n", request_def.name,
+		   request_def.help, request_def.name);
 	for (size_t k = 0; k < n; k++) {
 		uint64_t b[MAX_BUCKETS + 1] = {0}, sum = 0;
 
@@ -403,7 +404,8 @@ metrics_render(struct buf *out)
 					memory_order_relaxed);
 		buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %lld\n",
 			   gauge_defs[g].name, gauge_defs[g].help,
-			   gauge_defs[g].name, gauge_defs[g].name, (long long)v);
+			   gauge_defs[g].name, gauge_defs[g].name,
+			   (long long)v);
 	}
 	for (size_t h = 0; h < METRIC_HISTS; h++) {
 		uint64_t b[MAX_BUCKETS + 1] = {0}, sum = 0;

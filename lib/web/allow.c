@@ -21,8 +21,8 @@ parse_addr(const char *s, int *family, unsigned char addr[16])
 		return true;
 	}
 	if (inet_pton(AF_INET6, s, addr) == 1) {
-		static const unsigned char mapped[12] = {0, 0, 0, 0, 0,	   0,
-							 0, 0, 0, 0, 0xff, 0xff};
+		static const unsigned char mapped[12] = {
+			0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
 		*family = AF_INET6;
 		/* ::ffff:a.b.c.d is the IPv4 client a.b.c.d. */
@@ -37,8 +37,7 @@ parse_addr(const char *s, int *family, unsigned char addr[16])
 }
 
 bool
-allow_parse(struct allow *a, const char *list, char *detail,
-	    size_t detail_len)
+allow_parse(struct allow *a, const char *list, char *detail, size_t detail_len)
 {
 	const char *p = list;
 
@@ -56,9 +55,8 @@ allow_parse(struct allow *a, const char *list, char *detail,
 		}
 		if (len >= sizeof(entry) || a->n == ALLOW_MAX) {
 			snprintf(detail, detail_len,
-				 len >= sizeof(entry)
-					 ? "an entry is too long"
-					 : "more than %d networks",
+				 len >= sizeof(entry) ? "an entry is too long"
+						      : "more than %d networks",
 				 ALLOW_MAX);
 			return false;
 		}
@@ -82,7 +80,7 @@ allow_parse(struct allow *a, const char *list, char *detail,
 		net->bits = (unsigned)bits;
 		a->n++;
 		continue;
-bad:
+	bad:
 		if (slash != NULL)
 			*slash = '/';
 		snprintf(detail, detail_len, "not a network: %s", entry);
@@ -105,9 +103,8 @@ allow_match(const struct allow *a, const char *addr)
 
 		if (n->family != family || memcmp(n->addr, b, full) != 0)
 			continue;
-		if (rest == 0 ||
-		    ((n->addr[full] ^ b[full]) & (0xff << (8 - rest)) & 0xff) ==
-			    0)
+		if (rest == 0 || ((n->addr[full] ^ b[full]) &
+				  (0xff << (8 - rest)) & 0xff) == 0)
 			return true;
 	}
 	return false;

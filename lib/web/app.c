@@ -133,12 +133,12 @@ app_observe_init(const char *name)
 	const char *on = conf_str("XMHUB_METRICS", "on");
 	char detail[256];
 
-	log_requests = strcasecmp(conf_str("XMHUB_LOG_REQUESTS", "on"),
-				  "off") != 0;
+	log_requests =
+		strcasecmp(conf_str("XMHUB_LOG_REQUESTS", "on"), "off") != 0;
 	if (strcasecmp(on, "off") != 0 &&
-	    !metrics_init(conf_str("XMHUB_METRICS_FILE",
-				   "/dev/shm/xmhub-metrics"),
-			  name, detail, sizeof(detail)))
+	    !metrics_init(
+		    conf_str("XMHUB_METRICS_FILE", "/dev/shm/xmhub-metrics"),
+		    name, detail, sizeof(detail)))
 		log_error("metrics: %s (not counted)", detail);
 }
 

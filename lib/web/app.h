@@ -30,11 +30,12 @@ struct app_ctx {
 	struct db *db; /* the process's handle; never NULL */
 	char params[ROUTE_MAX_PARAMS][ROUTE_UUID_LEN + 1];
 	struct authn_who who;
-	char facility_filter[AUTH_UUID_LEN + 1]; /* lib/web/scope's list filter */
-	const char *jwt_secret; /* NULL when the program does no JWT */
-	struct store *store;	/* the process's object store (lib/store),
-				 * opened once by app_main; NULL when its
-				 * settings are bad (logged then) */
+	char facility_filter[AUTH_UUID_LEN +
+			     1]; /* lib/web/scope's list filter */
+	const char *jwt_secret;	 /* NULL when the program does no JWT */
+	struct store *store;	 /* the process's object store (lib/store),
+				  * opened once by app_main; NULL when its
+				  * settings are bad (logged then) */
 };
 
 /*
