@@ -66,7 +66,7 @@ main(void)
 		goto out;
 	}
 	/* Its batches count with the platform's (/api/metrics). */
-	app_observe_init("ingest-ws");
+	app_observe_init("ingest-ws", "XMHUB_", APP_METRICS_FILE);
 	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL ||
 	    !conf_int("XMHUB_WS_IDLE_TIMEOUT", 60, 1, 86400, &idle)) {
 		log_error("XMHUB_DATABASE_URL must be set, "

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/conf.h"
+#include "core/metrics.h"
 #include "domain/throttle.h"
 #include "web/dbjson.h"
 #include "api/login.h"
@@ -215,6 +216,7 @@ login_login(struct app_ctx *ctx)
 		throttle_log_refusal(&ta);
 		http_header(ctx->resp, "Retry-After", "%ld", ta.wait);
 		http_error(ctx->resp, 429, LOGIN_THROTTLED, ta.wait);
+		metrics_add(METRIC_RATE_LIMIT_LOGIN, 1);
 		goto out;
 	}
 	p[0] = v[0].str;

@@ -88,26 +88,53 @@ kv(struct line *l, const char *key, const char *v)
 	put(l, "\"", 1);
 }
 
+/* The decimal digits of v into p (at least 24 bytes); returns p. */
+static char *
+utoa(unsigned long long v, char *p)
+{
+	char tmp[24];
+	size_t n = 0, i = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	while (n > 0)
+		p[i++] = tmp[--n];
+	p[i] = '\0';
+	return p;
+}
+
 /* Starts a line: time, level, program, pid, the thread's request id. */
 static void
 head(struct line *l, const char *level)
 {
+	/* The formatted second, made again only when it changes. */
+	static _Thread_local char sec[64];
+	static _Thread_local time_t sec_of = -1;
 	struct timeval tv;
-	struct tm tm;
-	char t[96], pid[24];
+	char ms[8], pid[24];
 
 	l->len = 0;
 	l->cut = false;
 	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	snprintf(t, sizeof(t), "time=%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, (int)(tv.tv_usec / 1000));
-	puts_(l, t);
+	if (tv.tv_sec != sec_of) {
+		struct tm tm;
+
+		gmtime_r(&tv.tv_sec, &tm);
+		snprintf(sec, sizeof(sec), "time=%04d-%02d-%02dT%02d:%02d:%02d.",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+			 tm.tm_hour, tm.tm_min, tm.tm_sec);
+		sec_of = tv.tv_sec;
+	}
+	puts_(l, sec);
+	ms[0] = (char)('0' + tv.tv_usec / 100000);
+	ms[1] = (char)('0' + tv.tv_usec / 10000 % 10);
+	ms[2] = (char)('0' + tv.tv_usec / 1000 % 10);
+	ms[3] = 'Z';
+	put(l, ms, 4);
 	kv(l, "level", level);
 	kv(l, "program", program);
-	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
-	kv(l, "pid", pid);
+	kv(l, "pid", utoa((unsigned long long)getpid(), pid));
 }
 
 /* Ends the line and writes it whole. */
@@ -210,15 +237,24 @@ log_request(const char *method, const char *path, int status,
 	    double duration_ms)
 {
 	struct line l;
-	char st[16], ms[32];
+	char st[24], ms[48];
+	unsigned long long us =
+		duration_ms > 0 ? (unsigned long long)(duration_ms * 1000 + 0.5)
+				: 0;
+	size_t n;
 
 	head(&l, status >= 500 ? "error" : "info");
 	kv(&l, "msg", "request");
 	kv(&l, "method", method != NULL ? method : "-");
 	kv(&l, "path", path != NULL ? path : "-");
-	snprintf(st, sizeof(st), "%d", status);
-	kv(&l, "status", st);
-	snprintf(ms, sizeof(ms), "%.3f", duration_ms);
+	kv(&l, "status", status >= 0 ? utoa((unsigned)status, st) : "-");
+	/* Milliseconds with 3 decimals, from whole microseconds. */
+	n = strlen(utoa(us / 1000, ms));
+	ms[n] = '.';
+	ms[n + 1] = (char)('0' + us % 1000 / 100);
+	ms[n + 2] = (char)('0' + us % 100 / 10);
+	ms[n + 3] = (char)('0' + us % 10);
+	ms[n + 4] = '\0';
 	kv(&l, "duration_ms", ms);
 	kv(&l, "request_id", request_id[0] != '\0' ? request_id : "-");
 	emit(&l);

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -85,7 +86,7 @@ app_main(const char *name, const struct route *table, size_t n,
 	 * (app_store_needed); readiness reports them. */
 	if ((store = store_open_env(detail, sizeof(detail))) == NULL)
 		log_error("object store: %s", detail);
-	app_observe_init(name);
+	app_observe_init(name, "XMHUB_", APP_METRICS_FILE);
 	if (init != NULL && !init(name)) {
 		store_close(store);
 		return 1;
@@ -128,18 +129,37 @@ app_main(const char *name, const struct route *table, size_t n,
 }
 
 void
-app_observe_init(const char *name)
+app_observe_init(const char *name, const char *prefix, const char *file)
 {
-	const char *on = conf_str("XMHUB_METRICS", "on");
-	char detail[256];
+	char detail[256], metrics[64], log[64], path[64];
 
-	log_requests =
-		strcasecmp(conf_str("XMHUB_LOG_REQUESTS", "on"), "off") != 0;
-	if (strcasecmp(on, "off") != 0 &&
-	    !metrics_init(
-		    conf_str("XMHUB_METRICS_FILE", "/dev/shm/xmhub-metrics"),
-		    name, detail, sizeof(detail)))
+	snprintf(metrics, sizeof(metrics), "%sMETRICS", prefix);
+	snprintf(log, sizeof(log), "%sLOG_REQUESTS", prefix);
+	snprintf(path, sizeof(path), "%sMETRICS_FILE", prefix);
+	log_requests = strcasecmp(conf_str(log, "on"), "off") != 0;
+	if (strcasecmp(conf_str(metrics, "on"), "off") != 0 &&
+	    !metrics_init(conf_str(path, file), name, detail, sizeof(detail)))
 		log_error("metrics: %s (not counted)", detail);
+}
+
+/*
+ * A new request id in *id: a UUID (version 4 form) whose first 80 bits are
+ * random, drawn once per process, and whose last 48 count the process's
+ * requests: unique without a getrandom(2) per request.
+ */
+static void
+new_request_id(char id[AUTH_UUID_LEN + 1])
+{
+	static char base[AUTH_UUID_LEN + 1];
+	static unsigned long long n;
+
+	if (base[0] == '\0' && !auth_uuid(base))
+		snprintf(base, sizeof(base), "%s",
+			 "00000000-0000-4000-8000-000000000000");
+	memcpy(id, base, 24);
+	/* The base's own last 48 bits, counted on. */
+	snprintf(id + 24, AUTH_UUID_LEN + 1 - 24, "%012llx",
+		 (strtoull(base + 24, NULL, 16) + n++) & 0xffffffffffffULL);
 }
 
 void
@@ -149,13 +169,11 @@ app_request_id(FCGX_Request *fcgi, struct http_resp *resp)
 	char id[AUTH_UUID_LEN + 1];
 
 	if (in == NULL || !log_request_id_valid(in)) {
-		if (!auth_uuid(id))
-			id[0] = '\0';
+		new_request_id(id);
 		in = id;
 	}
 	log_request_id(in);
-	if (*in != '\0')
-		http_header(resp, "X-Request-Id", "%s", in);
+	http_header(resp, "X-Request-Id", "%s", in);
 }
 
 void

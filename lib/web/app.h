@@ -80,20 +80,24 @@ bool app_request(struct app_ctx *ctx, struct http_req *req,
 const struct route *app_route(struct app_ctx *ctx, const struct route *table,
 			      size_t n);
 
+/* The platform's shared counters unless XMHUB_METRICS_FILE says. */
+#define APP_METRICS_FILE "/dev/shm/xmhub-metrics"
+
 /*
- * Reads the observability settings of program name: XMHUB_LOG_REQUESTS
- * (off: no line per request but for 5xx ones), XMHUB_METRICS (off: no
- * counting) and XMHUB_METRICS_FILE (the shared counters, default
- * /dev/shm/xmhub-metrics; lib/core/metrics).  A file that can not be
- * used is logged and the program runs without counting.
+ * Reads the observability settings of program name, whose names start
+ * with prefix ("XMHUB_", "FACE_API_"): LOG_REQUESTS (off: no line per
+ * request but for 5xx ones), METRICS (off: no counting) and METRICS_FILE
+ * (the shared counters, default file; lib/core/metrics).  A file that can
+ * not be used is logged and the program runs without counting.
  */
-void app_observe_init(const char *name);
+void app_observe_init(const char *name, const char *prefix, const char *file);
 
 /*
  * Gives the request its id: the client's X-Request-Id when it is sane
- * (log_request_id_valid: a proxy in front may set it), else a new random
- * UUID.  Sets it on the thread's log lines and as X-Request-Id on resp
- * (so lighttpd's access log shows it).  Call after app_request().
+ * (log_request_id_valid: a proxy in front may set it), else a new UUID
+ * (random per process, then counted: unique, one getrandom per process).
+ * Sets it on the thread's log lines and as X-Request-Id on resp (so
+ * lighttpd's access log shows it).  Call after app_request().
  */
 void app_request_id(FCGX_Request *fcgi, struct http_resp *resp);
 
