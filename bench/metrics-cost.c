@@ -37,8 +37,8 @@ main(void)
 	struct timespec ts;
 
 	close(fd);
-	if (!metrics_init(path, "bench", detail, sizeof(detail)) ||
-	    null < 0 || dup2(null, 2) < 0) {
+	if (!metrics_init(path, "bench", detail, sizeof(detail)) || null < 0 ||
+	    dup2(null, 2) < 0) {
 		fprintf(stdout, "metrics-cost: %s\n", detail);
 		return 1;
 	}

@@ -121,7 +121,8 @@ head(struct line *l, const char *level)
 		struct tm tm;
 
 		gmtime_r(&tv.tv_sec, &tm);
-		snprintf(sec, sizeof(sec), "time=%04d-%02d-%02dT%02d:%02d:%02d.",
+		snprintf(sec, sizeof(sec),
+			 "time=%04d-%02d-%02dT%02d:%02d:%02d.",
 			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
 			 tm.tm_hour, tm.tm_min, tm.tm_sec);
 		sec_of = tv.tv_sec;
