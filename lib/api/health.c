@@ -9,6 +9,7 @@
 #include "api/health.h"
 #include "core/conf.h"
 #include "store/storage.h"
+#include "core/log.h"
 
 void
 health_live(struct app_ctx *ctx)
@@ -25,10 +26,9 @@ static long long interval = 10;
 bool
 health_init(const char *name)
 {
+	(void)name; /* lib/core/log names the program */
 	if (!conf_int("XMHUB_READY_INTERVAL", 10, 0, 3600, &interval)) {
-		fprintf(stderr, "%s: XMHUB_READY_INTERVAL must be 0 to 3600 "
-				"(seconds)\n",
-			name);
+		log_error("XMHUB_READY_INTERVAL must be 0 to 3600 (seconds)");
 		return false;
 	}
 	return true;
@@ -55,7 +55,7 @@ storage_ok(struct store *store)
 		return true;
 	ok = store_check(store, detail, sizeof(detail)) == STORE_OK;
 	if (!ok)
-		fprintf(stderr, "health: %s\n", detail);
+		log_error("health: %s", detail);
 	ok_at = now;
 	return ok;
 }

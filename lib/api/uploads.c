@@ -22,6 +22,7 @@
 #include "api/uploads.h"
 #include "codec/utf8.h"
 #include "web/valid.h"
+#include "core/log.h"
 
 #define PIECE 65536 /* bytes of the body read at a time */
 #define KEY_MAX 128 /* "{facility}/uploads/{upload}/original" */
@@ -38,14 +39,12 @@ uploads_init(const char *name)
 
 	if (!conf_int("XMHUB_MAX_UPLOAD_BYTES", UPLOADS_MAX_DEFAULT, 1,
 		      LLONG_MAX, &max_bytes)) {
-		fprintf(stderr,
-			"%s: XMHUB_MAX_UPLOAD_BYTES must be a positive number "
-			"of bytes\n",
-			name);
+		log_error("XMHUB_MAX_UPLOAD_BYTES must be a positive number of "
+			  "bytes");
 		return false;
 	}
 	if (!jobs_init(detail, sizeof(detail))) {
-		fprintf(stderr, "%s: %s\n", name, detail);
+		log_error("%s", detail);
 		return false;
 	}
 	return app_store_needed(name);
@@ -394,7 +393,7 @@ refuse(struct post *p, int status, const char *fmt, ...)
 static int
 store_failed(struct post *p, const char *what, const char *detail)
 {
-	fprintf(stderr, "uploads: %s %s: %s\n", what, p->key, detail);
+	log_error("uploads: %s %s: %s", what, p->key, detail);
 	return refuse(p, 503, "the file could not be stored");
 }
 
@@ -688,8 +687,7 @@ uploads_post(struct app_ctx *ctx)
 		store_put_abort(p->put);
 		if (p->stored && store_delete(ctx->store, p->key, detail,
 					      sizeof(detail)) != STORE_OK)
-			fprintf(stderr, "uploads: deleting %s: %s\n", p->key,
-				detail);
+			log_error("uploads: deleting %s: %s", p->key, detail);
 		http_error(ctx->resp, p->status, "%s", p->detail);
 	}
 	json_object_put(p->answer);
@@ -846,7 +844,7 @@ uploads_delete(struct app_ctx *ctx)
 	snprintf(prefix, sizeof(prefix), "%s/uploads/%s/", fac, id);
 	if (store_delete_prefix(ctx->store, prefix, detail, sizeof(detail)) !=
 	    STORE_OK)
-		fprintf(stderr, "uploads: deleting %s: %s\n", prefix, detail);
+		log_error("uploads: deleting %s: %s", prefix, detail);
 	http_no_content(ctx->resp);
 }
 
