@@ -3,13 +3,9 @@
  */
 #include "config.h"
 
-#include <stdlib.h>
-#include <string.h>
-
 #include "api/metricsapi.h"
 #include "core/conf.h"
 #include "core/log.h"
-#include "core/metrics.h"
 #include "web/allow.h"
 
 static struct allow allowed;
@@ -22,10 +18,9 @@ metricsapi_init(const char *name)
 
 	(void)name;
 	secret = conf_str("XMHUB_JWT_SECRET", NULL);
-	if (!allow_parse(
-		    &allowed,
-		    conf_str("XMHUB_METRICS_ALLOW", "127.0.0.1/32, ::1/128"),
-		    detail, sizeof(detail))) {
+	if (!allow_parse(&allowed,
+			 conf_str("XMHUB_METRICS_ALLOW", ALLOW_LOOPBACK),
+			 detail, sizeof(detail))) {
 		log_error("XMHUB_METRICS_ALLOW: %s", detail);
 		return false;
 	}
@@ -109,18 +104,10 @@ metricsapi_get(struct app_ctx *ctx)
 			       &ctx->who, resp))
 			return;
 	}
-	if (!metrics_on()) {
-		http_error(resp, 503, "metrics are off (XMHUB_METRICS)");
+	if (!app_metrics(resp, "XMHUB_METRICS"))
 		return;
-	}
-	resp->body.len = 0;
-	metrics_render(&resp->body);
 	if ((st = render_jobs(ctx->db, &resp->body)) != DB_OK) {
 		resp->body.len = 0;
 		http_db_error(resp, st);
-		return;
 	}
-	http_no_store(resp);
-	resp->status = 200;
-	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
 }

@@ -334,22 +334,36 @@ programs(const char **names)
 	return n;
 }
 
+/* The indexes of the slots of program name into idx; returns how many. */
+static size_t
+slots_of(const char *name, size_t *idx)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < SLOTS; i++)
+		if (strcmp(file->slot[i].program, name) == 0)
+			idx[n++] = i;
+	return n;
+}
+
 static void
 render_requests(struct buf *out, const char **names, size_t n)
 {
+	size_t idx[SLOTS];
+
 	buf_printf(out, "# HELP xmhub_http_requests_total Requests answered, "
 			"by endpoint group and status.\n"
 			"# TYPE xmhub_http_requests_total counter\n");
-	for (size_t k = 0; k < n; k++)
+	for (size_t k = 0; k < n; k++) {
+		size_t m = slots_of(names[k], idx);
+
 		for (size_t st = 0; st <= STATUSES; st++) {
 			uint64_t v = 0;
 
-			for (size_t i = 0; i < SLOTS; i++)
-				if (strcmp(file->slot[i].program, names[k]) ==
-				    0)
-					v += atomic_load_explicit(
-						&file->slot[i].status[st],
-						memory_order_relaxed);
+			for (size_t i = 0; i < m; i++)
+				v += atomic_load_explicit(
+					&file->slot[idx[i]].status[st],
+					memory_order_relaxed);
 			if (v > 0)
 				buf_printf(out,
 					   "xmhub_http_requests_total{group="
@@ -358,14 +372,15 @@ render_requests(struct buf *out, const char **names, size_t n)
 					   st == STATUSES ? 0 : st + 100,
 					   (unsigned long long)v);
 		}
+	}
 	buf_printf(out, "# HELP %s %s\n# TYPE %s histogram\n", request_def.name,
 		   request_def.help, request_def.name);
 	for (size_t k = 0; k < n; k++) {
 		uint64_t b[MAX_BUCKETS + 1] = {0}, sum = 0;
+		size_t m = slots_of(names[k], idx);
 
-		for (size_t i = 0; i < SLOTS; i++)
-			if (strcmp(file->slot[i].program, names[k]) == 0)
-				hist_sum(&file->slot[i].request, b, &sum);
+		for (size_t i = 0; i < m; i++)
+			hist_sum(&file->slot[idx[i]].request, b, &sum);
 		hist_put(out, &request_def, names[k], b, sum);
 	}
 }

@@ -193,6 +193,21 @@ app_request_done(const struct http_req *req, const struct http_resp *resp,
 }
 
 bool
+app_metrics(struct http_resp *resp, const char *setting)
+{
+	if (!metrics_on()) {
+		http_error(resp, 503, "metrics are off (%s)", setting);
+		return false;
+	}
+	resp->body.len = 0;
+	metrics_render(&resp->body);
+	http_no_store(resp);
+	resp->status = 200;
+	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	return true;
+}
+
+bool
 app_store_needed(const char *name)
 {
 	(void)name; /* an init hook; app_main logged a bad store already */

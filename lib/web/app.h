@@ -106,6 +106,14 @@ void app_request_id(FCGX_Request *fcgi, struct http_resp *resp);
 void app_request_done(const struct http_req *req, const struct http_resp *resp,
 		      const struct timespec *t0);
 
+/*
+ * Answers a scrape of the shared counters (lib/core/metrics) to a client
+ * its service let in: 200 text/plain; version=0.0.4 with metrics_render()'s
+ * text in resp->body, to which the caller may append; or 503 naming
+ * setting when counting is off (false then).
+ */
+bool app_metrics(struct http_resp *resp, const char *setting);
+
 /* Makes SIGTERM (what lighttpd sends at shutdown), SIGINT and SIGUSR1
  * end the accept loop cleanly: the request in progress runs on (a read or
  * write blocked at that moment fails with EINTR), then FCGX_Accept_r

@@ -5,8 +5,8 @@
 use strict;
 use warnings;
 use Test::More;
-use File::Temp qw(tempfile);
 use MIME::Base64 qw(encode_base64);
+use Xmhub::Prom qw(prom_samples prom_check);
 use Xmhub::Face qw(photo);
 
 my $f = Xmhub::Face->start(env => {FACE_API_MODEL => 'yunet',
@@ -17,21 +17,13 @@ sub scrape {
 	my (%h) = @_;
 	my $r = $f->req(GET => '/metrics', headers => \%h);
 	is($r->{status}, 200, 'scrape: 200') or diag $r->{content};
-	my %m;
-	for (split /\n/, $r->{content} // '') {
-		$m{$1} = $2 if !/^#/ && /^(\S+) (\S+)$/;
-	}
-	return ($r, \%m);
+	return ($r, prom_samples($r->{content}));
 }
 
 my ($r, $m0) = scrape();
 like($r->{headers}{'content-type'}, qr{^text/plain; version=0\.0\.4},
     'text format 0.0.4');
-my ($fh, $file) = tempfile(UNLINK => 1);
-print $fh $r->{content};
-close $fh;
-my $out = `promtool check metrics < $file 2>&1`;
-is($?, 0, 'promtool check metrics: no problem') or diag $out;
+prom_check($r->{content}, 'promtool check metrics: no problem');
 
 my $img = photo('messi5.jpg');
 for (1 .. 3) {

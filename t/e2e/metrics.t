@@ -8,8 +8,8 @@
 use strict;
 use warnings;
 use Test::More;
-use File::Temp qw(tempfile);
 use Xmhub::Platform qw(is_error);
+use Xmhub::Prom qw(prom_samples prom_check);
 use Xmhub::XMBP qw(batch);
 
 my $p = Xmhub::Platform->start;
@@ -25,12 +25,7 @@ sub scrape {
 	my (%opt) = @_;
 	my ($st, undef, $res) = $p->req(GET => '/api/metrics', %opt);
 	is($st, 200, 'scrape: 200') or diag $res->{content};
-	my %m;
-	for (split /\n/, $res->{content} // '') {
-		next if /^#/;
-		$m{$1} = $2 if /^(\S+) (\S+)$/;
-	}
-	return ($res, \%m);
+	return ($res, prom_samples($res->{content}));
 }
 
 sub log_of {
@@ -44,11 +39,7 @@ sub log_of {
 my ($res, $m0) = scrape();
 like($res->{headers}{'content-type'}, qr{^text/plain; version=0\.0\.4},
     'text format 0.0.4');
-my ($fh, $file) = tempfile(UNLINK => 1);
-print $fh $res->{content};
-close $fh;
-my $out = `promtool check metrics < $file 2>&1`;
-is($?, 0, 'promtool check metrics: no problem') or diag $out;
+prom_check($res->{content}, 'promtool check metrics: no problem');
 for my $name (qw(xmhub_http_requests_total xmhub_ingest_batches_total
     xmhub_ingest_samples_total xmhub_ingest_bytes_total xmhub_db_errors_total
     xmhub_rate_limited_total xmhub_ingest_queue_depth xmhub_transcode_jobs

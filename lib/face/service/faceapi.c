@@ -124,10 +124,9 @@ start(const char *name, enum faceapi_program prog)
 		goto fail;
 	snprintf(path, sizeof(path), "%s/metrics", c->state_dir);
 	app_observe_init(name, "FACE_API_", path);
-	if (!allow_parse(
-		    &metrics_allowed,
-		    conf_str("FACE_API_METRICS_ALLOW", "127.0.0.1/32, ::1/128"),
-		    detail, sizeof(detail))) {
+	if (!allow_parse(&metrics_allowed,
+			 conf_str("FACE_API_METRICS_ALLOW", ALLOW_LOOPBACK),
+			 detail, sizeof(detail))) {
 		log_error("FACE_API_METRICS_ALLOW: %s", detail);
 		return false;
 	}
@@ -172,14 +171,7 @@ faceapi_metrics(struct app_ctx *ctx)
 		if (!admin_auth(ctx))
 			return;
 	}
-	if (!metrics_on()) {
-		http_error(resp, 503, "metrics are off (FACE_API_METRICS)");
-		return;
-	}
-	resp->body.len = 0;
-	metrics_render(&resp->body);
-	resp->status = 200;
-	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	app_metrics(resp, "FACE_API_METRICS");
 }
 
 int
