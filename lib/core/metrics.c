@@ -16,7 +16,7 @@
 
 #include "core/metrics.h"
 
-#define SLOTS 256		    /* processes of one service at once */
+#define SLOTS 1024 /* processes of one service at once */
 #define NAME_LEN 32		    /* a slot's program name, NUL included */
 #define STATUSES 500		    /* 100 to 599 */
 #define MAX_BUCKETS 14		    /* finite bucket bounds of a histogram */

@@ -147,13 +147,13 @@ main(void)
 
 	/* More processes than slots, one after the other: each takes a
 	 * dead one's slot over. */
-	for (int i = 0; i < 300 && all; i++)
+	for (int i = 0; i < 1100 && all; i++)
 		all = child("many", 500, false);
-	ok(all, "300 processes of a program in turn, 256 slots");
+	ok(all, "1100 processes of a program in turn, 1024 slots");
 	text = render();
 	is_int(value(text, "xmhub_http_requests_total{group=\"many\","
 			   "status=\"500\"}"),
-	       300, "and every one counted");
+	       1100, "and every one counted");
 
 	for (int i = 0; i < 4; i++)
 		pthread_create(&t[i], NULL, adder, NULL);
