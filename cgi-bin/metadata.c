@@ -15,10 +15,10 @@ static const struct route routes[] = {
 	 metadata_sessions_list},
 	{"GET", "/api/v1/metadata/sessions/{id}", ROUTE_JWT, ROLE_USER, NULL,
 	 metadata_session_get},
-	{"GET", "/api/v1/metadata/sessions/{id}/streams/{n}/samples", ROUTE_JWT,
-	 ROLE_USER, NULL, metadata_samples},
+	{"GET", "/api/v1/metadata/sessions/{id}/streams/{n}/samples",
+	 ROUTE_JWT_OR_SIGNED, ROLE_USER, NULL, metadata_samples},
 	{"GET", "/api/v1/metadata/sessions/{id}/streams/{n}/spectrogram.png",
-	 ROUTE_JWT, ROLE_USER, NULL, audioapi_spectrogram},
+	 ROUTE_JWT_OR_SIGNED, ROLE_USER, NULL, audioapi_spectrogram},
 };
 
 int

@@ -11,6 +11,8 @@
 #include "core/spectro.h"
 
 #define ANY_USER ROUTE_JWT, ROLE_USER, NULL
+/* What a browser fetches by itself (<img src>) may carry a signed URL. */
+#define MEDIA ROUTE_JWT_OR_SIGNED, ROLE_USER, NULL
 
 static const struct route routes[] = {
 	{"POST", "/api/v1/uploads", ROUTE_API_KEY, 0, "upload", uploads_post},
@@ -20,9 +22,9 @@ static const struct route routes[] = {
 	{"DELETE", "/api/v1/uploads/{id}", ANY_USER, uploads_delete},
 	{"POST", "/api/v1/uploads/{id}/retranscode", ANY_USER,
 	 uploads_retranscode},
-	{"GET", "/api/v1/uploads/{id}/spectrogram.png", ANY_USER,
+	{"GET", "/api/v1/uploads/{id}/spectrogram.png", MEDIA,
 	 uploadviews_spectrogram},
-	{"GET", "/api/v1/uploads/{id}/waveform.json", ANY_USER,
+	{"GET", "/api/v1/uploads/{id}/waveform.json", MEDIA,
 	 uploadviews_waveform},
 };
 

@@ -179,6 +179,8 @@ transcode(struct runner *r, const struct jobs_claim *job, const char *in,
 	argv[n++] = "-loglevel";
 	argv[n++] = "error";
 	argv[n++] = "-y";
+	argv[n++] = "-format_whitelist";
+	argv[n++] = PROBE_FORMATS;
 	argv[n++] = "-i";
 	argv[n++] = (char *)in;
 	argv[n++] = "-map";

@@ -16,7 +16,7 @@
 
 #include "core/metrics.h"
 
-#define SLOTS 1024 /* processes of one service at once */
+#define SLOTS 1024		    /* processes of one service at once */
 #define NAME_LEN 32		    /* a slot's program name, NUL included */
 #define STATUSES 500		    /* 100 to 599 */
 #define MAX_BUCKETS 14		    /* finite bucket bounds of a histogram */
@@ -60,6 +60,12 @@ static const struct hist_def request_def = {
 	 10}};
 
 static const struct hist_def hist_defs[METRIC_HISTS] = {
+	[HIST_INGEST_COMMIT_BATCHES] =
+		{"xmhub_ingest_commit_batches",
+		 "Batches per ingest commit (group commit).",
+		 1,
+		 8,
+		 {1, 2, 4, 8, 16, 32, 64, 128}},
 	[HIST_INGEST_COMMIT_SAMPLES] = {"xmhub_ingest_commit_samples",
 					"Samples per ingest commit.",
 					1,

@@ -43,6 +43,7 @@ enum metrics_gauge {
 
 /* Histograms. */
 enum metrics_hist {
+	HIST_INGEST_COMMIT_BATCHES, /* batches per ingest commit */
 	HIST_INGEST_COMMIT_SAMPLES, /* samples per ingest commit */
 	HIST_INGEST_COMMIT_BYTES,   /* XMBP bytes per ingest commit */
 	HIST_FACE_INFERENCE,	    /* seconds per face model run */

@@ -133,17 +133,48 @@ is_deeply(\@got, \@want,
 is($p->sql("SELECT total_samples FROM ingest_sessions WHERE id = "
 	. "'$s->{id}'"), $want, 'and counted');
 
-# Several batches in one message, a batch over several messages.
+# A connection lives past the web server's body limits: 3 MiB of
+# batches of 12 KB through lighttpd, every one acknowledged on the one
+# connection (lighttpd counts an upgraded stream as the request's body).
+{
+	my $big = $in->session(9, [0, 'f32']);
+	my ($bc, $bst) = ws($big->{id});
+	is($bst, 101, 'long connection: upgrade 101');
+	my ($n, $acked, $ok) = (0, 0, 1);
+	for my $k (0 .. 255) {
+		my $bb = batch($k, undef,
+		    [0, 'f32', [map { [$k * 1000 + $_, $_] } 1 .. 1000]]);
+		$n += 1000;
+		$bc->send_binary($bb);
+		my $a = ack($bc);
+		if (!defined $a || $a != $n) {
+			$ok = 0;
+			diag "batch $k: ack " . ($a // 'none') . ", want $n";
+			last;
+		}
+		$acked++;
+	}
+	ok($ok && $acked == 256,
+	    "long connection: 256 batches (3 MiB) acknowledged ($acked)");
+}
+
+# Several batches in one message, a batch over several messages.  Each
+# batch has a seq of its own: a batch identical to one of the last 64 is
+# a retry, acknowledged but not stored again (t/e2e/ingest-retry.t).
+my $nseq = 200;
+@b = map { batch($nseq++, undef, [0, 'f32', [map { [$_, $_] } 1 .. 1 + $_ % 7]]) }
+    0 .. 4;
 my $blob = join '', @b[0 .. 4];
 $c->send_binary($blob);
 $want += 1 + $_ % 7 for 0 .. 4;
 my @acks = map { ack($c) } 1 .. 5;
 is($acks[4], $want, 'five batches in one message: five acks');
 my $one = batch(500, undef, [0, 'f32', [map { [$_, $_] } 1 .. 100]]);
+my $after = batch($nseq++, undef, [0, 'f32', [[1, 1]]]);
 $c->send_binary(substr $one, 0, 7);
 $c->send_binary(substr $one, 7, 300);
-$c->send_binary(substr($one, 307) . substr($b[0], 0, 5));
-$c->send_binary(substr $b[0], 5);
+$c->send_binary(substr($one, 307) . substr($after, 0, 5));
+$c->send_binary(substr $after, 5);
 is(ack($c), $want += 100, 'a batch over three messages: one ack');
 is(ack($c), $want += 1, 'the next batch, begun in the same message');
 $c->ping('still there?');
@@ -152,7 +183,10 @@ is("$type $payload", 'pong still there?',
     'no ack more than batches: the next message is the pong');
 
 # One message in several frames.
+$one = batch(501, undef, [0, 'f32', [map { [$_, $_] } 1 .. 100]]);
 $c->send_binary($one, frames => 5);
+@b = map { batch($nseq++, undef, [0, 'f32', [map { [$_, $_] } 1 .. 1 + $_ % 7]]) }
+    0 .. 2;
 is(ack($c), $want += 100, 'a batch in five frames: one ack');
 $c->write_raw(Xmhub::WS::frames(2, join('', @b[0 .. 2]), 4)
     . Xmhub::WS::frame(9, 'p'));
@@ -439,6 +473,7 @@ my $third = $in->session(20, [0, 'f32']);
 ($rc, $rst, $rhead, $rbody) = ws($third->{id});
 ok(!$rc, 'a third: no upgrade');
 is_error($rst, eval { decode_json($rbody) }, 503, 'a third');
+like($rhead, qr/^Retry-After: \d+\r?$/mi, 'a third: Retry-After');
 like(log_text('ws-guard.log'), qr/2 connections: 503/, "the front's log");
 $open[0]->close_frame(1000);
 is(close_of($open[0]), '1000', 'one of the two leaves');
