@@ -95,6 +95,9 @@ is($m3->{xmhub_ingest_bytes_total} - $m2->{xmhub_ingest_bytes_total},
     $bytes, "ingest bytes: +$bytes");
 is($m3->{xmhub_ingest_commit_samples_count}
     - $m2->{xmhub_ingest_commit_samples_count}, 3, 'commit sizes: +3');
+is($m3->{xmhub_ingest_commit_batches_sum}
+    - $m2->{xmhub_ingest_commit_batches_sum}, 3,
+    'batches per commit: 3 in all');
 is($m3->{xmhub_ingest_commit_samples_sum}
     - $m2->{xmhub_ingest_commit_samples_sum}, $samples,
     'commit sizes: the sum of samples');
