@@ -6,7 +6,10 @@
 # settings each time); each round's on/off ratio compares two runs a few
 # seconds apart, so that the drift of this shared machine falls on both,
 # and the median of the rounds' ratios is the result.  Aim: under 3 %
-# apart.
+# apart.  This machine is shared, so requests/s swing with the others'
+# load; the CPU time the program's processes spent per request (from
+# /proc, before and after each case) is what the ratio is taken of, and
+# requests/s are shown beside it.
 use strict;
 use warnings;
 use HTTP::Tiny;
@@ -86,21 +89,45 @@ close $lf;
 
 my @cases = (
 	['GET /api/auth/me (JWT)', '/api/auth/me',
-		['-H', "Authorization: Bearer $token"]],
-	['POST ingest data (4 x 250 f32)', '/', ['-s', $lua]],
+		['-H', "Authorization: Bearer $token"], 'auth'],
+	['POST ingest data (4 x 250 f32)', '/', ['-s', $lua], 'ingest'],
 );
-my %rps;	# {case}{on|off} = [requests/s per round]
+
+# The CPU seconds so far of the stack's FastCGI processes named $name
+# (lighttpd's children), live ones only: read right before and after a
+# case, whose processes live through it.
+sub cpu_of {
+	my ($name) = @_;
+	open my $f, '<', $s->var . '/run/lighttpd.pid' or die "lighttpd.pid: $!";
+	chomp(my $lpid = <$f> // '');
+	my $ticks = 0;
+	for my $stat (glob '/proc/[0-9]*/stat') {
+		open my $sf, '<', $stat or next;
+		my $line = <$sf> // '';
+		next unless $line =~ /^\d+ \(\Q$name\E\) (.*)/;
+		my @f = split ' ', $1;
+		# After the name: state ppid ... utime (12th) stime (13th).
+		$ticks += $f[11] + $f[12] if $f[1] == $lpid;
+	}
+	return $ticks / 100;	# USER_HZ
+}
+my (%rps, %cpu);	# {case}{on|off} = [per round]
 for my $round (1 .. $rounds) {
 	for my $mode (qw(off on)) {
 		my $v = $mode eq 'off' ? 'off' : undef;
 		$s->restart(env => {XMHUB_METRICS => $v,
 			XMHUB_LOG_REQUESTS => $v});
 		for my $c (@cases) {
-			my ($name, $path, $args) = @$c;
+			my ($name, $path, $args, $prog) = @$c;
+			my $c0 = cpu_of($prog);
 			my ($rps) = Xmhub::Wrk::wrk($s->url($path),
 				conns => $conns, seconds => $seconds,
 				name => $name, args => $args);
+			my $c1 = cpu_of($prog);
 			push @{$rps{$name}{$mode}}, $rps;
+			# CPU microseconds per request.
+			push @{$cpu{$name}{$mode}},
+			    ($c1 - $c0) * 1e6 / ($rps * $seconds);
 		}
 	}
 }
@@ -111,18 +138,22 @@ sub median {
 }
 printf "wrk: 2 threads, %d connections, %d s per case, %d rounds "
     . "alternating off/on, loopback\n", $conns, $seconds, $rounds;
-printf "%-34s %12s %12s %9s\n", 'case', 'off req/s', 'on req/s',
-    'on/off';
+printf "%-34s %10s %10s %8s %8s %7s\n", 'case', 'off req/s', 'on req/s',
+    'off us', 'on us', 'on/off';
 for my $c (@cases) {
 	my $n = $c->[0];
-	my ($off, $on) = @{$rps{$n}}{qw(off on)};
+	my ($off, $on) = @{$cpu{$n}}{qw(off on)};
 	my @ratio = map { $on->[$_] / $off->[$_] } 0 .. $#$off;
-	printf "%-34s %12.0f %12.0f %9.3f\n", $n, median(@$off), median(@$on),
-	    median(@ratio);
-	printf "  rounds off: %s\n  rounds on:  %s\n  ratios:     %s\n",
-	    (map { join(' ', map { sprintf '%.0f', $_ } @$_) } $off, $on),
+	printf "%-34s %10.0f %10.0f %8.1f %8.1f %7.3f\n", $n,
+	    median(@{$rps{$n}{off}}), median(@{$rps{$n}{on}}), median(@$off),
+	    median(@$on), median(@ratio);
+	printf "  CPU us/request off: %s\n  on: %s\n  ratios: %s\n",
+	    (map { join(' ', map { sprintf '%.1f', $_ } @$_) } $off, $on),
 	    join(' ', map { sprintf '%.3f', $_ } @ratio);
 }
+print "us: CPU time of the program's processes per request (lighttpd, "
+    . "PostgreSQL and wrk not included); on/off: the median of the rounds' "
+    . "ratios of it\n";
 my $log = -s ($s->var . '/log/programs.log') // 0;
 printf "programs.log after the run: %.1f MB\n", $log / 1048576;
 $s->stop;
