@@ -91,12 +91,12 @@ main(int argc, char **argv)
 		log_error("%s", detail);
 		return 1;
 	}
-	if (!conf_int("XMHUB_COMPACT_INTERVAL", 60, 1, 86400, &interval)) {
+	if (!conf_get_int("XMHUB_COMPACT_INTERVAL", &interval)) {
 		log_error("XMHUB_COMPACT_INTERVAL must be seconds from 1 to "
 			  "86400");
 		return 1;
 	}
-	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
 		log_error("XMHUB_DATABASE_URL is not set");
 		return 1;
 	}

@@ -52,13 +52,12 @@ main(int argc, char **argv)
 		log_error("%s", detail);
 		return 1;
 	}
-	if (!conf_int("XMHUB_SESSION_TIMEOUT", 300, 1, 30LL * 86400,
-		      &timeout)) {
+	if (!conf_get_int("XMHUB_SESSION_TIMEOUT", &timeout)) {
 		log_error("XMHUB_SESSION_TIMEOUT must be seconds from 1 to "
 			  "2592000");
 		return 1;
 	}
-	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
 		log_error("XMHUB_DATABASE_URL is not set");
 		return 1;
 	}

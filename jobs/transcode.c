@@ -592,7 +592,7 @@ main(int argc, char **argv)
 		log_error("%s", detail);
 		return 1;
 	}
-	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
 		log_error("XMHUB_DATABASE_URL is not set");
 		return 1;
 	}

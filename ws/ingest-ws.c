@@ -73,9 +73,9 @@ main(void)
 		goto out;
 	}
 	/* Its batches count with the platform's (/api/metrics). */
-	app_observe_init("ingest-ws", "XMHUB_", APP_METRICS_FILE);
-	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL ||
-	    !conf_int("XMHUB_WS_IDLE_TIMEOUT", 60, 1, 86400, &idle)) {
+	app_observe_init("ingest-ws", false, APP_METRICS_FILE);
+	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL ||
+	    !conf_get_int("XMHUB_WS_IDLE_TIMEOUT", &idle)) {
 		log_error("XMHUB_DATABASE_URL must be set, "
 			  "XMHUB_WS_IDLE_TIMEOUT 1 to 86400 (s)");
 		goto out;

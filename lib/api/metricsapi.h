@@ -11,7 +11,7 @@
 
 /*
  * The program's init hook: reads XMHUB_METRICS_ALLOW (the client networks
- * that may read without a token, default "127.0.0.1/32, ::1/128") and
+ * that may read without a token, default "127.0.0.1/32 ::1/128") and
  * XMHUB_JWT_SECRET (for a super_admin token).  False with the reason
  * logged for a bad list.
  */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #define ALLOW_MAX 32			       /* networks in one list */
-#define ALLOW_LOOPBACK "127.0.0.1/32, ::1/128" /* the default of the lists */
+#define ALLOW_LOOPBACK "127.0.0.1/32 ::1/128" /* the default of the lists */
 
 struct allow_net {
 	unsigned char addr[16]; /* IPv4 in the first 4 bytes */

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "web/app.h"
 #include "web/authn.h"
 #include "web/mediaurl.h"
+#include "web/fcgiproc.h"
 #include "core/conf.h"
 #include "core/log.h"
 #include "core/metrics.h"
@@ -83,23 +85,31 @@ set_up(const char *name, const struct route *table, size_t n,
 	su->secret = NULL;
 	su->db = NULL;
 	log_init(name);
+	/* Dies with the web server: an orphan would keep its socket, and a
+	 * web server started again would use it and never respawn it. */
+	if (!fcgiproc_watch_parent()) {
+		log_error("parent watch: %s", strerror(errno));
+		return false;
+	}
 	if (!conf_init(detail, sizeof(detail))) {
 		log_error("%s", detail);
 		return false;
 	}
+	/* Only readiness needs it, which then says the groups can not be
+	 * checked: the program serves on. */
+	if (!fcgiproc_alive(name, detail, sizeof(detail)))
+		log_error("liveness: %s", detail);
 	for (size_t i = 0; i < n; i++)
 		need_jwt |= table[i].auth == ROUTE_JWT ||
 			    table[i].auth == ROUTE_JWT_OR_SIGNED;
 	/* A JWT program without its secret would accept nothing; say so. */
-	if (need_jwt &&
-	    ((su->secret = conf_str("XMHUB_JWT_SECRET", NULL)) == NULL ||
-	     strlen(su->secret) < AUTH_JWT_SECRET_MIN)) {
-		log_error("XMHUB_JWT_SECRET must be set, %d characters or "
-			  "more",
+	if (need_jwt && ((su->secret = conf_get("XMHUB_JWT_SECRET")) == NULL ||
+			 strlen(su->secret) < AUTH_JWT_SECRET_MIN)) {
+		log_error("XMHUB_JWT_SECRET must be set, %d characters or more",
 			  AUTH_JWT_SECRET_MIN);
 		return false;
 	}
-	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
 		log_error("XMHUB_DATABASE_URL is not set");
 		return false;
 	}
@@ -107,7 +117,7 @@ set_up(const char *name, const struct route *table, size_t n,
 	 * (app_store_needed); readiness reports them. */
 	if ((store = store_open_env(detail, sizeof(detail))) == NULL)
 		log_error("object store: %s", detail);
-	app_observe_init(name, "XMHUB_", APP_METRICS_FILE);
+	app_observe_init(name, false, APP_METRICS_FILE);
 	if (init != NULL && !init(name))
 		goto fail;
 	if ((su->db = db_new(url)) == NULL || FCGX_Init() != 0 ||
@@ -319,13 +329,15 @@ app_unlock(struct app_ctx *ctx)
 }
 
 void
-app_observe_init(const char *name, const char *prefix, const char *file)
+app_observe_init(const char *name, bool face, const char *file)
 {
-	char detail[256], metrics[64], log[64], path[64];
+	/* Literal names: lib/core/settings.def lists them (t/settings.t). */
+	const char *metrics = face ? "FACE_API_METRICS" : "XMHUB_METRICS";
+	const char *log = face ? "FACE_API_LOG_REQUESTS" : "XMHUB_LOG_REQUESTS";
+	const char *path =
+		face ? "FACE_API_METRICS_FILE" : "XMHUB_METRICS_FILE";
+	char detail[256];
 
-	snprintf(metrics, sizeof(metrics), "%sMETRICS", prefix);
-	snprintf(log, sizeof(log), "%sLOG_REQUESTS", prefix);
-	snprintf(path, sizeof(path), "%sMETRICS_FILE", prefix);
 	/* Before any request thread starts (new_request_id). */
 	if (!auth_uuid(id_base))
 		log_error("no random bytes: request ids are only counted");

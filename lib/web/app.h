@@ -109,13 +109,13 @@ const struct route *app_route(struct app_ctx *ctx, const struct route *table,
 #define APP_METRICS_FILE "/dev/shm/xmhub-metrics"
 
 /*
- * Reads the observability settings of program name, whose names start
- * with prefix ("XMHUB_", "FACE_API_"): LOG_REQUESTS (off: no line per
- * request but for 5xx ones), METRICS (off: no counting) and METRICS_FILE
- * (the shared counters, default file; lib/core/metrics).  A file that can
- * not be used is logged and the program runs without counting.
+ * Reads the observability settings of program name, XMHUB_* ones or with
+ * face FACE_API_* ones: LOG_REQUESTS (off: no line per request but for 5xx
+ * ones), METRICS (off: no counting) and METRICS_FILE (the shared counters,
+ * default file; lib/core/metrics).  A file that can not be used is logged
+ * and the program runs without counting.
  */
-void app_observe_init(const char *name, const char *prefix, const char *file);
+void app_observe_init(const char *name, bool face, const char *file);
 
 /*
  * Gives the request its id: the client's X-Request-Id when it is sane
