@@ -149,6 +149,9 @@ start(const char *name, enum faceapi_program prog)
 	if ((faceapi.limits = faceapi_limits_open(c->state_dir, c->max_requests,
 						  c->max_inference, detail,
 						  sizeof(detail))) == NULL ||
+	    (c->limits_pg &&
+	     !faceapi_limits_shared(faceapi.limits, c->database_url, detail,
+				    sizeof(detail))) ||
 	    !faceapi_store_open(&faceapi, detail, sizeof(detail)))
 		goto fail;
 	return true;
