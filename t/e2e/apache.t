@@ -60,6 +60,7 @@ my %ph = (
 	ENV_FILE => $s->env_file,
 	OBJECTS => "$var/objects",
 	FACE_WWW => "$build/face-www",
+	PLATFORM_WWW => "$build/platform-www",
 	FACE_STATE => "$dir/face-state",
 	ACCESS_LOG => "$dir/log/xmhub-access.log",
 );
@@ -341,6 +342,15 @@ if ($ws) {
 }
 ($st, $b) = $web->req(GET => $wspath, key => $key);
 is($st, 400, 'a plain GET of the WebSocket path: 400');
+
+# --- the platform API's pages (t/e2e/openapi.t checks them in full) ---
+for my $page (qw(/api/openapi.json /api/docs /api/redoc
+    /api/www/swagger-ui/swagger-ui-bundle.js /api/www/redoc/redoc.standalone.js)) {
+	$res = HTTP::Tiny->new->get("http://127.0.0.1:$ph{PORT}$page");
+	is($res->{status}, 200, "$page: 200");
+	like($res->{headers}{'content-type'} // '',
+	    qr{^(application/json|text/html|text/javascript)}, "$page: its type");
+}
 
 # --- the face service ---
 my $http = HTTP::Tiny->new(timeout => 60);
