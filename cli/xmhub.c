@@ -30,6 +30,7 @@
 #include "api/users.h"
 #include "codec/xmbp.h"
 #include "codec/xmch.h"
+#include "httpdconf.h"
 
 /* Input files are read whole; larger ones are refused. */
 #define INPUT_MAX (1UL << 30)
@@ -73,6 +74,9 @@ static const struct cmd cmds[] = {
 	{"api-key", "create",
 	 "--facility ID --name N [--scopes upload,ingest] [--expires-at T]",
 	 NULL, cmd_api_key_create},
+	{"httpd-conf", NULL,
+	 "lighttpd|apache [--var DIR] [--port N] [--face-port N] [--output F]",
+	 NULL, httpdconf_cli},
 	{"hash-password", NULL, "< PASSWORD (one line on standard input)", NULL,
 	 cmd_hash_password},
 };

@@ -50,6 +50,9 @@ for my $u (grep { /\.service$/ } @made) {
 	like($t, qr/^UMask=0027$/m, "$u: UMask=0027");
 	like($t, qr/^User=xmhub$/m, "$u: runs as xmhub");
 	my ($prog) = $t =~ m{^ExecStart=.*?/xmhub/((?:jobs|ws|cgi-bin)/[\w-]+)}m;
+	# lighttpd's instance: its configuration from the CLI, first.
+	$prog //= 'cli/xmhub'
+	    if $t =~ m{^ExecStartPre=\S+/xmhub httpd-conf lighttpd }m;
 	ok(defined $prog && -x "$build/$prog",
 	    "$u: runs a program of the build (" . ($prog // 'none') . ')');
 }
