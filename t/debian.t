@@ -14,12 +14,14 @@ use strict;
 use warnings;
 use File::Temp qw(tempdir);
 use HTTP::Tiny;
-use IO::Socket::INET;
 use JSON::PP;
 use POSIX qw(WNOHANG);
 use Test::More;
 use Time::HiRes qw(sleep time);
+use Xmhub::Stack;
 use Xmhub::Test qw(run);
+
+sub free_port { return Xmhub::Stack::free_port() }
 
 my $src = $ENV{XMHUB_SRCDIR} or die "XMHUB_SRCDIR is not set\n";
 my @pkgs = qw(xmhub xmhub-face libxmbp-dev);
@@ -242,11 +244,3 @@ ok(!-e '/usr/bin/xmhub', 'purge removed the programs');
 
 done_testing();
 
-sub free_port {
-	my $sock = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
-		LocalPort => 0, Proto => 'tcp', Listen => 1)
-	    or die "no free port: $!\n";
-	my $p = $sock->sockport;
-	close $sock;
-	return $p;
-}
