@@ -6,8 +6,10 @@
 # (root:xmhub 0640, a JWT secret of its own), `xmhub migrate` on a
 # PostgreSQL of the test's, lighttpd started with the commands of the
 # installed xmhub-lighttpd.service (its configuration from `xmhub
-# httpd-conf lighttpd`) answering /api/health, /api/health/ready and the
-# face service's /health; every installed unit rated below 4 by
+# httpd-conf lighttpd`) answering /api/health, /api/health/ready, the
+# face service's /health and a detection (OpenCV) with writable
+# executable memory refused as MemoryDenyWriteExecute= does (the kernel's
+# PR_SET_MDWE, where it has it); every installed unit rated below 4 by
 # `systemd-analyze security`.  Purging removes the settings file; the
 # test removes what is left (doc/packaging.md).
 use strict;
@@ -18,6 +20,7 @@ use JSON::PP;
 use POSIX qw(WNOHANG);
 use Test::More;
 use Time::HiRes qw(sleep time);
+use Xmhub::Face qw(model_dir photo);
 use Xmhub::Stack;
 use Xmhub::Test qw(run);
 
@@ -203,8 +206,21 @@ for my $cmd (@pre) {
 	($st, $out, $err) = run([@as_unit, @argv]);
 	is($st, 0, "ExecStartPre: @argv[0, 1, 2]") or diag $out . $err;
 }
+# A face model, so that a detection runs OpenCV's network.
+my ($model) = grep { -f } map { model_dir() . "/$_" }
+    qw(scrfd_2.5g_bnkps.onnx face_detection_yunet_2022mar.onnx);
+ok($model, 'a face model to install: ' . ($model // 'none'));
+system('cp', $model, '/var/lib/xmhub/models/') if $model;
+like($unit, qr/^MemoryDenyWriteExecute=yes$/m,
+    'xmhub-lighttpd.service: MemoryDenyWriteExecute');
 $lighttpd_pid = fork() // die "fork: $!\n";
 if ($lighttpd_pid == 0) {
+	# PR_SET_MDWE (65), PR_MDWE_REFUSE_EXEC_GAIN (1): Linux 6.3 and
+	# later; lighttpd and the programs it spawns inherit it.
+	require 'syscall.ph';
+	print STDERR syscall(&SYS_prctl, 65, 1, 0, 0, 0) == 0
+	    ? "# lighttpd runs with writable executable memory refused\n"
+	    : "# no PR_SET_MDWE in this kernel ($!): lighttpd runs without\n";
 	umask(oct(($unit =~ /^UMask=(\d+)$/m)[0] // '0027'));
 	exec(@as_unit, split ' ', $start) or die "exec: $!\n";
 }
@@ -230,6 +246,15 @@ my $health = eval { decode_json($res->{content}) } // {};
 ok(exists $health->{model_loaded}, "the face service's health object");
 is($res->{headers}{'x-content-type-options'}, 'nosniff',
     "the table's headers on the face service's answers");
+
+my ($body, $ct) = Xmhub::Face::multipart(image => photo('messi5.jpg'));
+$res = $http->request(POST => "http://127.0.0.1:$face_port/api/v1/detect",
+    {headers => {'Content-Type' => $ct}, content => $body});
+is($res->{status}, 200, 'POST /api/v1/detect: 200') or diag $res->{content};
+my $found = eval { decode_json($res->{content})->{detections} } // [];
+is(scalar @$found, 1, 'one face on messi5.jpg');
+my $log = do { local (@ARGV, $/) = '/var/log/xmhub/lighttpd.log'; <> } // '';
+unlike($log, qr/pcre2_jit/, "lighttpd's log: no regex needed the JIT");
 
 # --- remove ---
 
