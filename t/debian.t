@@ -134,6 +134,13 @@ my $site = do { local (@ARGV, $/) = '/etc/apache2/sites-available/xmhub.conf';
 like($site, qr{^\s*ScriptAlias /api/health /usr/libexec/xmhub/cgi-bin/health$}m,
     "Apache's site: the installed programs");
 unlike($site, qr/\@[A-Z_]+\@/, "Apache's site: no placeholder left");
+($st, $out, $err) = run(['/usr/bin/xmhub', 'httpd-conf', 'apache']);
+is($st, 0, 'xmhub httpd-conf apache') or diag $err;
+ok($out eq $site, "xmhub httpd-conf apache prints Apache's site");
+($st, $out) = run(['/usr/bin/xmhub', 'httpd-conf', 'apache', '--port=8090']);
+like($out, qr/^Listen 127\.0\.0\.1:8090$/m, 'xmhub httpd-conf apache --port');
+($st, undef, $err) = run(['/usr/bin/xmhub', 'httpd-conf', 'nginx']);
+isnt($st, 0, 'xmhub httpd-conf nginx: refused');
 
 # Every unit is sandboxed: systemd's own rating, below 4.
 my @units = glob '/lib/systemd/system/xmhub-*.service';
