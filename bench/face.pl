@@ -11,6 +11,11 @@
 #   req/s      wrk with 2 connections for BENCH_SECONDS (default 10)
 #              against FACE_API_MAX_CONCURRENT_INFERENCE=2, next to
 #              1000 / shim_ms, one detector's sequential rate
+#   py_ms      the same http_ms of a Python FastAPI + OpenCV service
+#              (bench/face_fastapi.py under uvicorn, 2 workers) on the
+#              same model file, same image, same run; SCRFD and YuNet
+#   py_x       py_ms / http_ms: how many times faster this service
+#              answers (and py_rps, this req/s over FastAPI's, on STDERR)
 #
 # With BENCH_BASELINE_BUILDDIR (another build tree, e.g. of the commit
 # before a change), a second stack runs that build beside this one and
@@ -37,9 +42,10 @@ use warnings;
 use File::Temp qw(tempfile);
 use HTTP::Tiny;
 use JSON::PP;
-use Time::HiRes qw(time);
+use Time::HiRes qw(sleep time);
 use lib "$ENV{XMHUB_SRCDIR}/t/lib";
 use Xmhub::Face qw(photo model_names model_dir);
+use Xmhub::Stack;
 use Xmhub::Test qw(run);
 
 my $seconds = $ENV{BENCH_SECONDS} || 10;
@@ -62,7 +68,22 @@ my %licence = (
 	scrfd_500m => 'InsightFace weights: non-commercial research only',
 	yunet => 'MIT',
 	blazeface => 'Apache-2.0',
+	blazeface_front => 'Apache-2.0',
 );
+
+# The FastAPI baseline per model: decoding, the files Python's OpenCV
+# loads (static exports) and the raw threshold the service's default
+# confidence 0.5 stands for (the knots of lib/face/shim.cpp's specs[]).
+my %py = (
+	scrfd_10g => [scrfd => 0.5, qw(scrfd_10g_bnkps.onnx
+	    det_10g_static640.onnx)],
+	'scrfd_2.5g' => [scrfd => 0.4102, qw(scrfd_2.5g_bnkps.onnx
+	    det_2.5g_static640.onnx)],
+	scrfd_500m => [scrfd => 0.5263, qw(scrfd_500m_bnkps.onnx
+	    det_500m_static640.onnx)],
+	yunet => [yunet => 0.9949, 'face_detection_yunet_2022mar.onnx'],
+);
+my $python = '/usr/bin/python3'; # Debian's, with python3-opencv
 
 # Raw detection times, one line per model: the smaller of two runs, one
 # before and one after the HTTP figures (this machine is shared: a busy
@@ -117,13 +138,13 @@ sub detect {
 	return ($t, decode_json($r->{content})->{profiling}{total_ms});
 }
 
-# wrk($stack, $connections): (median latency in ms, requests/s) of
-# BENCH_SECONDS of detect requests from that many connections.
+# wrk($stack or URL, $connections): (median latency in ms, requests/s)
+# of BENCH_SECONDS of detect requests from that many connections.
 sub wrk {
 	my ($s, $c) = @_;
+	my $url = ref $s ? $s->url('/api/v1/detect') : $s;
 	my ($st, $out, $err) = run([$wrk, '-t', $c, '-c', $c, '-d',
-		"${seconds}s", '--latency', '-s', $script,
-		$s->url('/api/v1/detect')]);
+		"${seconds}s", '--latency', '-s', $script, $url]);
 	die "wrk: $err" if $st != 0;
 	my ($non2xx) = $out =~ /Non-2xx or 3xx responses: (\d+)/;
 	warn "wrk: $non2xx answers were not 200\n" if $non2xx;
@@ -162,6 +183,49 @@ sub pairs {
 	    median(@{$t{base}}), median(@rt);
 }
 
+# fastapi($model): (median ms, req/s) of the FastAPI baseline on it;
+# () when it has none for this model.
+sub fastapi {
+	my ($m) = @_;
+	my ($kind, $raw, @files) = @{$py{$m} // return ()};
+	my ($file) = grep { -f } map { model_dir() . "/$_" } @files;
+	return () if !$file;
+	my $port = Xmhub::Stack::free_port();
+	my $pid = fork() // die "fork: $!";
+	if ($pid == 0) {
+		@ENV{qw(BENCH_FACE_MODEL BENCH_FACE_KIND BENCH_FACE_RAW)} =
+		    ($file, $kind, $raw);
+		open STDOUT, '>', '/dev/null';
+		setpgrp(0, 0);
+		exec $python, '-m', 'uvicorn', 'face_fastapi:app', '--app-dir',
+		    "$ENV{XMHUB_SRCDIR}/bench", '--host', '127.0.0.1',
+		    '--port', $port, '--workers', 2, '--log-level', 'warning';
+		die "$python: $!";
+	}
+	my $url = "http://127.0.0.1:$port/api/v1/detect";
+	my $ok;
+	for (1 .. 100) {
+		my $r = $http->request(POST => $url,
+			{headers => {'Content-Type' => $ct}, content => $body});
+		$ok = $r->{status} == 200 and last;
+		sleep 0.2;
+	}
+	my @res;
+	if ($ok) {
+		# both workers warm: more requests than a single one would see
+		$http->request(POST => $url, {headers =>
+			{'Content-Type' => $ct}, content => $body}) for 1 .. 24;
+		my ($ms) = wrk($url, 1);
+		my (undef, $rps) = wrk($url, 2);
+		@res = ($ms, $rps);
+	} else {
+		warn "FastAPI baseline did not answer on $m\n";
+	}
+	kill 'TERM', -$pid;
+	waitpid $pid, 0;
+	return @res;
+}
+
 my @rows;
 for my $i (0 .. $#models) {
 	my $m = $models[$i];
@@ -186,18 +250,24 @@ for my $i (0 .. $#models) {
 	    join(' ', map { sprintf '%.3f', $_ } @vs) if @vs;
 	pairs($m) if $base;
 	my (undef, $rps) = wrk($f, 2);
+	my ($py_ms, $py_rps) = fastapi($m);
+	printf STDERR "%s: FastAPI + OpenCV %.2f ms, %.2f req/s; this "
+	    . "service %.2fx faster, %.2fx the req/s\n", $m, $py_ms, $py_rps,
+	    $py_ms / median(@http), $rps / $py_rps if $py_ms;
 	push @rows, [$m, median(@http), $rps, @base ? median(@base) : undef,
-	    @vs ? median(@vs) : undef];
+	    @vs ? median(@vs) : undef, $py_ms];
 }
 shim();
-printf "%-11s %9s %9s %6s %8s %10s%s  %s\n", 'model', 'shim_ms', 'http_ms',
-    'ratio', 'req/s', '1000/shim', $base ? '   base_ms vs_base' : '',
-    'licence';
+printf "%-15s %9s %9s %6s %8s %10s %8s %6s%s  %s\n", 'model', 'shim_ms',
+    'http_ms', 'ratio', 'req/s', '1000/shim', 'py_ms', 'py_x',
+    $base ? '   base_ms vs_base' : '', 'licence';
 for my $row (@rows) {
-	my ($m, $http_ms, $rps, $base_ms, $vs) = @$row;
+	my ($m, $http_ms, $rps, $base_ms, $vs, $py_ms) = @$row;
 	my $s = $shim{$m} // 0;
-	printf "%-11s %9.2f %9.2f %6.3f %8.2f %10.2f%s  %s\n", $m, $s, $http_ms,
-	    $s > 0 ? $http_ms / $s : 0, $rps, $s > 0 ? 1000 / $s : 0,
+	printf "%-15s %9.2f %9.2f %6.3f %8.2f %10.2f %8s %6s%s  %s\n", $m, $s,
+	    $http_ms, $s > 0 ? $http_ms / $s : 0, $rps, $s > 0 ? 1000 / $s : 0,
+	    $py_ms ? sprintf('%.2f', $py_ms) : '-',
+	    $py_ms ? sprintf('%.3f', $py_ms / $http_ms) : '-',
 	    $base ? sprintf(' %9.2f %7.3f', $base_ms, $vs) : '',
 	    $licence{$m} // '?';
 }

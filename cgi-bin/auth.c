@@ -5,11 +5,14 @@
 
 #include "web/app.h"
 #include "api/login.h"
+#include "api/mediaurls.h"
 
 static const struct route routes[] = {
 	{"POST", "/api/auth/login", ROUTE_PUBLIC, 0, NULL, login_login},
 	{"POST", "/api/auth/refresh", ROUTE_PUBLIC, 0, NULL, login_refresh},
 	{"GET", "/api/auth/me", ROUTE_JWT, ROLE_USER, NULL, login_me},
+	{"POST", "/api/auth/media-url", ROUTE_JWT, ROLE_USER, NULL,
+	 mediaurls_post},
 };
 
 int

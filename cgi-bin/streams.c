@@ -7,7 +7,8 @@
 #include "api/streams.h"
 
 static const struct route routes[] = {
-	{"GET", "/api/v1/streams/{id}", ROUTE_JWT, ROLE_USER, NULL,
+	/* <audio src> of the console: a signed URL too (doc/auth.md) */
+	{"GET", "/api/v1/streams/{id}", ROUTE_JWT_OR_SIGNED, ROLE_USER, NULL,
 	 streams_get},
 };
 

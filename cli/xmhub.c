@@ -2,7 +2,7 @@
  * xmhub - command-line tool.  Its commands are documented with what they
  * serve: xmbp and xmch in doc/xmbp.md, migrate in doc/database.md, user,
  * facility and api-key in doc/api.md and doc/auth.md, hash-password in
- * doc/face.md.
+ * doc/face.md, send and sim in doc/sender.md.
  *
  * A table maps "GROUP [COMMAND]" to a handler of one of two shapes:
  * filters read their whole input (a file or standard input), call one
@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "api/apikeys.h"
+#include "device.h"
 #include "codec/buf.h"
 #include "core/auth.h"
 #include "core/conf.h"
@@ -79,6 +80,17 @@ static const struct cmd cmds[] = {
 	 NULL, httpdconf_cli},
 	{"hash-password", NULL, "< PASSWORD (one line on standard input)", NULL,
 	 cmd_hash_password},
+	{"send", NULL,
+	 "--url BASE_URL [--key API_KEY] --session ID "
+	 "--streams INDEX[:NAME]:TYPE,...|@SESSION.json [--ws] [--in-flight N] "
+	 "[--spool DIR] [--batch-samples N] [--linger-ms MS] [--timeout S] "
+	 "[FILE|-]",
+	 NULL, send_main},
+	{"sim", NULL,
+	 "--url BASE_URL [--key API_KEY] [--devices N] [--streams M] "
+	 "[--rate HZ] [--duration S | --samples N] [--batch N] [--ws] [--json] "
+	 "[--device-uid BASE] [--timeout S]",
+	 NULL, sim_main},
 };
 
 /* One --option of a tool: a flag, or followed by its value. */

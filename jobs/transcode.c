@@ -11,8 +11,10 @@
  * runner dies) while the job's heartbeat is renewed every few seconds,
  * and the output put in the store before the job is completed.  A
  * heartbeat that finds the job no longer ours (cancelled, deleted, taken
- * over) kills ffmpeg.  The temporary directories of runners that died
- * are removed when a runner starts.  See doc/transcoding.md.
+ * over) kills ffmpeg.  Then the spectrogram and waveform peaks of the
+ * recording are made (lib/core/spectro) and stored.  The temporary directories
+ * of runners that died are removed when a runner starts.  See
+ * doc/transcoding.md.
  */
 #include "config.h"
 
@@ -36,6 +38,7 @@
 #include "domain/jobs.h"
 #include "core/probe.h"
 #include "core/runner.h"
+#include "core/spectro.h"
 #include "store/storage.h"
 
 #define LOOP_SLEEP_S 3	    /* --loop: pause between drains */
@@ -45,6 +48,9 @@
 #define TMP_MAX_LEN 1024    /* bytes of $TMPDIR */
 /* A run's temporary directory in $TMPDIR: this and mkdtemp's 6. */
 #define TMP_PREFIX "xmhub-transcode-run-"
+/* The stored spectrogram of a whole recording (lib/core/spectro). */
+#define VISUAL_WIDTH 1024
+#define VISUAL_HEIGHT 257
 #define TMP_RANDOM 6
 
 struct runner {
@@ -181,6 +187,8 @@ transcode(struct runner *r, const struct jobs_claim *job, const char *in,
 	argv[n++] = "-loglevel";
 	argv[n++] = "error";
 	argv[n++] = "-y";
+	argv[n++] = "-format_whitelist";
+	argv[n++] = PROBE_FORMATS;
 	argv[n++] = "-i";
 	argv[n++] = (char *)in;
 	argv[n++] = "-map";
@@ -251,6 +259,53 @@ transcode(struct runner *r, const struct jobs_claim *job, const char *in,
 out:
 	child_free(&ch);
 	return ok;
+}
+
+/*
+ * The spectrogram and waveform peaks of the whole recording in (ms long,
+ * copied to dir), stored beside the transcode as
+ * {facility}/uploads/{upload}/spectrogram.png and .../peaks unless an
+ * earlier transcode of the upload made them (they depend on the original
+ * only).  Extras: a failure is logged and leaves them absent (a
+ * retranscode tries again), never fails the transcode.  The heartbeat is
+ * renewed first and libsox gets at most half the lease, so the job can
+ * not be taken over meanwhile.
+ */
+static void
+visuals(struct runner *r, const struct jobs_claim *job, const char *in,
+	const char *dir, int64_t ms)
+{
+	struct spectro_req rq = {0, ms, VISUAL_WIDTH, VISUAL_HEIGHT};
+	char png_key[600], peaks_key[600], peaks[PATH_MAX], detail[512];
+	enum jobs_outcome o;
+	uint64_t size;
+	struct buf png;
+
+	snprintf(png_key, sizeof(png_key), "%s/uploads/%s/spectrogram.png",
+		 job->facility_id, job->upload_id);
+	snprintf(peaks_key, sizeof(peaks_key), "%s/uploads/%s/peaks",
+		 job->facility_id, job->upload_id);
+	snprintf(peaks, sizeof(peaks), "%s/peaks", dir);
+	buf_init(&png, 0);
+	if (store_size(r->st, png_key, &size, detail, sizeof(detail)) ==
+		    STORE_OK &&
+	    store_size(r->st, peaks_key, &size, detail, sizeof(detail)) ==
+		    STORE_OK)
+		goto out;
+	if (jobs_heartbeat(r->db, job, &o) != DB_OK || o == JOBS_LOST)
+		goto out;
+	if (!spectro_render(in, &rq, peaks, (int)(jobs_lease() * 1000 / 2),
+			    &png, detail, sizeof(detail))) {
+		log_raw(job, "spectrogram", detail);
+		goto out;
+	}
+	if (!put_file(r->st, peaks, peaks_key, "application/octet-stream",
+		      &size, detail, sizeof(detail)) ||
+	    store_put_buf(r->st, png_key, png.p, png.len, "image/png", detail,
+			  sizeof(detail)) != STORE_OK)
+		log_raw(job, "spectrogram", detail);
+out:
+	buf_free(&png);
 }
 
 /* The tolerance of the decoded length against the header's. */
@@ -333,6 +388,8 @@ run_in(struct runner *r, const struct jobs_claim *job, const char *dir)
 		fprintf(stderr, "xmhub-transcode: %s: %s\n", okey, detail);
 		return fail(r, job, "the output could not be stored");
 	}
+	/* A stop cuts this short, but the transcode is done: completed. */
+	visuals(r, job, in, dir, pin.duration_ms);
 	if (jobs_complete(r->db, job, &pin, size, (uint64_t)pout.duration_ms,
 			  &o) != DB_OK)
 		return RUN_DB;
@@ -518,6 +575,8 @@ main(int argc, char **argv)
 	 * so that what parses the upload holds no secret. */
 	if (argc == 3 && strcmp(argv[1], PROBE_SOX_ARG) == 0)
 		return probe_sox_main(argv[2]);
+	if (argc > 1 && strcmp(argv[1], SPECTRO_ARG) == 0)
+		return spectro_main(argc, argv);
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--drain") == 0 && mode == 0)
 			mode = 'd';

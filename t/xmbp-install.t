@@ -27,6 +27,7 @@ my $P = "$D$prefix";
 for my $f (qw(include/xmbp/codec/xmbpenc.h include/xmbp/codec/xmbp.h
     include/xmbp/codec/sample.h lib/libxmbp.a lib/pkgconfig/xmbp.pc
     share/man/man3/xmbp.3 share/xmbp/codec/xmbpenc.c
+    include/xmbp/codec/xmbpaudio.h share/xmbp/codec/xmbpaudio.c
     share/xmbp/codec/utf8.c)) {
 	ok(-f "$P/$f", "installed: $f");
 }
@@ -36,9 +37,9 @@ is("$st $out$err", '0 ', 'xmbp(3) is clean under mandoc -Tlint');
 
 # Every function of the installed headers has its man page: a link.
 my @fns;
-for my $h (qw(xmbpenc.h xmbp.h)) {
+for my $h (qw(xmbpenc.h xmbp.h xmbpaudio.h)) {
 	open my $fh, '<', "$P/include/xmbp/codec/$h" or die "$h: $!";
-	push @fns, map { /^[a-z].*?\b(xmbp_\w+)\(/ ? $1 : () } <$fh>;
+	push @fns, map { /^[a-z].*?\b(xmbp(?:audio)?_\w+)\(/ ? $1 : () } <$fh>;
 	close $fh;
 }
 cmp_ok(scalar @fns, '>=', 25, 'the headers declare the functions');

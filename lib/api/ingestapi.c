@@ -10,6 +10,7 @@
 
 #include "api/ingestapi.h"
 #include "codec/sample.h"
+#include "codec/streamaudio.h"
 #include "domain/ingest.h"
 #include "web/dbjson.h"
 #include "web/scope.h"
@@ -137,6 +138,7 @@ check_streams(json_object *body, json_object **out, struct http_resp *resp)
 	json_object *arr, *rows = NULL, *row;
 	struct valid_value v[NSTREAM];
 	enum sample_type type;
+	char detail[160];
 	size_t n, i;
 	double rate;
 	bool rate_given;
@@ -198,6 +200,10 @@ check_streams(json_object *body, json_object **out, struct http_resp *resp)
 		if (rate_given)
 			json_object_object_add(row, "sample_rate_hz",
 					       json_object_new_double(rate));
+		if (!streamaudio_def(o, type, row, detail, sizeof(detail))) {
+			http_error(resp, 400, "streams[%zu]: %s", i, detail);
+			goto fail;
+		}
 	}
 	*out = rows;
 	return true;

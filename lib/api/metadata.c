@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/audioapi.h"
 #include "domain/chunks.h"
 #include "web/dbjson.h"
 #include "domain/ingest.h"
@@ -91,7 +92,7 @@ struct query {
 	long long limit;
 };
 
-static const char *const formats[] = {"json", "csv", NULL};
+static const char *const formats[] = {"json", "csv", "wav", NULL};
 
 /* Reads and checks the path's stream index and every query parameter;
  * false with a 400 answered. */
@@ -469,7 +470,12 @@ metadata_samples(struct app_ctx *ctx)
 	struct query q;
 	char stream_id[37];
 	enum sample_type type;
+	const char *format = http_query(ctx->req, "format");
 
+	if (format != NULL && strcmp(format, "wav") == 0) {
+		audioapi_wav(ctx);
+		return;
+	}
 	if (!parse_query(ctx, &q) || !scope_row(ctx, owner_sql, "session") ||
 	    !fetch_stream(ctx, &q, stream_id, &type))
 		return;

@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/streamaudio.h"
 #include "codec/uuid.h"
 #include "codec/xmbp.h"
 #include "codec/xmch.h"
+#include "core/auth.h"
 #include "domain/ingest.h"
 
 /* What the steps below return besides an enum ingest_status: the
@@ -76,11 +78,15 @@ static const char create_sql[] =
 	"COALESCE($5::jsonb, '{}') FROM dev WHERE dev.is_active "
 	"RETURNING id), "
 	"t AS (INSERT INTO ingest_streams (session_id, stream_index, name, "
-	"value_type, unit, sample_rate_hz, description) "
+	"value_type, unit, sample_rate_hz, description, audio_codec, "
+	"audio_sample_rate_hz, audio_channels) "
 	"SELECT s.id, x.stream_index, x.name, x.value_type, x.unit, "
-	"x.sample_rate_hz, x.description FROM s, "
+	"x.sample_rate_hz, x.description, x.audio_codec, "
+	"x.audio_sample_rate_hz, x.audio_channels FROM s, "
 	"jsonb_to_recordset($6::jsonb) AS x(stream_index integer, name text, "
-	"value_type text, unit text, sample_rate_hz real, description text)) "
+	"value_type text, unit text, sample_rate_hz real, description text, "
+	"audio_codec text, audio_sample_rate_hz integer, "
+	"audio_channels smallint)) "
 	"SELECT id FROM s";
 
 enum ingest_status
@@ -118,6 +124,7 @@ struct stream_def {
 	uint16_t index;
 	enum sample_type type;
 	char id[UUID_LEN + 1];
+	struct streamaudio_decl audio; /* codec 0: no audio declared */
 };
 
 /* A session as read before a batch, its streams sorted by index. */
@@ -125,6 +132,8 @@ struct session {
 	char id[UUID_LEN + 1], facility_id[UUID_LEN + 1];
 	char status[16];
 	struct ingest_gap gap;
+	uint64_t total; /* total_samples */
+	bool repeated;	/* the batch is one of its last stored ones */
 	uint32_t device_uid;
 	char device_id[UUID_LEN + 1];
 	int nstreams;
@@ -178,7 +187,10 @@ cache_put(const struct session *s)
 
 static const char read_sql[] =
 	"SELECT s.status, s.last_batch_seq, s.missed_batches, d.device_uid, "
-	"s.device_id, t.stream_index, t.value_type, t.id "
+	"s.device_id, t.stream_index, t.value_type, t.id, s.total_samples, "
+	"$3::bytea = ANY (s.recent_batches), "
+	"COALESCE(t.audio_codec, ''), t.audio_channels, "
+	"t.audio_sample_rate_hz "
 	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
 	"JOIN ingest_streams t ON t.session_id = s.id "
 	"WHERE s.id = $1::uuid AND s.facility_id = $2::uuid "
@@ -186,12 +198,13 @@ static const char read_sql[] =
 
 /*
  * One statement, hence one transaction, writes the batch: the session's
- * counters, but only while it is active and its last_batch_seq is still
- * the one the gap accounting started from ($12: the UPDATE takes the
- * row's lock and, if another batch changed the row meanwhile, checks the
- * condition again on the new version); then, only when that row was
- * updated, a chunk row per stream block (their bytes are slices of one
- * bytea, $8, which spares PostgreSQL parsing a large array) and the
+ * counters and its ring of the last 64 batch digests, but only while it
+ * is active, its last_batch_seq is still the one the gap accounting
+ * started from ($12) and the batch's digest ($16) is not in the ring (the
+ * UPDATE takes the row's lock and, if another batch changed the row
+ * meanwhile, checks the condition again on the new version); then, only when
+ * that row was updated, a chunk row per stream block (their bytes are slices of
+ * one bytea, $8, which spares PostgreSQL parsing a large array) and the
  * device's last_seen_at (at most once a second, to spare a row version
  * per batch).  No row: the caller reads the session again.
  */
@@ -200,10 +213,13 @@ static const char write_sql[] =
 	"total_samples = total_samples + $9::bigint, "
 	"total_bytes = total_bytes + $10::bigint, "
 	"missed_batches = missed_batches + $11::bigint, "
-	"last_batch_seq = $13::integer, last_data_at = now() "
+	"last_batch_seq = $13::integer, last_data_at = now(), "
+	"recent_batches = (recent_batches || $16::bytea)"
+	"[greatest(cardinality(recent_batches) - 62, 1):] "
 	"WHERE id = $1::uuid AND facility_id = $15::uuid "
 	"AND status = 'active' "
 	"AND last_batch_seq IS NOT DISTINCT FROM $12::integer "
+	"AND NOT ($16::bytea = ANY (recent_batches)) "
 	"RETURNING total_samples, missed_batches), "
 	"c AS (INSERT INTO stored_chunks (stream_id, start_ts_us, "
 	"end_ts_us, sample_count, byte_size, data) "
@@ -424,6 +440,8 @@ read_session(const PGresult *res, const char *facility_id,
 	s->gap.last = (uint16_t)strtoul(PQgetvalue(res, 0, 1), NULL, 10);
 	s->gap.missed = strtoull(PQgetvalue(res, 0, 2), NULL, 10);
 	s->device_uid = (uint32_t)strtoul(PQgetvalue(res, 0, 3), NULL, 10);
+	s->total = strtoull(PQgetvalue(res, 0, 8), NULL, 10);
+	s->repeated = strcmp(PQgetvalue(res, 0, 9), "t") == 0;
 	s->nstreams = n;
 	if (!copy_text(res, 0, s->status, sizeof(s->status)) ||
 	    !copy_text(res, 4, s->device_id, sizeof(s->device_id)))
@@ -436,6 +454,10 @@ read_session(const PGresult *res, const char *facility_id,
 			goto bad;
 		snprintf(s->streams[i].id, sizeof(s->streams[i].id), "%s",
 			 PQgetvalue(res, i, 7));
+		if (!streamaudio_decl_parse(
+			    PQgetvalue(res, i, 10), PQgetvalue(res, i, 11),
+			    PQgetvalue(res, i, 12), &s->streams[i].audio))
+			goto bad;
 	}
 	return s;
 bad:
@@ -484,6 +506,8 @@ build_rows(const struct session *s, const struct xmbp_batch *b, struct rows *r,
 				 sample_type_name(st.type));
 			return INGEST_INVALID;
 		}
+		if (!streamaudio_check_block(&st, &def->audio, detail, dlen))
+			return INGEST_INVALID;
 		/* An empty block adds nothing worth a row. */
 		if (st.sample_count == 0)
 			continue;
@@ -507,6 +531,21 @@ build_rows(const struct session *s, const struct xmbp_batch *b, struct rows *r,
 	return INGEST_OK;
 }
 
+/* The counters of an acknowledgement, saturating. */
+static void
+set_ack(struct ingest_ack *ack, uint64_t total, uint64_t missed)
+{
+	ack->accepted_samples =
+		total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+	ack->missed_batches =
+		missed > UINT32_MAX ? UINT32_MAX : (uint32_t)missed;
+}
+
+/* What identifies a stored batch for retries: the first bytes of the
+ * SHA-256 of the whole batch, passed as bytea's hex text. */
+#define INGEST_DIGEST_LEN 16
+#define INGEST_DIGEST_HEX (2 + 2 * INGEST_DIGEST_LEN + 1)
+
 /* Tries of write_sql before giving up on a session that other batches
  * keep changing between its read and its write. */
 #define WRITE_TRIES 32
@@ -520,11 +559,11 @@ build_rows(const struct session *s, const struct xmbp_batch *b, struct rows *r,
 static int
 write_batch(struct db *db, const struct session *s,
 	    const struct ingest_gap *from, const struct rows *r, uint16_t seq,
-	    uint64_t samples, size_t len, struct ingest_ack *ack, char *detail,
-	    size_t dlen)
+	    const char *digest, uint64_t samples, size_t len,
+	    struct ingest_ack *ack, char *detail, size_t dlen)
 {
 	char nsamples[24], nbytes[24], missed[24], prev[8], last[8];
-	const char *params[15];
+	const char *params[16];
 	struct ingest_gap g = *from;
 	PGresult *res = NULL;
 	enum db_status st;
@@ -551,7 +590,8 @@ write_batch(struct db *db, const struct session *s,
 	params[12] = last;
 	params[13] = (const char *)r->offs.p;
 	params[14] = s->facility_id;
-	if ((st = db_query(db, &res, write_sql, 15, params)) != DB_OK)
+	params[15] = digest;
+	if ((st = db_query(db, &res, write_sql, 16, params)) != DB_OK)
 		return db_fail(st, detail, dlen);
 	if (PQntuples(res) == 0) {
 		PQclear(res);
@@ -560,27 +600,25 @@ write_batch(struct db *db, const struct session *s,
 	total = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
 	nmissed = strtoull(PQgetvalue(res, 0, 1), NULL, 10);
 	PQclear(res);
-	ack->accepted_samples =
-		total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
-	ack->missed_batches =
-		nmissed > UINT32_MAX ? UINT32_MAX : (uint32_t)nmissed;
+	set_ack(ack, total, nmissed);
 	return INGEST_OK;
 }
 
 /* Reads session_id of facility_id into *s (the caller frees it; it is
- * also cached): INGEST_OK, INGEST_NOT_FOUND, INGEST_NOT_ACTIVE, or a
+ * also cached), with whether the batch of digest was stored lately:
+ * INGEST_OK, INGEST_NOT_FOUND, INGEST_NOT_ACTIVE, or a
  * database failure. */
 static int
 read_active(struct db *db, const char *facility_id, const char *session_id,
-	    struct session **s, char *detail, size_t dlen)
+	    const char *digest, struct session **s, char *detail, size_t dlen)
 {
-	const char *params[2] = {session_id, facility_id};
+	const char *params[3] = {session_id, facility_id, digest};
 	PGresult *res = NULL;
 	enum db_status st;
 	int status = INGEST_OK;
 
 	*s = NULL;
-	if ((st = db_query_ro(db, &res, read_sql, 2, params)) != DB_OK)
+	if ((st = db_query_ro(db, &res, read_sql, 3, params)) != DB_OK)
 		return db_fail(st, detail, dlen);
 	if (PQntuples(res) == 0) {
 		snprintf(detail, dlen, "ingest session not found");
@@ -599,13 +637,14 @@ read_active(struct db *db, const char *facility_id, const char *session_id,
  * The batch b of len bytes as the next of its session, when the session
  * is cached: the chunks built into r (INGEST_INVALID for a batch that
  * does not fit the session) and written if the session's last batch was
- * seq - 1 and it is active.  STALE when that could not be tried or did
- * not hold.
+ * seq - 1, it is active and the batch is not a retry.  STALE when that could
+ * not be tried or did not hold.
  */
 static int
 try_next(struct db *db, const char *facility_id, const char *session_id,
-	 const struct xmbp_batch *b, size_t len, struct rows *r,
-	 uint64_t *samples, struct ingest_ack *ack, char *detail, size_t dlen)
+	 const struct xmbp_batch *b, const char *digest, size_t len,
+	 struct rows *r, uint64_t *samples, struct ingest_ack *ack,
+	 char *detail, size_t dlen)
 {
 	const struct session *s = cache_get(facility_id, session_id);
 	struct ingest_gap prev = {true, (uint16_t)(b->batch_seq - 1u), 0};
@@ -615,8 +654,8 @@ try_next(struct db *db, const char *facility_id, const char *session_id,
 		return STALE;
 	if ((status = build_rows(s, b, r, samples, detail, dlen)) != INGEST_OK)
 		return status;
-	return write_batch(db, s, &prev, r, b->batch_seq, *samples, len, ack,
-			   detail, dlen);
+	return write_batch(db, s, &prev, r, b->batch_seq, digest, *samples, len,
+			   ack, detail, dlen);
 }
 
 enum ingest_status
@@ -628,6 +667,7 @@ ingest_data(struct db *db, const char *facility_id, const char *session_id,
 	struct session *s = NULL;
 	struct xmbp_error err;
 	struct rows r;
+	char sha[AUTH_SHA256_HEX], digest[INGEST_DIGEST_HEX];
 	uint64_t samples = 0;
 	int status = INGEST_ERROR;
 
@@ -650,22 +690,31 @@ ingest_data(struct db *db, const char *facility_id, const char *session_id,
 		status = INGEST_INVALID;
 		goto out;
 	}
-	if ((status = try_next(db, facility_id, session_id, b, len, &r,
+	auth_sha256_hex(batch, len, sha);
+	if (sha[0] == '\0')
+		goto out;
+	snprintf(digest, sizeof(digest), "\\x%.*s", 2 * INGEST_DIGEST_LEN, sha);
+	if ((status = try_next(db, facility_id, session_id, b, digest, len, &r,
 			       &samples, ack, detail, dlen)) != STALE)
 		goto out;
 	/* The streams and the device do not change: chunks built from the
 	 * cache, or else from the first read, stay good. */
 	for (int i = 0; i < WRITE_TRIES; i++) {
 		free(s);
-		if ((status = read_active(db, facility_id, session_id, &s,
-					  detail, dlen)) != INGEST_OK)
+		if ((status = read_active(db, facility_id, session_id, digest,
+					  &s, detail, dlen)) != INGEST_OK)
 			goto out;
+		/* A retry of a stored batch: acknowledged, not stored. */
+		if (s->repeated) {
+			set_ack(ack, s->total, s->gap.missed);
+			goto out;
+		}
 		if (!r.done && (status = build_rows(s, b, &r, &samples, detail,
 						    dlen)) != INGEST_OK)
 			goto out;
 		if ((status = write_batch(db, s, &s->gap, &r, b->batch_seq,
-					  samples, len, ack, detail, dlen)) !=
-		    STALE)
+					  digest, samples, len, ack, detail,
+					  dlen)) != STALE)
 			goto out;
 	}
 	snprintf(detail, dlen,

@@ -34,7 +34,11 @@
 	"s.total_samples, s.total_bytes, s.missed_batches, s.metadata, "       \
 	"(SELECT jsonb_agg(jsonb_build_object('id', t.id, 'stream_index', "    \
 	"t.stream_index, 'name', t.name, 'value_type', t.value_type, "         \
-	"'unit', t.unit, 'sample_rate_hz', t.sample_rate_hz) "                 \
+	"'unit', t.unit, 'sample_rate_hz', t.sample_rate_hz) || "              \
+	"CASE WHEN t.audio_codec IS NULL THEN '{}' ELSE jsonb_build_object("   \
+	"'audio', jsonb_build_object('codec', t.audio_codec, "                 \
+	"'sample_rate_hz', t.audio_sample_rate_hz, "                           \
+	"'channels', t.audio_channels)) END "                                  \
 	"ORDER BY t.stream_index) FROM ingest_streams t "                      \
 	"WHERE t.session_id = s.id) AS streams"
 
@@ -76,8 +80,9 @@ enum ingest_status {
  * Opens a session of facility_id for device_uid (the device created when
  * unknown, named "device N"), named name (NULL: none), with metadata (a
  * JSON object as text, NULL: {}) and streams (a checked JSON array of
- * {stream_index, name, value_type, unit, sample_rate_hz, description}
- * as text), in one statement.  INGEST_OK with id filled;
+ * {stream_index, name, value_type, unit, sample_rate_hz, description,
+ * audio_codec, audio_sample_rate_hz, audio_channels} as text), in one
+ * statement.  INGEST_OK with id filled;
  * INGEST_DEVICE_INACTIVE, INGEST_UNAVAILABLE or INGEST_ERROR with detail.
  */
 enum ingest_status ingest_session_create(struct db *db, const char *facility_id,
@@ -92,7 +97,8 @@ enum ingest_status ingest_session_create(struct db *db, const char *facility_id,
  * caller authenticated an API key of that facility with the ingest
  * scope).  INGEST_OK once committed (durable; ack filled); otherwise
  * INGEST_INVALID (the detail names the XMBP error kind, TrailingData,
- * the undeclared stream, the wrong type or the device id mismatch),
+ * the undeclared stream, the wrong type, the device id mismatch or the
+ * audio frame that does not fit the stream's declaration),
  * INGEST_NOT_FOUND, INGEST_NOT_ACTIVE, INGEST_BUSY, INGEST_UNAVAILABLE or
  * INGEST_ERROR, with detail.
  */

@@ -46,13 +46,17 @@ struct face_point {
 /*
  * One detected face in image pixels, clipped to the image.  lm[] holds
  * left eye, right eye, nose, left mouth corner, right mouth corner (left
- * and right as seen in the image) when has_landmarks, zeros otherwise.
+ * and right as seen in the image) when has_landmarks, zeros otherwise
+ * (BlazeFace's mouth corners are estimated: doc/face-models.md).  score
+ * is on the common scale of every model (calibrated, 0..1), raw_score
+ * the model's own.
  */
 struct face_box {
 	float x1, y1, x2, y2;
 	float score;
 	bool has_landmarks;
 	struct face_point lm[5];
+	float raw_score;
 };
 
 /* Where the time of one face_detect() went, and what the detector saw. */
@@ -117,12 +121,16 @@ bool face_model_landmarks(const struct face_model *m);
 int face_model_det_size(const struct face_model *m);
 
 /*
- * The confidence threshold at which this model gave no false positive on
- * the test photos (models/NOTICE.txt): 0.5 for SCRFD, 0.9 for YuNet,
- * whose scores run high, 0.75 for BlazeFace.  Advice for logs and docs;
- * face_detect() uses the threshold it is given.
+ * The confidence threshold to use: 0.5 for every model, since scores are
+ * calibrated to one scale (doc/face-models.md, "Confidence").
  */
 float face_model_suggested_conf(const struct face_model *m);
+
+/*
+ * The name of the best model (face_model_names[] order) with a file in
+ * dir, static; NULL when there is none.  Only looks at file names.
+ */
+const char *face_model_best(const char *dir);
 
 /* OpenCV's version string, e.g. "4.6.0" (static). */
 const char *face_opencv_version(void);
@@ -170,7 +178,7 @@ struct face_image *face_image_clone(const struct face_image *img);
 const uint8_t *face_image_pixels(const struct face_image *img, size_t *stride);
 
 /*
- * Finds faces with score >= conf, NMS IoU nms, sorted by score
+ * Finds faces with calibrated score >= conf, NMS IoU nms, sorted by score
  * (highest first), at most max_faces (0: all) and at most cap into
  * out[]; *n is the number stored.  t (may be NULL) receives timings.
  * False and detail on failure (*n is then 0).

@@ -36,38 +36,68 @@ extern "C" {
 #include "face/face.h"
 
 /* The names of specs[] below, in the same order. */
-const char *const face_model_names[] = {"scrfd_10g", "scrfd_2.5g", "scrfd_500m",
-					"yunet",     "blazeface",  nullptr};
+const char *const face_model_names[] = {
+	"scrfd_10g", "scrfd_2.5g", "scrfd_500m",      "yunet_2023mar",
+	"yunet",     "blazeface",  "blazeface_front", nullptr};
 
 namespace
 {
 
-enum kind { SCRFD, YUNET, BLAZEFACE };
+enum kind { SCRFD, YUNET, YUNET23, BLAZEFACE };
 
 struct model_spec {
 	const char *name;
 	enum kind kind;
 	const char *files[4]; /* tried in order, NULL-terminated */
+	/* the raw score that calibrates to 0.5 (doc/face-models.md,
+	 * "Confidence"); 0.5, raw = calibrated, when not fitted */
+	float knot;
+	int size; /* BlazeFace: the fixed input side its anchors need */
 };
 
-/* Best first: the fallback order of doc/face-models.md. */
+/*
+ * Best first: the fallback order of doc/face-models.md.  The knots were
+ * fitted on the calibration photos of t/data/face-photos.tsv.
+ */
 const model_spec specs[] = {
 	{"scrfd_10g",
 	 SCRFD,
 	 {"scrfd_10g_bnkps.onnx", "det_10g.onnx", "det_10g_static640.onnx",
-	  nullptr}},
+	  nullptr},
+	 0.5f /* not fitted: no weights */,
+	 0},
 	{"scrfd_2.5g",
 	 SCRFD,
 	 {"scrfd_2.5g_bnkps.onnx", "det_2.5g.onnx", "det_2.5g_static640.onnx",
-	  nullptr}},
+	  nullptr},
+	 0.4102f,
+	 0},
 	{"scrfd_500m",
 	 SCRFD,
 	 {"scrfd_500m_bnkps.onnx", "det_500m.onnx", "det_500m_static640.onnx",
-	  nullptr}},
-	{"yunet", YUNET, {"face_detection_yunet_2022mar.onnx", nullptr}},
+	  nullptr},
+	 0.5263f,
+	 0},
+	{"yunet_2023mar",
+	 YUNET23,
+	 {"face_detection_yunet_2023mar.onnx", nullptr},
+	 0.8060f,
+	 0},
+	{"yunet",
+	 YUNET,
+	 {"face_detection_yunet_2022mar.onnx", nullptr},
+	 0.9949f,
+	 0},
 	{"blazeface",
 	 BLAZEFACE,
-	 {"face_detection_back_256x256_barracuda.onnx", nullptr}},
+	 {"face_detection_back_256x256_barracuda.onnx", nullptr},
+	 0.7123f,
+	 256},
+	{"blazeface_front",
+	 BLAZEFACE,
+	 {"face_detection_front_128x128_barracuda.onnx", nullptr},
+	 0.6581f,
+	 128},
 };
 const size_t nspecs = sizeof(specs) / sizeof(specs[0]);
 static_assert(sizeof(face_model_names) / sizeof(face_model_names[0]) ==
@@ -76,8 +106,8 @@ static_assert(sizeof(face_model_names) / sizeof(face_model_names[0]) ==
 
 /* SCRFD exports we know are fixed at this input side. */
 const int scrfd_native = 640;
-/* BlazeFace back-256 has its anchors tied to a 256 input. */
-const int blaze_size = 256;
+/* YuNet 2023mar only runs at this side in OpenCV 4.6 (NOTICE.txt). */
+const int yunet23_size = 640;
 /* Candidates kept for NMS, best first (as YuNet's top_k). */
 const size_t max_candidates = 5000;
 
@@ -145,7 +175,8 @@ explain(const char *what, char *detail, size_t dlen) noexcept
 
 struct candidate {
 	cv::Rect2f box;
-	float score;
+	float score; /* calibrated */
+	float raw;   /* the model's own */
 	bool has_lm;
 	cv::Point2f lm[5];
 };
@@ -208,6 +239,37 @@ nms(std::vector<candidate> &c, float thr, bool weighted)
 	return kept;
 }
 
+/*
+ * The common scale of doc/face-models.md ("Confidence"): raw scores up
+ * to the model's knot map linearly onto [0, 0.5], the rest onto
+ * [0.5, 1]; monotone, so a threshold on either scale keeps the same
+ * faces.
+ */
+float
+calibrate(float raw, float knot)
+{
+	raw = std::max(0.f, std::min(1.f, raw));
+	return raw <= knot ? 0.5f * raw / knot
+			   : 0.5f + 0.5f * (raw - knot) / (1.f - knot);
+}
+
+/* The inverse of calibrate(): the raw score that calibrates to conf. */
+float
+uncalibrate(float conf, float knot)
+{
+	conf = std::max(0.f, std::min(1.f, conf));
+	return conf <= 0.5f ? 2.f * conf * knot
+			    : knot + 2.f * (conf - 0.5f) * (1.f - knot);
+}
+
+/*
+ * BlazeFace's mouth is one point; its corners are put on the line
+ * through it parallel to the eyes, this fraction of the eye distance
+ * apart (the median ratio of SCRFD's and YuNet's points on the
+ * calibration photos, doc/face-models.md).
+ */
+const float mouth_per_eyes = 0.82f;
+
 /* img scaled by *scale to fit det x det, at the top left of black. */
 cv::Mat
 letterbox(const cv::Mat &img, int det, double *scale)
@@ -235,10 +297,14 @@ struct face_model {
 	std::vector<std::string> outs;
 	/* SCRFD: per stride 8/16/32, output index of score, bbox, kps */
 	int idx[3][3];
+	/* YuNet 2023mar: per stride 8/16/32, output index of cls, obj,
+	 * bbox, kps */
+	int yidx[3][4];
 	/* BlazeFace: output index of scores and regressors per grid 16/8 */
 	int bidx[2][2];
 	std::vector<cv::Point2f> anchors;
 	cv::Ptr<cv::FaceDetectorYN> yn;
+	float knot = 0.5f; /* the raw score calibrated to 0.5 */
 };
 
 struct face_image {
@@ -313,7 +379,51 @@ scrfd_classify(face_model *m, const std::vector<cv::Mat> &outs)
 	return "";
 }
 
-/* Fills m->bidx and the 896 anchors of BlazeFace back-256. */
+/*
+ * Fills m->yidx from YuNet 2023mar's 12 outputs, named cls_S, obj_S,
+ * bbox_S and kps_S for the strides S 8/16/32 (cls and obj have the same
+ * shape, so the names tell them apart), each [1, (det/S)^2, 1|1|4|10].
+ */
+std::string
+yunet23_classify(face_model *m, const std::vector<cv::Mat> &outs)
+{
+	static const char *const parts[4] = {"cls_", "obj_", "bbox_", "kps_"};
+	static const int cols[4] = {1, 1, 4, 10};
+
+	for (auto &r : m->yidx)
+		r[0] = r[1] = r[2] = r[3] = -1;
+	for (size_t i = 0; i < outs.size(); i++) {
+		const std::string &name = m->outs[i];
+		int rows, ncols, k, st;
+
+		for (k = 0; k < 4; k++)
+			if (name.rfind(parts[k], 0) == 0)
+				break;
+		for (st = 0; k < 4 && st < 3; st++)
+			if (name.substr(strlen(parts[k])) ==
+			    std::to_string(8 << st))
+				break;
+		if (k == 4 || st == 3 || !out_shape(outs[i], &rows, &ncols) ||
+		    ncols != cols[k] ||
+		    rows != (m->det / (8 << st)) * (m->det / (8 << st)) ||
+		    m->yidx[st][k] >= 0)
+			return "outputs are not YuNet 2023mar's "
+			       "cls/obj/bbox/kps "
+			       "for strides 8/16/32";
+		m->yidx[st][k] = (int)i;
+	}
+	if (outs.size() != 12)
+		return "expected 12 outputs, got " +
+		       std::to_string(outs.size());
+	m->landmarks = true;
+	return "";
+}
+
+/*
+ * Fills m->bidx and the 896 anchors of BlazeFace at side m->det: back-256
+ * and front-128 share the layout (a 16x16 grid of 2 anchors, an 8x8 grid
+ * of 6), at strides 16/32 and 8/16.
+ */
 std::string
 blaze_classify(face_model *m, const std::vector<cv::Mat> &outs)
 {
@@ -329,7 +439,7 @@ blaze_classify(face_model *m, const std::vector<cv::Mat> &outs)
 		g = rows == 512 ? 0 : rows == 384 ? 1 : -1;
 		k = cols == 1 ? 0 : cols == 16 ? 1 : -1;
 		if (g < 0 || k < 0 || m->bidx[g][k] >= 0)
-			return "outputs are not BlazeFace back-256 "
+			return "outputs are not BlazeFace's "
 			       "[512|384, 1|16]";
 		m->bidx[g][k] = (int)i;
 	}
@@ -343,11 +453,10 @@ blaze_classify(face_model *m, const std::vector<cv::Mat> &outs)
 				for (int a = 0; a < per[g]; a++)
 					m->anchors.emplace_back(
 						(col + 0.5f) / grids[g] *
-							blaze_size,
+							m->det,
 						(row + 0.5f) / grids[g] *
-							blaze_size);
-	m->det = blaze_size;
-	m->landmarks = false;
+							m->det);
+	m->landmarks = true;
 	return "";
 }
 
@@ -561,14 +670,17 @@ onnx_fix_input(const std::string &model, int det)
 	return out;
 }
 
-/* Loads one file as a model of kind k; "" or why not. */
+/* Loads one file as a model of spec; "" or why not. */
 std::string
-load_file(face_model *m, enum kind k, const std::string &path, int det,
-	  std::string &note)
+load_file(face_model *m, const model_spec &spec, const std::string &path,
+	  int det, std::string &note)
 {
+	enum kind k = spec.kind;
+
 	m->kind = k;
 	m->path = path;
-	m->det = det;
+	m->det = k == BLAZEFACE ? spec.size : k == YUNET23 ? yunet23_size : det;
+	m->knot = spec.knot;
 	if (k == YUNET) {
 		m->yn = cv::FaceDetectorYN::create(path, "", cv::Size(det, det),
 						   0.5f, 0.4f, 5000);
@@ -602,10 +714,18 @@ load_file(face_model *m, enum kind k, const std::string &path, int det,
 
 	std::vector<cv::Mat> outs;
 	if (k == BLAZEFACE) {
-		forward_blank(m, blaze_size, outs);
-		if (det != blaze_size)
-			note += "; blazeface has a fixed 256x256 input";
+		forward_blank(m, m->det, outs);
+		if (det != m->det)
+			note += "; " + std::string(spec.name) +
+				" has a fixed " + std::to_string(m->det) + "x" +
+				std::to_string(m->det) + " input";
 		return blaze_classify(m, outs);
+	}
+	if (k == YUNET23) {
+		forward_blank(m, m->det, outs);
+		if (det != m->det)
+			note += "; yunet_2023mar has a fixed 640x640 input";
+		return yunet23_classify(m, outs);
 	}
 	try {
 		forward_blank(m, det, outs);
@@ -655,7 +775,7 @@ load_spec(face_model *m, const model_spec &spec, const std::string &dir,
 		auto level = cv::utils::logging::setLogLevel(
 			cv::utils::logging::LOG_LEVEL_SILENT);
 		try {
-			why = load_file(m, spec.kind, path, det, extra);
+			why = load_file(m, spec, path, det, extra);
 		} catch (...) {
 			char reason[512];
 
@@ -688,14 +808,17 @@ run_scrfd(face_model *m, double scale, float conf, std::vector<cv::Mat> &outs,
 					  : nullptr;
 
 		for (int i = 0; i < g * g * 2; i++) {
-			if (!(sc[i] >= conf))
+			float p = calibrate(sc[i], m->knot);
+
+			if (!(p >= conf))
 				continue;
 			float cx = (float)(i / 2 % g * s);
 			float cy = (float)(i / 2 / g * s);
 			const float *b = bb + 4 * i;
 			candidate c;
 
-			c.score = sc[i];
+			c.score = p;
+			c.raw = sc[i];
 			c.box = cv::Rect2f(
 				cv::Point2f((cx - b[0] * s) / scale,
 					    (cy - b[1] * s) / scale),
@@ -726,21 +849,86 @@ run_blaze(face_model *m, double scale, float conf, std::vector<cv::Mat> &outs,
 		out_shape(outs[m->bidx[g][0]], &rows, &cols);
 		for (int i = 0; i < rows; i++, a++) {
 			float x = std::max(-80.f, std::min(80.f, sc[i]));
-			float p = 1.f / (1.f + std::exp(-x));
+			float raw = 1.f / (1.f + std::exp(-x));
+			float p = calibrate(raw, m->knot);
 			const float *r = rg + 16 * i;
+			cv::Point2f an = m->anchors[a], kp[4];
 			candidate c;
 
 			if (!(p >= conf))
 				continue;
-			float cx = m->anchors[a].x + r[0];
-			float cy = m->anchors[a].y + r[1];
+			float cx = an.x + r[0];
+			float cy = an.y + r[1];
 			c.score = p;
+			c.raw = raw;
 			c.box = cv::Rect2f(
 				cv::Point2f((cx - r[2] / 2) / scale,
 					    (cy - r[3] / 2) / scale),
 				cv::Point2f((cx + r[2] / 2) / scale,
 					    (cy + r[3] / 2) / scale));
-			c.has_lm = false;
+			/* its points: two eyes, nose, mouth centre (ears
+			 * unused); eyes ordered as seen in the image */
+			for (int j = 0; j < 4; j++)
+				kp[j] = cv::Point2f(
+					(an.x + r[4 + 2 * j]) / scale,
+					(an.y + r[5 + 2 * j]) / scale);
+			if (kp[0].x > kp[1].x)
+				std::swap(kp[0], kp[1]);
+			cv::Point2f half =
+				(kp[1] - kp[0]) * (mouth_per_eyes / 2);
+			c.lm[0] = kp[0];
+			c.lm[1] = kp[1];
+			c.lm[2] = kp[2];
+			c.lm[3] = kp[3] - half;
+			c.lm[4] = kp[3] + half;
+			c.has_lm = true;
+			cands.push_back(c);
+		}
+	}
+}
+
+/*
+ * YuNet 2023mar: score sqrt(cls * obj), both clamped to [0, 1]; centre
+ * ((col + b0) * s, (row + b1) * s), size exp(b2) * s by exp(b3) * s;
+ * keypoints ((col + k) * s, (row + k') * s), the subject's right eye
+ * (the image's left) first, as YuNet 2022mar.
+ */
+void
+run_yunet23(face_model *m, double scale, float conf, std::vector<cv::Mat> &outs,
+	    std::vector<candidate> &cands)
+{
+	for (int st = 0; st < 3; st++) {
+		int s = 8 << st, g = m->det / s;
+		const float *cl = outs[m->yidx[st][0]].ptr<float>();
+		const float *ob = outs[m->yidx[st][1]].ptr<float>();
+		const float *bb = outs[m->yidx[st][2]].ptr<float>();
+		const float *kp = outs[m->yidx[st][3]].ptr<float>();
+
+		for (int i = 0; i < g * g; i++) {
+			float raw =
+				std::sqrt(std::max(0.f, std::min(1.f, cl[i])) *
+					  std::max(0.f, std::min(1.f, ob[i])));
+			float p = calibrate(raw, m->knot);
+			float col = (float)(i % g), row = (float)(i / g);
+			const float *b = bb + 4 * i, *k = kp + 10 * i;
+			candidate c;
+
+			if (!(p >= conf))
+				continue;
+			float cx = (col + b[0]) * s, cy = (row + b[1]) * s;
+			float w = std::exp(std::min(b[2], 20.f)) * s;
+			float h = std::exp(std::min(b[3], 20.f)) * s;
+			c.score = p;
+			c.raw = raw;
+			c.box = cv::Rect2f(cv::Point2f((cx - w / 2) / scale,
+						       (cy - h / 2) / scale),
+					   cv::Point2f((cx + w / 2) / scale,
+						       (cy + h / 2) / scale));
+			c.has_lm = true;
+			for (int j = 0; j < 5; j++)
+				c.lm[j] = cv::Point2f(
+					(col + k[2 * j]) * s / scale,
+					(row + k[2 * j + 1]) * s / scale);
 			cands.push_back(c);
 		}
 	}
@@ -748,15 +936,19 @@ run_blaze(face_model *m, double scale, float conf, std::vector<cv::Mat> &outs,
 
 /* Detections of FaceDetectorYN: x, y, w, h, 5 x (x, y), score. */
 void
-run_yunet(const cv::Mat &faces, double scale, std::vector<candidate> &cands)
+run_yunet(const face_model *m, const cv::Mat &faces, double scale, float conf,
+	  std::vector<candidate> &cands)
 {
 	for (int i = 0; i < faces.rows; i++) {
 		const float *f = faces.ptr<float>(i);
 		candidate c;
 
+		c.raw = f[14];
+		c.score = calibrate(c.raw, m->knot);
+		if (!(c.score >= conf))
+			continue;
 		c.box = cv::Rect2f(f[0] / scale, f[1] / scale, f[2] / scale,
 				   f[3] / scale);
-		c.score = f[14];
 		c.has_lm = true;
 		/* YuNet's right eye is the subject's: the image's left */
 		for (int j = 0; j < 5; j++)
@@ -796,7 +988,8 @@ face_model_open(const char *dir, const char *wanted, int det_size, int threads,
 			say(detail, dlen,
 			    std::string("unknown model ") + wanted +
 				    " (known: scrfd_10g, scrfd_2.5g, "
-				    "scrfd_500m, yunet, blazeface)");
+				    "scrfd_500m, yunet_2023mar, yunet, "
+				    "blazeface, blazeface_front)");
 			return nullptr;
 		}
 		if (det_size == 0)
@@ -883,9 +1076,21 @@ face_model_det_size(const struct face_model *m)
 }
 
 float
-face_model_suggested_conf(const struct face_model *m)
+face_model_suggested_conf(const struct face_model *)
 {
-	return m->kind == YUNET ? 0.9f : m->kind == BLAZEFACE ? 0.75f : 0.5f;
+	return 0.5f;
+}
+
+const char *
+face_model_best(const char *dir)
+{
+	uint64_t size;
+
+	for (const model_spec &spec : specs)
+		for (const char *const *f = spec.files; *f; f++)
+			if (file_exists(std::string(dir) + "/" + *f, &size))
+				return spec.name;
+	return nullptr;
 }
 
 const char *
@@ -997,13 +1202,19 @@ face_detect(struct face_model *m, const struct face_image *img, float conf,
 			cv::cvtColor(in, rgb, cv::COLOR_BGR2RGB);
 			rgb.convertTo(rgb, CV_32F, 1.0 / 127.5, -1.0);
 			blob = cv::Mat(4, sz, CV_32F, rgb.data).clone();
+		} else if (m->kind == YUNET23) {
+			/* BGR 0..255 as it is */
+			blob = cv::dnn::blobFromImage(in);
 		}
 		tm.blob_ms = ms_since(t1);
 		tm.preprocess_ms = ms_since(t0);
 
 		t0 = clock_type::now();
 		if (m->kind == YUNET) {
-			m->yn->setScoreThreshold(conf);
+			/* a hair lower: run_yunet() checks the
+			 * calibrated score, rounding aside */
+			m->yn->setScoreThreshold(uncalibrate(conf, m->knot) *
+						 0.999f);
 			m->yn->setNMSThreshold(nms_thr);
 			m->yn->detect(in, faces);
 		} else {
@@ -1017,8 +1228,10 @@ face_detect(struct face_model *m, const struct face_image *img, float conf,
 			run_scrfd(m, scale, conf, outs, cands);
 		else if (m->kind == BLAZEFACE)
 			run_blaze(m, scale, conf, outs, cands);
+		else if (m->kind == YUNET23)
+			run_yunet23(m, scale, conf, outs, cands);
 		else
-			run_yunet(faces, scale, cands);
+			run_yunet(m, faces, scale, conf, cands);
 		tm.candidates_before_nms =
 			m->kind == YUNET ? -1 : (int)cands.size();
 		t1 = clock_type::now();
@@ -1043,6 +1256,7 @@ face_detect(struct face_model *m, const struct face_image *img, float conf,
 			if (!(b.x2 > b.x1 && b.y2 > b.y1))
 				continue;
 			b.score = c.score;
+			b.raw_score = c.raw;
 			b.has_landmarks = c.has_lm;
 			for (int j = 0; c.has_lm && j < 5; j++) {
 				b.lm[j].x = clampf(c.lm[j].x, w);

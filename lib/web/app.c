@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "web/app.h"
 #include "web/authn.h"
+#include "web/mediaurl.h"
 #include "core/conf.h"
 #include "store/storage.h"
 
@@ -32,9 +34,16 @@ dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
 
 	if (r == NULL)
 		return;
-	if (r->auth == ROUTE_JWT &&
-	    !authn_jwt(ctx->req, ctx->db, ctx->jwt_secret, r->min_role,
-		       &ctx->who, ctx->resp))
+	/* A signed URL stands for the bearer token only where the route
+	 * allows it and no token was sent. */
+	if (r->auth == ROUTE_JWT_OR_SIGNED && ctx->req->authorization == NULL &&
+	    mediaurl_present(ctx->req)) {
+		if (!mediaurl_check(ctx->req, ctx->jwt_secret, r->min_role,
+				    time(NULL), &ctx->who, ctx->resp))
+			return;
+	} else if ((r->auth == ROUTE_JWT || r->auth == ROUTE_JWT_OR_SIGNED) &&
+		   !authn_jwt(ctx->req, ctx->db, ctx->jwt_secret, r->min_role,
+			      &ctx->who, ctx->resp))
 		return;
 	if (r->auth == ROUTE_API_KEY &&
 	    !authn_api_key(ctx->req, ctx->db, r->scope, &ctx->who, ctx->resp))
@@ -61,7 +70,8 @@ app_main(const char *name, const struct route *table, size_t n,
 		return 1;
 	}
 	for (size_t i = 0; i < n; i++)
-		need_jwt |= table[i].auth == ROUTE_JWT;
+		need_jwt |= table[i].auth == ROUTE_JWT ||
+			    table[i].auth == ROUTE_JWT_OR_SIGNED;
 	/* A JWT program without its secret would accept nothing; say so. */
 	if (need_jwt &&
 	    ((secret = conf_str("XMHUB_JWT_SECRET", NULL)) == NULL ||

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "web/http.h"
 #include "codec/jsonin.h"
@@ -433,6 +434,33 @@ http_no_content(struct http_resp *resp)
 	resp->body.len = 0;
 }
 
+/* True when resp has a header called name (any case). */
+static bool
+has_header(const struct http_resp *resp, const char *name)
+{
+	const char *p = (const char *)resp->headers.p,
+		   *end = p + resp->headers.len;
+	size_t n = strlen(name);
+
+	while (p != NULL && p < end) {
+		if ((size_t)(end - p) > n && p[n] == ':' &&
+		    strncasecmp(p, name, n) == 0)
+			return true;
+		if ((p = memchr(p, '\n', (size_t)(end - p))) != NULL)
+			p++;
+	}
+	return false;
+}
+
+/* Every 503 says when to try again: the caller's Retry-After, or else
+ * HTTP_RETRY_AFTER seconds. */
+static void
+add_retry_after(struct http_resp *resp)
+{
+	if (resp->status == 503 && !has_header(resp, "Retry-After"))
+		http_header(resp, "Retry-After", "%d", HTTP_RETRY_AFTER);
+}
+
 void
 http_send(struct http_resp *resp, FCGX_Request *fcgi)
 {
@@ -446,6 +474,7 @@ http_send(struct http_resp *resp, FCGX_Request *fcgi)
 		resp->content_type = NULL;
 		http_error(resp, 500, "internal error");
 	}
+	add_retry_after(resp);
 	status = resp->status;
 	FCGX_FPrintF(fcgi->out, "Status: %d %s\r\n", status,
 		     http_reason(status));
@@ -473,6 +502,9 @@ http_stream_begin(struct http_resp *resp, FCGX_Request *fcgi, int status,
 	if (resp->headers.failed)
 		return false;
 	resp->status = status;
+	add_retry_after(resp);
+	if (resp->headers.failed)
+		return false;
 	resp->streamed = true;
 	FCGX_FPrintF(fcgi->out, "Status: %d %s\r\n", status,
 		     http_reason(status));

@@ -21,6 +21,7 @@
 
 #define HTTP_MAX_QUERY 32     /* query parameters kept; more is a 400 */
 #define HTTP_JSON_LIMIT 65536 /* default limit of a JSON request body */
+#define HTTP_RETRY_AFTER 2    /* seconds: Retry-After of a 503 by default */
 
 struct http_query {
 	char *name, *value; /* percent-decoded, NUL-terminated */
@@ -124,7 +125,9 @@ void http_db_error(struct http_resp *resp, enum db_status st);
 /* Answers 204 with no body. */
 void http_no_content(struct http_resp *resp);
 
-/* Writes the answer to the client; nothing answered is a 500. */
+/* Writes the answer to the client; nothing answered is a 500.  A 503
+ * without a Retry-After header gets one of HTTP_RETRY_AFTER seconds
+ * (also in http_stream_begin). */
 void http_send(struct http_resp *resp, FCGX_Request *fcgi);
 
 /* The reason phrase of a status ("Not Found"). */

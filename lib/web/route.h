@@ -26,14 +26,17 @@ struct app_ctx;
 enum route_auth {
 	ROUTE_PUBLIC = 0, /* no credentials */
 	ROUTE_JWT,	  /* Authorization: Bearer access token */
-	ROUTE_API_KEY	  /* X-Api-Key */
+	ROUTE_API_KEY,	  /* X-Api-Key */
+	/* A GET that a browser fetches by itself (<audio src>): a bearer
+	 * token as ROUTE_JWT, or a signed URL (lib/web/mediaurl.h) */
+	ROUTE_JWT_OR_SIGNED
 };
 
 struct route {
 	const char *method;  /* "GET", "POST", ... */
 	const char *pattern; /* "/api/v1/devices/{id}" */
 	enum route_auth auth;
-	int min_role;	   /* ROUTE_JWT: lowest enum auth_role allowed */
+	int min_role;	   /* ROUTE_JWT*: lowest enum auth_role allowed */
 	const char *scope; /* ROUTE_API_KEY: scope needed, or NULL */
 	void (*fn)(struct app_ctx *ctx);
 };

@@ -133,17 +133,23 @@ is_deeply(\@got, \@want,
 is($p->sql("SELECT total_samples FROM ingest_sessions WHERE id = "
 	. "'$s->{id}'"), $want, 'and counted');
 
-# Several batches in one message, a batch over several messages.
+# Several batches in one message, a batch over several messages.  Each
+# batch has a seq of its own: a batch identical to one of the last 64 is
+# a retry, acknowledged but not stored again (t/e2e/ingest-retry.t).
+my $nseq = 200;
+@b = map { batch($nseq++, undef, [0, 'f32', [map { [$_, $_] } 1 .. 1 + $_ % 7]]) }
+    0 .. 4;
 my $blob = join '', @b[0 .. 4];
 $c->send_binary($blob);
 $want += 1 + $_ % 7 for 0 .. 4;
 my @acks = map { ack($c) } 1 .. 5;
 is($acks[4], $want, 'five batches in one message: five acks');
 my $one = batch(500, undef, [0, 'f32', [map { [$_, $_] } 1 .. 100]]);
+my $after = batch($nseq++, undef, [0, 'f32', [[1, 1]]]);
 $c->send_binary(substr $one, 0, 7);
 $c->send_binary(substr $one, 7, 300);
-$c->send_binary(substr($one, 307) . substr($b[0], 0, 5));
-$c->send_binary(substr $b[0], 5);
+$c->send_binary(substr($one, 307) . substr($after, 0, 5));
+$c->send_binary(substr $after, 5);
 is(ack($c), $want += 100, 'a batch over three messages: one ack');
 is(ack($c), $want += 1, 'the next batch, begun in the same message');
 $c->ping('still there?');
@@ -152,7 +158,10 @@ is("$type $payload", 'pong still there?',
     'no ack more than batches: the next message is the pong');
 
 # One message in several frames.
+$one = batch(501, undef, [0, 'f32', [map { [$_, $_] } 1 .. 100]]);
 $c->send_binary($one, frames => 5);
+@b = map { batch($nseq++, undef, [0, 'f32', [map { [$_, $_] } 1 .. 1 + $_ % 7]]) }
+    0 .. 2;
 is(ack($c), $want += 100, 'a batch in five frames: one ack');
 $c->write_raw(Xmhub::WS::frames(2, join('', @b[0 .. 2]), 4)
     . Xmhub::WS::frame(9, 'p'));

@@ -140,6 +140,8 @@ test_model(const char *name)
 	size_t n, n2;
 	float conf;
 	bool scrfd = strncmp(name, "scrfd", 5) == 0;
+	/* the short-range model misses faces this small (face-models.md) */
+	bool small = strcmp(name, "blazeface_front") != 0;
 	int i;
 
 	m = face_model_open(model_dir, name, 640, 0, note, sizeof(note), detail,
@@ -149,8 +151,7 @@ test_model(const char *name)
 		return;
 	}
 	is_str(face_model_name(m), name, "%s: named", name);
-	ok(face_model_landmarks(m) == (strcmp(name, "blazeface") != 0),
-	   "%s: landmarks only from SCRFD and YuNet", name);
+	ok(face_model_landmarks(m), "%s: landmarks from every model", name);
 	ok(face_model_file_size(m) > 100000, "%s: file size known", name);
 	conf = face_model_suggested_conf(m);
 	messi = load(MESSI);
@@ -161,8 +162,8 @@ test_model(const char *name)
 		goto out;
 
 	n = detect(m, messi, conf, 0, b, MAXBOX);
-	is_int(n, 1, "%s: one face on messi5.jpg", name);
-	ok(find(b, n, &r_messi) == 0, "%s: messi's face found", name);
+	is_int(n, small, "%s: %d face on messi5.jpg", name, small);
+	ok(!small || find(b, n, &r_messi) == 0, "%s: messi's face found", name);
 
 	n = detect(m, grace, conf, 0, b, MAXBOX);
 	is_int(n, 1, "%s: one face on grace_hopper.jpg", name);
@@ -178,8 +179,8 @@ test_model(const char *name)
 	}
 
 	n = detect(m, bb, conf, 0, b, MAXBOX);
-	ok(find(b, n, &r_front) >= 0, "%s: frontal face on basketball1.png",
-	   name);
+	ok(!small || find(b, n, &r_front) >= 0,
+	   "%s: frontal face on basketball1.png", name);
 	if (scrfd) {
 		/* only SCRFD finds the profile (doc/face-models.md) */
 		is_int(n, 2, "%s: two faces on basketball1.png", name);
@@ -193,8 +194,8 @@ test_model(const char *name)
 	is_int(n, 0, "%s: no face on home.jpg", name);
 
 	/* a low threshold gives several boxes to cut down */
-	n = detect(m, bb, 0.3f, 0, b, MAXBOX);
-	ok(n >= 2, "%s: several boxes at confidence 0.3", name);
+	n = detect(m, bb, 0.1f, 0, b, MAXBOX);
+	ok(n >= 2, "%s: several boxes at confidence 0.1", name);
 	for (i = 1; i < (int)n; i++)
 		if (b[i].score > b[i - 1].score)
 			break;
@@ -202,18 +203,18 @@ test_model(const char *name)
 	{
 		struct face_box top = b[0];
 
-		n2 = detect(m, bb, 0.3f, 1, b, MAXBOX);
+		n2 = detect(m, bb, 0.1f, 1, b, MAXBOX);
 		ok(n2 == 1 && memcmp(&b[0], &top, sizeof(top)) == 0,
 		   "%s: max_faces 1 keeps the best", name);
-		n2 = detect(m, bb, 0.3f, 0, b, 1);
+		n2 = detect(m, bb, 0.1f, 0, b, 1);
 		ok(n2 == 1 && b[0].score == top.score,
 		   "%s: cap 1 keeps the best", name);
 	}
 	for (i = 0; i < (int)n; i++)
 		if (b[i].x1 < 0 || b[i].y1 < 0 || b[i].x2 > 640 ||
-		    b[i].y2 > 480 || b[i].score < 0.3f)
+		    b[i].y2 > 480 || b[i].score < 0.1f)
 			break;
-	ok(i >= (int)n, "%s: boxes inside the image, scores >= 0.3", name);
+	ok(i >= (int)n, "%s: boxes inside the image, scores >= 0.1", name);
 
 	ok(face_detect(m, grace, conf, 0.4f, 0, b, MAXBOX, &n, &t, detail,
 		       sizeof(detail)),
@@ -1166,7 +1167,7 @@ main(void)
 		}
 		face_model_close(m);
 	}
-	ok(present >= 4, "%d of 5 models present and tested", present);
+	ok(present >= 4, "%d of 7 models present and tested", present);
 	test_open();
 	test_dynamic();
 	test_formats();

@@ -110,11 +110,24 @@ test_conf(void)
 {
 	struct faceapi_conf c;
 	char detail[256];
+	char models[] = "/tmp/faceapi-models-XXXXXX", file[192];
+	int fd;
 
 	unsetenv("XMHUB_ENV_FILE");
 	setenv("FACE_API_STATE_DIR", dir, 1);
+	ok(mkdtemp(models) != NULL, "model directory %s", models);
+	setenv("FACE_API_MODEL_DIR", models, 1);
 	ok(faceapi_conf_load(&c, detail, sizeof(detail)), "defaults load");
-	is_str(c.model, "scrfd_10g", "default model");
+	is_str(c.model, "yunet", "default model: the shipped YuNet, no other");
+	snprintf(file, sizeof(file), "%s/scrfd_2.5g_bnkps.onnx", models);
+	fd = open(file, O_WRONLY | O_CREAT, 0600);
+	close(fd);
+	ok(fd >= 0 && faceapi_conf_load(&c, detail, sizeof(detail)) &&
+		   strcmp(c.model, "scrfd_2.5g") == 0,
+	   "default model: the best one present");
+	unlink(file);
+	rmdir(models);
+	unsetenv("FACE_API_MODEL_DIR");
 	is_int(c.max_bytes, 20971520, "default 20 MB");
 	is_int(c.max_pixels, 30000000, "default 30 MP");
 	is_int(c.max_requests, 10, "default 10 requests");

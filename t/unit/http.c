@@ -460,6 +460,35 @@ test_answer(void)
 	       "http_no_store, a tab, 204 without a body");
 	finish(&t);
 
+	/* Every 503 says when to try again, once. */
+	start(&t, NULL, NULL);
+	http_db_error(&t.resp, DB_UNAVAILABLE);
+	is_str(sent(&t),
+	       "Status: 503 Service Unavailable\r\nRetry-After: 2\r\n"
+	       "Content-Type: application/json\r\nContent-Length: 40\r\n\r\n"
+	       "{\"detail\":\"the database is unavailable\"}",
+	       "a 503 gets Retry-After");
+	finish(&t);
+	start(&t, NULL, NULL);
+	http_header(&t.resp, "X-A", "retry-after: 9");
+	http_header(&t.resp, "retry-after", "7");
+	http_error(&t.resp, 503, "busy");
+	out = sent(&t);
+	ok(strstr(out, "retry-after: 7\r\n") != NULL &&
+		   strstr(out, "Retry-After") == NULL,
+	   "a 503 keeps the caller's Retry-After (any case)");
+	finish(&t);
+	start(&t, NULL, NULL);
+	ok(http_stream_begin(&t.resp, &t.m.req, 503, "text/plain", 0),
+	   "a streamed 503");
+	ok(strstr(sent(&t), "Retry-After: 2\r\n") != NULL,
+	   "gets Retry-After too");
+	finish(&t);
+	start(&t, NULL, NULL);
+	http_error(&t.resp, 500, "x");
+	ok(strstr(sent(&t), "Retry-After") == NULL, "a 500 does not");
+	finish(&t);
+
 	/* A long value is sent whole (it used to be cut at 511 bytes). */
 	if ((value = malloc(5001)) == NULL || (want = malloc(5100)) == NULL)
 		abort();

@@ -211,18 +211,27 @@ map_s3(void)
 	return true;
 }
 
+const char *
+faceapi_default_model(const char *dir)
+{
+	const char *best = face_model_best(dir);
+
+	return best != NULL ? best : FACEAPI_SHIPPED_MODEL;
+}
+
 bool
 faceapi_conf_load(struct faceapi_conf *c, char *detail, size_t dlen)
 {
 	const char *bad = NULL, *v;
 
 	memset(c, 0, sizeof(*c));
-	if (!conf_copy("FACE_API_MODEL", "scrfd_10g", c->model,
-		       sizeof(c->model)))
-		bad = "FACE_API_MODEL";
-	else if (!conf_copy("FACE_API_MODEL_DIR", "models", c->model_dir,
-			    sizeof(c->model_dir)))
+	if (!conf_copy("FACE_API_MODEL_DIR", XMHUB_MODELDIR, c->model_dir,
+		       sizeof(c->model_dir)))
 		bad = "FACE_API_MODEL_DIR";
+	else if (!conf_copy("FACE_API_MODEL",
+			    faceapi_default_model(c->model_dir), c->model,
+			    sizeof(c->model)))
+		bad = "FACE_API_MODEL";
 	else if (!conf_int_i("FACE_API_DET_SIZE", 640, 32, 4096,
 			     &c->det_size) ||
 		 c->det_size % 32 != 0)

@@ -21,6 +21,7 @@
 #define FACEAPI_SECRET_MIN 32  /* characters of FACE_API_URL_SECRET */
 #define FACEAPI_PATH_MAX 1024  /* bytes of a directory setting */
 #define FACEAPI_ARGON2ID "$argon2id$v=19$m=" /* a hashed admin password */
+#define FACEAPI_SHIPPED_MODEL "yunet"	     /* the model in models/ (MIT) */
 
 /* A rate limit "N/unit": limit requests per period_s seconds. */
 struct faceapi_rate {
@@ -65,6 +66,13 @@ struct faceapi_conf {
  * reads, when FACE_API_S3_ENDPOINT is set (this process only).
  */
 bool faceapi_conf_load(struct faceapi_conf *c, char *detail, size_t dlen);
+
+/*
+ * FACE_API_MODEL's default: the best model with a file in dir
+ * (face_model_best), else the shipped YuNet (doc/face-models.md).
+ * Static.
+ */
+const char *faceapi_default_model(const char *dir);
 
 /*
  * Parses a rate limit: "N/unit" or "N per unit", N >= 1, unit second,

@@ -269,7 +269,7 @@ resolution(int w, int h)
 static json_object *
 profiling(const struct faceapi_result *r)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = json_object_new_object(), *raw;
 	const struct face_timings *t = &r->t;
 
 	json_object_object_add(o, "decode_ms", faceapi_num(r->decode_ms, 2));
@@ -310,6 +310,13 @@ profiling(const struct faceapi_result *r)
 						     r->probe.height));
 	json_object_object_add(o, "model_name",
 			       json_object_new_string(r->model));
+	/* the model's own scores behind the calibrated confidences, in
+	 * the order of detections (doc/face-models.md, "Confidence") */
+	raw = json_object_new_array();
+	for (size_t i = 0; i < r->n; i++)
+		json_object_array_add(raw,
+				      faceapi_num(r->boxes[i].raw_score, 4));
+	json_object_object_add(o, "raw_scores", raw);
 	json_object_object_add(o, "model_size_mb", faceapi_num(r->model_mb, 2));
 	/* A C/OpenCV build: no ONNX Runtime and no Python (doc/face.md). */
 	json_object_object_add(o, "onnx_runtime_version", NULL);

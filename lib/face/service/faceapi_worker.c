@@ -725,6 +725,12 @@ faceapi_worker_sandbox(uint64_t as_extra, char *detail, size_t dlen)
 	step = "RLIMIT_NOFILE";
 	if (!limit(RLIMIT_NOFILE, FACEAPI_WORKER_NOFILE))
 		goto fail;
+	/* stderr may be a log file: a library's warning there (libpng's
+	 * "known incorrect sRGB profile") must fail with EFBIG, not kill
+	 * the worker with SIGXFSZ */
+	step = "SIGXFSZ";
+	if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR)
+		goto fail;
 	step = "RLIMIT_FSIZE";
 	if (!limit(RLIMIT_FSIZE, 0))
 		goto fail;
@@ -797,7 +803,7 @@ warm_up(struct face_model *m, char *detail, size_t dlen)
 {
 	static const enum face_fmt fmts[] = {FACE_FMT_JPEG, FACE_FMT_PNG,
 					     FACE_FMT_WEBP};
-	struct face_box box = {16, 16, 48, 48, 1, false, {{0, 0}}};
+	struct face_box box = {16, 16, 48, 48, 1, false, {{0, 0}}, 1};
 	uint8_t *bmp = malloc(WARM_BYTES);
 	struct face_image *img = NULL;
 	struct face_box out[4];

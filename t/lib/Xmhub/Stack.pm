@@ -18,6 +18,8 @@ package Xmhub::Stack;
 #   $s->wsd_port                       # websocketd's (behind the front)
 #   $s->restart(env => {...})          # lighttpd and daemons again, with
 #                                      # these settings changed
+#   $s->down; $s->up                   # lighttpd and daemons stopped, then
+#                                      # started (an outage of the front)
 #   $s->psql($sql)                     # ($status, $stdout, $stderr)
 #   $s->stop_db; $s->start_db;         # PostgreSQL only
 #   $s->stop_daemon('transcode')       # one daemon of the stack
@@ -115,6 +117,10 @@ sub restart {
 	$self->set_env($opt{env}) if $opt{env};
 	$self->up;
 }
+
+# down: stops lighttpd and the daemons (PostgreSQL keeps running); up
+# starts them again.
+sub down { $_[0]->stack('down', $_[0]{var}, 'keep-db') }
 
 sub var { return $_[0]{var} }
 sub port { return $_[0]{port} }

@@ -1,0 +1,655 @@
+/*
+ * sim.c - `xmhub sim` (doc/sender.md "xmhub sim"): a fleet of simulated
+ * devices, one thread and one connection each, every device a session of
+ * M generated streams (sine, noise, random walk, counter, PCM audio, in
+ * turn) sent over HTTP or a WebSocket at a rate, for a duration or a
+ * sample count; a status line on a terminal and a report at the end.
+ * Sessions are created (before the clock starts) and closed (after it
+ * stops) through the API with the key, like a device does.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "codec/be.h"
+#include "codec/buf.h"
+#include "codec/xmbp.h"
+#include "core/hclient.h"
+#include "device.h"
+
+#define WS_MAX 262144	    /* the WebSocket's largest message */
+#define HTTP_MAX (1u << 20) /* the data endpoint's largest body */
+#define AUDIO_HZ 8000	    /* PCM: 16-bit little-endian mono */
+#define AUDIO_CODEC_PCM 0x01
+#define KINDS 5
+#define PI 3.14159265358979323846
+
+static const char *const kind_name[KINDS] = {"sine", "noise", "walk", "counter",
+					     "audio"};
+static const enum sample_type kind_type[KINDS] = {
+	SAMPLE_F32, SAMPLE_F32, SAMPLE_F64, SAMPLE_I64, SAMPLE_BYTES};
+
+struct sim {
+	const char *url, *key;
+	int devices, streams, timeout_ms;
+	double rate;	    /* per stream, Hz; 0: as fast as acks come */
+	double duration;    /* seconds, when samples is 0 */
+	uint64_t samples;   /* per stream and device; 0: duration */
+	uint32_t per_batch; /* samples per stream per batch */
+	uint32_t device_uid;
+	size_t frame; /* PCM samples per audio sample */
+	bool ws, json;
+	uint64_t epoch_us; /* timestamp of the first sample */
+	_Atomic uint64_t batches, values, errors, reconnects;
+	_Atomic int running; /* devices still sending */
+	struct dev *dev;
+};
+
+struct dev {
+	struct sim *sim;
+	int i;
+	char session[64];
+	struct hclient c;
+	uint8_t *mem;
+	size_t cap;
+	double *lat; /* ack latencies, ms */
+	size_t nlat;
+	uint64_t batches, values, errors, reconnects, rng, counter;
+	double walk;
+	int64_t missed, stored; /* from the close answer; -1 unknown */
+};
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* xorshift64*: uniform in [0, 1). */
+static double
+uniform(uint64_t *s)
+{
+	*s ^= *s >> 12, *s ^= *s << 25, *s ^= *s >> 27;
+	return (double)((*s * 0x2545F4914F6CDD1DULL) >> 11) /
+	       9007199254740992.0;
+}
+
+/* Bytes of one sample of stream kind k (timestamp included). */
+static size_t
+sample_bytes(const struct sim *sim, int k)
+{
+	switch (k) {
+	case 2:
+	case 3:
+		return 16;
+	case 4:
+		return 8 + 2 + 1 + 2 * sim->frame;
+	default:
+		return 12;
+	}
+}
+
+/* Encodes batch number b (n samples per stream) into d->mem. */
+static bool
+encode(struct dev *d, uint64_t b, uint32_t n, size_t *len)
+{
+	struct sim *sim = d->sim;
+	struct xmbp_enc enc;
+	uint8_t audio[1 + 2 * 4000];
+	double period = sim->rate > 0 ? 1e6 / sim->rate : 1000.0;
+	uint64_t j0 = b * sim->per_batch;
+
+	xmbp_enc_init(&enc, d->mem, d->cap);
+	xmbp_enc_begin(&enc, (uint16_t)b, NULL);
+	for (int m = 0; m < sim->streams; m++) {
+		int k = m % KINDS;
+
+		xmbp_enc_stream(&enc, (uint16_t)m, kind_type[k]);
+		for (uint32_t j = 0; j < n; j++) {
+			uint64_t idx = j0 + j;
+			uint64_t ts = sim->epoch_us +
+				      (uint64_t)((double)idx * period);
+			double t = (double)idx * period / 1e6;
+
+			switch (k) {
+			case 0:
+				xmbp_enc_f32(
+					&enc, ts,
+					(float)sin(2 * PI * (0.5 + m) * t));
+				break;
+			case 1:
+				xmbp_enc_f32(&enc, ts,
+					     (float)(2 * uniform(&d->rng) - 1));
+				break;
+			case 2:
+				d->walk += uniform(&d->rng) - 0.5;
+				xmbp_enc_f64(&enc, ts, d->walk);
+				break;
+			case 3:
+				xmbp_enc_i64(&enc, ts, (int64_t)d->counter++);
+				break;
+			default:
+				audio[0] = AUDIO_CODEC_PCM;
+				for (size_t s = 0; s < sim->frame; s++) {
+					double at =
+						(double)(idx * sim->frame + s) /
+						AUDIO_HZ;
+					int16_t v =
+						(int16_t)(8000 * sin(2 * PI *
+								     440 * at));
+
+					audio[1 + 2 * s] = (uint8_t)v;
+					audio[2 + 2 * s] =
+						(uint8_t)((uint16_t)v >> 8);
+				}
+				xmbp_enc_bytes(&enc, ts, audio,
+					       1 + 2 * sim->frame);
+			}
+		}
+	}
+	return xmbp_enc_finish(&enc, len) == XMBP_ENC_OK;
+}
+
+/* Sends one batch and waits for its acknowledgement; NULL, or why not
+ * with *lost set when the connection failed (rather than the server
+ * refusing). */
+static const char *
+send_batch(struct dev *d, size_t len, struct buf *resp, bool *lost)
+{
+	char path[160];
+	int st, r;
+
+	resp->len = 0;
+	*lost = false;
+	if (!d->sim->ws) {
+		snprintf(path, sizeof(path), "/api/v1/ingest/sessions/%s/data",
+			 d->session);
+		st = hclient_request(&d->c, "POST", path,
+				     "application/octet-stream", d->mem, len,
+				     resp);
+		*lost = st < 0;
+		return st == 200 ? NULL : st < 0 ? "no answer" : "refused";
+	}
+	if (!d->c.ws) {
+		snprintf(path, sizeof(path), "/api/v1/ingest/ws?session_id=%s",
+			 d->session);
+		if ((st = hclient_ws_open(&d->c, path, resp)) != 101) {
+			*lost = st < 0;
+			return st < 0 ? "no connection" : "upgrade refused";
+		}
+		resp->len = 0;
+	}
+	*lost = true;
+	if (!hclient_ws_send(&d->c, d->mem, len))
+		return "connection lost while sending";
+	r = hclient_ws_recv(&d->c, resp, d->sim->timeout_ms);
+	if (r == 1 && resp->len == 4)
+		return NULL;
+	*lost = r <= 0;
+	hclient_disconnect(&d->c);
+	return r == 0  ? "no acknowledgement in time"
+	       : r < 0 ? "connection lost before the acknowledgement"
+		       : "an error message instead of an acknowledgement";
+}
+
+/* Counts an error; the first few are told on standard error. */
+static void
+error(struct dev *d, uint64_t b, const char *why, const struct buf *resp)
+{
+	d->errors++;
+	if (atomic_fetch_add(&d->sim->errors, 1) < 10)
+		fprintf(stderr,
+			"xmhub sim: device %d, batch %" PRIu64 ": %s%s%.*s\n",
+			d->i, b, why, resp->len > 0 ? ": " : "",
+			(int)(resp->len > 200 ? 200 : resp->len),
+			(const char *)resp->p);
+}
+
+static void *
+run_device(void *arg)
+{
+	struct dev *d = arg;
+	struct sim *sim = d->sim;
+	struct buf resp;
+	double start = now_s();
+	uint64_t nb = sim->samples > 0 ? (sim->samples + sim->per_batch - 1) /
+						 sim->per_batch
+				       : UINT64_MAX;
+	size_t cap = 1024;
+
+	buf_init(&resp, 1u << 20);
+	d->lat = malloc(cap * sizeof(*d->lat));
+	for (uint64_t b = 0; b < nb && d->lat != NULL; b++) {
+		uint32_t n = sim->per_batch;
+		size_t len = 0;
+		double t0, due;
+		const char *why;
+		bool lost;
+
+		if (sim->samples > 0 && (b + 1) * n > sim->samples)
+			n = (uint32_t)(sim->samples - b * n);
+		due = sim->rate > 0
+			      ? start + (double)(b * sim->per_batch) / sim->rate
+			      : 0;
+		if (sim->samples == 0 &&
+		    (due > 0 ? due : now_s()) - start >= sim->duration)
+			break;
+		t0 = now_s();
+		if (due > t0) {
+			poll(NULL, 0, (int)((due - t0) * 1000));
+			t0 = now_s();
+		}
+		resp.len = 0;
+		if (!encode(d, b, n, &len)) {
+			error(d, b, "the batch does not encode", &resp);
+			break;
+		}
+		why = send_batch(d, len, &resp, &lost);
+		if (why != NULL && lost) {
+			/* A lost connection: once more on a new one, as a
+			 * device would (a batch stored already is acked
+			 * again, not stored twice). */
+			d->reconnects++;
+			atomic_fetch_add(&sim->reconnects, 1);
+			why = send_batch(d, len, &resp, &lost);
+		}
+		if (why != NULL) {
+			error(d, b, why, &resp);
+			continue;
+		}
+		if (d->nlat == cap) {
+			double *p = realloc(d->lat, 2 * cap * sizeof(*p));
+
+			if (p == NULL)
+				break;
+			d->lat = p;
+			cap *= 2;
+		}
+		d->lat[d->nlat++] = (now_s() - t0) * 1000;
+		d->batches++;
+		d->values += (uint64_t)n * (uint64_t)sim->streams;
+		atomic_fetch_add(&sim->batches, 1);
+		atomic_fetch_add(&sim->values,
+				 (uint64_t)n * (uint64_t)sim->streams);
+	}
+	buf_free(&resp);
+	atomic_fetch_sub(&sim->running, 1);
+	return NULL;
+}
+
+/* POSTs json to path and returns the parsed answer when its status is
+ * want; NULL after a message otherwise. */
+static struct json_object *
+api(struct hclient *c, const char *path, const char *json, int want)
+{
+	struct buf resp;
+	struct json_object *j = NULL;
+	int st;
+
+	buf_init(&resp, 1u << 20);
+	st = hclient_request(c, "POST", path, "application/json", json,
+			     json != NULL ? strlen(json) : 0, &resp);
+	buf_putc(&resp, '\0');
+	if (!resp.failed)
+		j = json_tokener_parse((char *)resp.p);
+	if (st != want) {
+		struct json_object *dt;
+
+		fprintf(stderr, "xmhub sim: %s: %s%d %s\n", path,
+			st < 0 ? "no answer" : "status ", st < 0 ? 0 : st,
+			j != NULL && json_object_object_get_ex(j, "detail", &dt)
+				? json_object_get_string(dt)
+				: "");
+		json_object_put(j);
+		j = NULL;
+	}
+	buf_free(&resp);
+	return j;
+}
+
+/* Creates device d's session. */
+static bool
+create_session(struct dev *d)
+{
+	struct sim *sim = d->sim;
+	struct json_object *req = json_object_new_object(), *arr, *ans, *id;
+	bool ok = false;
+
+	json_object_object_add(
+		req, "device_uid",
+		json_object_new_int64((int64_t)sim->device_uid + d->i));
+	json_object_object_add(req, "name",
+			       json_object_new_string("xmhub sim"));
+	arr = json_object_new_array();
+	for (int m = 0; m < sim->streams; m++) {
+		struct json_object *s = json_object_new_object();
+		char name[32];
+
+		snprintf(name, sizeof(name), "%s%d", kind_name[m % KINDS], m);
+		json_object_object_add(s, "stream_index",
+				       json_object_new_int(m));
+		json_object_object_add(s, "name", json_object_new_string(name));
+		json_object_object_add(s, "value_type",
+				       json_object_new_string(sample_type_name(
+					       kind_type[m % KINDS])));
+		if (sim->rate > 0)
+			json_object_object_add(
+				s, "sample_rate_hz",
+				json_object_new_double(sim->rate));
+		json_object_array_add(arr, s);
+	}
+	json_object_object_add(req, "streams", arr);
+	ans = api(&d->c, "/api/v1/ingest/sessions",
+		  json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN),
+		  201);
+	if (ans != NULL && json_object_object_get_ex(ans, "id", &id) &&
+	    json_object_get_string_len(id) < (int)sizeof(d->session)) {
+		snprintf(d->session, sizeof(d->session), "%s",
+			 json_object_get_string(id));
+		ok = true;
+	}
+	json_object_put(ans);
+	json_object_put(req);
+	return ok;
+}
+
+/* Closes device d's session and reads its final counters. */
+static void
+close_session(struct dev *d)
+{
+	char path[160];
+	struct json_object *ans, *v;
+
+	snprintf(path, sizeof(path), "/api/v1/ingest/sessions/%s/close",
+		 d->session);
+	hclient_disconnect(&d->c);
+	ans = api(&d->c, path, NULL, 200);
+	if (ans == NULL) {
+		d->errors++;
+		atomic_fetch_add(&d->sim->errors, 1);
+		return;
+	}
+	if (json_object_object_get_ex(ans, "missed_batches", &v))
+		d->missed = json_object_get_int64(v);
+	if (json_object_object_get_ex(ans, "total_samples", &v))
+		d->stored = json_object_get_int64(v);
+	json_object_put(ans);
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The report, as text or JSON. */
+static void
+report(struct sim *sim, double secs)
+{
+	size_t n = 0, k = 0;
+	double *all, p50 = 0, p99 = 0;
+	int64_t missed = 0;
+	uint64_t batches = atomic_load(&sim->batches),
+		 values = atomic_load(&sim->values),
+		 errors = atomic_load(&sim->errors);
+
+	for (int i = 0; i < sim->devices; i++)
+		n += sim->dev[i].nlat;
+	all = malloc((n > 0 ? n : 1) * sizeof(*all));
+	for (int i = 0; i < sim->devices && all != NULL; i++) {
+		memcpy(all + k, sim->dev[i].lat,
+		       sim->dev[i].nlat * sizeof(*all));
+		k += sim->dev[i].nlat;
+		if (sim->dev[i].missed > 0)
+			missed += sim->dev[i].missed;
+	}
+	if (all != NULL && n > 0) {
+		qsort(all, n, sizeof(*all), cmp_double);
+		p50 = all[(n - 1) / 2];
+		p99 = all[(size_t)((double)(n - 1) * 0.99)];
+	}
+	free(all);
+	if (!sim->json) {
+		printf("xmhub sim: %d devices x %d streams over %s, %.2f s\n"
+		       "  batches   %" PRIu64 " (%.1f/s)\n"
+		       "  values    %" PRIu64 " (%.1f/s)\n"
+		       "  ack       p50 %.2f ms, p99 %.2f ms\n"
+		       "  errors    %" PRIu64 " (%" PRIu64 " reconnections)\n"
+		       "  missed    %" PRId64 " batches\n",
+		       sim->devices, sim->streams,
+		       sim->ws ? "WebSocket" : "HTTP", secs, batches,
+		       secs > 0 ? (double)batches / secs : 0, values,
+		       secs > 0 ? (double)values / secs : 0, p50, p99, errors,
+		       atomic_load(&sim->reconnects), missed);
+		return;
+	}
+	printf("{\"devices\":%d,\"streams\":%d,\"transport\":\"%s\","
+	       "\"rate_hz\":%g,\"seconds\":%.3f,\"batches\":%" PRIu64
+	       ",\"values\":%" PRIu64 ",\"batches_per_s\":%.1f,"
+	       "\"values_per_s\":%.1f,\"ack_p50_ms\":%.3f,\"ack_p99_ms\":%.3f,"
+	       "\"errors\":%" PRIu64 ",\"reconnects\":%" PRIu64
+	       ",\"missed_batches\":%" PRId64 ",\"sessions\":[",
+	       sim->devices, sim->streams, sim->ws ? "ws" : "http", sim->rate,
+	       secs, batches, values, secs > 0 ? (double)batches / secs : 0,
+	       secs > 0 ? (double)values / secs : 0, p50, p99, errors,
+	       atomic_load(&sim->reconnects), missed);
+	for (int i = 0; i < sim->devices; i++) {
+		struct dev *d = &sim->dev[i];
+
+		printf("%s{\"id\":\"%s\",\"device_uid\":%" PRIu32
+		       ",\"batches\":%" PRIu64 ",\"values\":%" PRIu64
+		       ",\"stored_samples\":%" PRId64
+		       ",\"missed_batches\":%" PRId64 "}",
+		       i > 0 ? "," : "", d->session,
+		       sim->device_uid + (uint32_t)i, d->batches, d->values,
+		       d->stored, d->missed);
+	}
+	printf("]}\n");
+}
+
+/* A whole number in [min, max]. */
+static bool
+number(const char *s, double min, double max, double *v)
+{
+	char *e;
+
+	errno = 0;
+	*v = strtod(s, &e);
+	return *s != '\0' && *e == '\0' && errno == 0 && *v >= min && *v <= max;
+}
+
+int
+sim_main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{"url", required_argument, NULL, 'u'},
+		{"key", required_argument, NULL, 'k'},
+		{"devices", required_argument, NULL, 'd'},
+		{"streams", required_argument, NULL, 'm'},
+		{"rate", required_argument, NULL, 'r'},
+		{"duration", required_argument, NULL, 'D'},
+		{"samples", required_argument, NULL, 'n'},
+		{"batch", required_argument, NULL, 'b'},
+		{"device-uid", required_argument, NULL, 'U'},
+		{"timeout", required_argument, NULL, 't'},
+		{"ws", no_argument, NULL, 'w'},
+		{"json", no_argument, NULL, 'j'},
+		{NULL, 0, NULL, 0}};
+	struct sim sim = {.devices = 1,
+			  .streams = KINDS,
+			  .rate = 100,
+			  .timeout_ms = 10000,
+			  .device_uid = 1000000};
+	pthread_t *th = NULL;
+	double v, t0, secs, batch = 0;
+	struct timespec rt;
+	size_t bytes = 10;
+	int opt, rc = 2, started = 0;
+	bool tty = isatty(STDERR_FILENO), dur = false;
+	char err[512];
+
+	sim.key = getenv("XMHUB_API_KEY");
+	optind = 0;
+	while ((opt = getopt_long(argc + 1, argv - 1, "", longopts, NULL)) !=
+	       -1) {
+		switch (opt) {
+		case 'u':
+			sim.url = optarg;
+			break;
+		case 'k':
+			sim.key = optarg;
+			break;
+		case 'w':
+			sim.ws = true;
+			break;
+		case 'j':
+			sim.json = true;
+			break;
+		case 'd':
+			if (!number(optarg, 1, 1000, &v))
+				goto out;
+			sim.devices = (int)v;
+			break;
+		case 'm':
+			if (!number(optarg, 1, XMBP_MAX_STREAMS, &v))
+				goto out;
+			sim.streams = (int)v;
+			break;
+		case 'r':
+			if (!number(optarg, 0, 1e6, &sim.rate))
+				goto out;
+			break;
+		case 'D':
+			if (!number(optarg, 0.001, 86400 * 365, &sim.duration))
+				goto out;
+			dur = true;
+			break;
+		case 'n':
+			if (!number(optarg, 1, 1e15, &v))
+				goto out;
+			sim.samples = (uint64_t)v;
+			break;
+		case 'b':
+			if (!number(optarg, 1, XMBP_MAX_SAMPLES, &batch))
+				goto out;
+			break;
+		case 'U':
+			if (!number(optarg, 0, UINT32_MAX, &v))
+				goto out;
+			sim.device_uid = (uint32_t)v;
+			break;
+		case 't':
+			if (!number(optarg, 1, 3600, &v))
+				goto out;
+			sim.timeout_ms = (int)v * 1000;
+			break;
+		default:
+			goto out;
+		}
+	}
+	if (optind < argc + 1 || sim.url == NULL || sim.key == NULL ||
+	    (dur && sim.samples > 0) ||
+	    (uint64_t)sim.device_uid + (uint64_t)sim.devices - 1 > UINT32_MAX)
+		goto out;
+	if (!dur && sim.samples == 0)
+		sim.duration = 10;
+	/* Ten batches a second by default; 100 samples a batch unpaced. */
+	sim.per_batch = batch > 0      ? (uint32_t)batch
+			: sim.rate > 0 ? (uint32_t)fmax(1, sim.rate / 10)
+				       : 100;
+	if (sim.per_batch > XMBP_MAX_SAMPLES)
+		sim.per_batch = XMBP_MAX_SAMPLES;
+	sim.frame = sim.rate > 0
+			    ? (size_t)fmin(4000, fmax(1, AUDIO_HZ / sim.rate))
+			    : 80;
+	for (int m = 0; m < sim.streams; m++)
+		bytes += 5 + sim.per_batch * sample_bytes(&sim, m % KINDS);
+	if (bytes > (sim.ws ? WS_MAX : HTTP_MAX)) {
+		fprintf(stderr,
+			"xmhub sim: a batch would be %zu bytes, over the "
+			"%s limit: lower --batch or --streams\n",
+			bytes, sim.ws ? "WebSocket's 262144" : "HTTP 1 MiB");
+		goto out;
+	}
+	rc = 1;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	sim.epoch_us =
+		(uint64_t)rt.tv_sec * 1000000 + (uint64_t)rt.tv_nsec / 1000;
+	sim.dev = calloc((size_t)sim.devices, sizeof(*sim.dev));
+	th = calloc((size_t)sim.devices, sizeof(*th));
+	if (sim.dev == NULL || th == NULL)
+		goto out;
+	for (int i = 0; i < sim.devices; i++) {
+		struct dev *d = &sim.dev[i];
+
+		d->sim = &sim;
+		d->i = i;
+		d->missed = d->stored = -1;
+		d->rng = 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1);
+		d->cap = bytes;
+		if (!hclient_init(&d->c, sim.url, sim.key, sim.timeout_ms, err,
+				  sizeof(err))) {
+			fprintf(stderr, "xmhub sim: %s\n", err);
+			rc = 2;
+			goto out;
+		}
+		if ((d->mem = malloc(bytes)) == NULL || !create_session(d))
+			goto out;
+	}
+	t0 = now_s();
+	atomic_store(&sim.running, sim.devices);
+	for (; started < sim.devices; started++)
+		if (pthread_create(&th[started], NULL, run_device,
+				   &sim.dev[started]) != 0)
+			break;
+	atomic_fetch_sub(&sim.running, sim.devices - started);
+	/* The status line, while the devices run. */
+	while (atomic_load(&sim.running) > 0) {
+		poll(NULL, 0, tty ? 500 : 50);
+		if (tty)
+			fprintf(stderr,
+				"\rxmhub sim: %.0f s, %" PRIu64
+				" batches, %" PRIu64 " values, %" PRIu64
+				" errors   ",
+				now_s() - t0, atomic_load(&sim.batches),
+				atomic_load(&sim.values),
+				atomic_load(&sim.errors));
+	}
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	secs = now_s() - t0;
+	if (tty)
+		fprintf(stderr, "\n");
+	for (int i = 0; i < sim.devices; i++)
+		close_session(&sim.dev[i]);
+	report(&sim, secs);
+	rc = started == sim.devices && atomic_load(&sim.errors) == 0 ? 0 : 1;
+	goto out;
+out:
+	if (sim.dev != NULL)
+		for (int i = 0; i < sim.devices; i++) {
+			hclient_free(&sim.dev[i].c);
+			free(sim.dev[i].mem);
+			free(sim.dev[i].lat);
+		}
+	free(sim.dev);
+	free(th);
+	return rc;
+}

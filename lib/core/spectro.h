@@ -1,0 +1,79 @@
+/*
+ * spectro.h - a spectrogram PNG of an audio file, or of a time window of
+ * it, drawn by libsox's `spectrogram` effect through the libsox API (not
+ * the sox program); optionally the file's waveform peaks in the same pass
+ * (lib/codec/waveform's stored form).
+ *
+ * libsox parses untrusted bytes, so it runs in a child process that
+ * holds no secrets (lib/core/child: posix_spawn, PATH and locale only,
+ * own process group, dies with the caller, a deadline): the calling
+ * program itself again, as `PROG SPECTRO_ARG ...`, whose main() must hand
+ * such a command line to spectro_main() before it reads any setting (as
+ * for PROBE_SOX_ARG, lib/core/probe.h).  Programs that call
+ * spectro_render() link libsox.
+ *
+ * The image: raw (no axes, legend or title; a client draws them), one
+ * row per frequency bin, 0 Hz at the bottom and rate/2 at the top, so
+ * row r from the top is (height - 1 - r) * rate / (2 * (height - 1)) Hz;
+ * one column per time slice, left to right; libsox's default palette
+ * (dark is quiet) over 120 dB below the loudest bin.  Several channels
+ * are averaged into one first.  The chain reads only the window: the
+ * input is seeked to from_ms when its format can seek (WAV, FLAC, ...),
+ * else read through and discarded.  Memory: the image's width x height
+ * floats in the child, whatever the window's length.
+ */
+#ifndef XMHUB_SPECTRO_H
+#define XMHUB_SPECTRO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/buf.h"
+
+/* The argument that makes a program spectro_main() (see above). */
+#define SPECTRO_ARG "--spectro-sox"
+
+#define SPECTRO_WIDTH_MIN 100 /* libsox's own lower bound */
+#define SPECTRO_WIDTH_MAX 4096
+/* Heights: 2^k + 1 rows (2^k frequency bins and the Nyquist row), the
+ * sizes libsox draws with its FFT; any other takes a DFT of quadratic
+ * cost (minutes for ten minutes of audio). */
+#define SPECTRO_HEIGHT_MIN 65
+#define SPECTRO_HEIGHT_MAX 1025
+#define SPECTRO_PNG_MAX (16 << 20) /* bytes of an image; more fails */
+
+/* What to draw. */
+struct spectro_req {
+	int64_t from_ms; /* the window: [from_ms, to_ms) of the file, */
+	int64_t to_ms;	 /* to_ms > from_ms; past the end: to the end */
+	int width;	 /* columns, SPECTRO_WIDTH_MIN..MAX */
+	int height;	 /* rows, spectro_height_valid() */
+};
+
+/* True for a height the renderer accepts: 2^k + 1 within the bounds. */
+bool spectro_height_valid(int height);
+
+/*
+ * Draws rq of the audio file at path into png (appended; the caller owns
+ * the buffer) in a child, for at most timeout_ms.  With peaks_path not
+ * NULL, the child also writes the whole window's waveform peaks there
+ * (lib/codec/waveform's stored form, at waveform_base_spp() of the
+ * file's rate; the file is created or replaced).  False with a reason in
+ * detail: a bad request, libsox can not read the file, the child failed,
+ * took too long or the runner is stopping (lib/core/child's child_run),
+ * or the image is over SPECTRO_PNG_MAX.  The reason may name path: show
+ * it to clients through child_reason().
+ */
+bool spectro_render(const char *path, const struct spectro_req *rq,
+		    const char *peaks_path, int timeout_ms, struct buf *png,
+		    char *detail, size_t dlen);
+
+/*
+ * The child's side: argv is {PROG, SPECTRO_ARG, path, from_ms, to_ms,
+ * width, height, peaks path or "-"}; writes the PNG to stdout and
+ * returns the exit status, 0, or 1 with one line on stderr.
+ */
+int spectro_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,300 @@
+// console.mjs - drives the web console in headless Debian chromium
+// (playwright-core, no browser download) for t/e2e/console.t, which
+// prepares the stack and reads the results: one JSON line per check,
+// {"ok": true|false, "name": "...", "diag": "..."}, on standard output.
+//
+// Environment: CONSOLE_URL (the platform's origin), CONSOLE_FACE_URL,
+// CONSOLE_SUPER / CONSOLE_ADMIN / CONSOLE_VIEWER ("email password"),
+// CONSOLE_SESSION (the live session's id), CONSOLE_WAV and CONSOLE_PHOTO
+// (files), XMHUB_NPM_DIR (node_modules' parent), CONSOLE_SHOTS (a
+// directory for screenshots, optional), CONSOLE_CHROMIUM (default
+// /usr/bin/chromium).
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const env = process.env;
+const npm = join(env.XMHUB_NPM_DIR, 'node_modules');
+const require = createRequire(join(npm, 'x.js'));
+const { chromium } = require('playwright-core');
+const axeSource = readFileSync(join(npm, 'axe-core', 'axe.min.js'), 'utf8');
+const base = env.CONSOLE_URL;
+const cred = (v) => [v.slice(0, v.indexOf(' ')), v.slice(v.indexOf(' ') + 1)];
+
+function check(ok, name, diag) {
+	process.stdout.write(JSON.stringify({ ok: !!ok, name, diag: diag === undefined ? '' : String(diag) }) + '\n');
+	return !!ok;
+}
+
+const errors = [];
+const browser = await chromium.launch({
+	executablePath: env.CONSOLE_CHROMIUM || '/usr/bin/chromium',
+	args: ['--no-sandbox', '--autoplay-policy=no-user-gesture-required'],
+});
+const ctx = await browser.newContext({ viewport: { width: 1000, height: 700 } });
+const page = await ctx.newPage();
+// The spectrogram and waveform routes answer 404 for an upload that has
+// none (the page shows an empty state): the browser logs those 404s.
+const optional404 = /\/api\/v1\/uploads\/[^/]+\/(spectrogram\.png|waveform\.json)$/;
+page.on('console', (m) => {
+	if (m.type() !== 'error') return;
+	const where = (m.location() && m.location().url) || '';
+	if (/404/.test(m.text()) && optional404.test(where)) return;
+	errors.push(`${page.url()}: ${m.text()} (${where})`);
+});
+page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
+
+// axe-core on the page as it is: no serious or critical violation.
+const axed = new Set();
+async function axe(name) {
+	await page.evaluate(axeSource);
+	const r = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+	const bad = r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+	axed.add(name);
+	check(bad.length === 0, `axe: no serious or critical violation on ${name}`,
+		bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join('; ')}`).join(' | '));
+}
+
+async function shot(name) {
+	if (env.CONSOLE_SHOTS) await page.screenshot({ path: join(env.CONSOLE_SHOTS, `${name}.png`) });
+}
+
+async function go(hash, heading) {
+	await page.goto(`${base}/${hash}`);
+	await page.getByRole('heading', { level: 1, name: heading }).first().waitFor({ timeout: 15000 });
+	await page.waitForFunction(() => !document.querySelector('main .state[role=status]'), null, { timeout: 15000 })
+		.catch(() => null);
+}
+
+async function signIn(who, keyboard) {
+	const [email, password] = cred(who);
+	await page.goto(`${base}/`);
+	// A step that failed may have left someone signed in.
+	await page.getByLabel('E-mail').or(page.locator('#sign-out')).first().waitFor();
+	if (await page.locator('#sign-out').count()) await signOut();
+	await page.getByLabel('E-mail').waitFor();
+	if (keyboard) {
+		// Keyboard only: the e-mail field has the focus, Tab moves on,
+		// Enter submits.
+		await page.keyboard.type(email);
+		await page.keyboard.press('Tab');
+		await page.keyboard.type(password);
+		await page.keyboard.press('Enter');
+	} else {
+		await page.getByLabel('E-mail').fill(email);
+		await page.getByLabel('Password').fill(password);
+		await page.getByRole('button', { name: 'Sign in' }).click();
+	}
+	await page.locator('#sign-out').waitFor({ timeout: 15000 });
+}
+
+async function signOut() {
+	await page.locator('#sign-out').click();
+	await page.getByRole('button', { name: 'Sign in' }).waitFor();
+	const rt = await page.evaluate(() => sessionStorage.getItem('xmhub.refresh'));
+	return rt === null;
+}
+
+// Pixels of a chart canvas in the mean series' colour (#1f4fa8).
+async function seriesPixels() {
+	return page.evaluate(() => {
+		const c = document.querySelector('.chart canvas');
+		if (!c) return -1;
+		const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+		let n = 0;
+		for (let i = 0; i < d.length; i += 4)
+			if (Math.abs(d[i] - 31) < 40 && Math.abs(d[i + 1] - 79) < 40 && Math.abs(d[i + 2] - 168) < 40 && d[i + 3] > 100) n++;
+		return n;
+	});
+}
+
+async function step(name, fn) {
+	try {
+		await fn();
+	} catch (e) {
+		check(false, name, e.stack || e);
+		await shot(`failed-${name.replace(/\W+/g, '-')}`).catch(() => null);
+	}
+}
+
+await step('sign-in page', async () => {
+	await page.goto(`${base}/`);
+	await page.getByLabel('E-mail').waitFor();
+	const res = await page.request.get(`${base}/`);
+	const csp = res.headers()['content-security-policy'] || '';
+	check(/script-src 'self'/.test(csp) && !/unsafe-inline/.test(csp), 'the page has a strict CSP', csp);
+	check(res.headers()['x-frame-options'] === 'DENY', 'X-Frame-Options DENY');
+	await axe('sign in');
+	await shot('sign-in');
+	await page.getByLabel('E-mail').fill('nobody@example.org');
+	await page.getByLabel('Password').fill('wrong password');
+	await page.getByRole('button', { name: 'Sign in' }).click();
+	const err = await page.getByRole('alert').textContent({ timeout: 10000 });
+	check(/wrong email or password/.test(err), 'a failed sign-in shows the API\'s detail', err);
+	// The browser logs that 401 as an error: the only one expected.
+	check(errors.length === 1 && /401/.test(errors[0]), 'the refused sign-in is the only error so far', errors.join(' | '));
+	errors.length = 0;
+});
+
+await step('super admin', async () => {
+	await signIn(env.CONSOLE_SUPER);
+	await go('#/facilities', 'Facilities');
+	check(await page.getByRole('cell', { name: 'Console A' }).count() === 1, 'the super admin sees the facilities');
+	await axe('facilities');
+	await shot('facilities');
+	await page.locator('#facility-switch').selectOption({ label: 'Console A' });
+	await go('#/devices', 'Devices');
+	check(await page.getByRole('cell', { name: 'console device' }).count() === 1,
+		'after the switch to facility A its devices are listed');
+	check(await signOut(), 'signing out forgets the refresh token');
+});
+
+await step('admin: users and API keys', async () => {
+	await signIn(env.CONSOLE_ADMIN);
+	check(await page.getByRole('link', { name: 'Facilities' }).count() === 0, 'a facility admin has no facilities page');
+	await go('#/users', 'Users');
+	const form = page.getByRole('form', { name: 'new user' });
+	await form.getByLabel('E-mail').fill(env.CONSOLE_NEW_EMAIL);
+	await form.getByLabel('Name').fill('Made in the console');
+	await form.getByLabel('Password').fill('console password 1');
+	await form.getByRole('button', { name: 'Create user' }).click();
+	await page.getByRole('cell', { name: env.CONSOLE_NEW_EMAIL }).waitFor({ timeout: 10000 });
+	check(true, 'a user is created');
+	await axe('users');
+	await shot('users');
+	await go('#/api-keys', 'API keys');
+	const kf = page.getByRole('form', { name: 'new API key' });
+	await kf.getByLabel('Name').fill('console key');
+	await kf.getByLabel('ingest').uncheck();
+	await kf.getByRole('button', { name: 'Create key' }).click();
+	const key = (await page.locator('#new-key').textContent({ timeout: 10000 })).trim();
+	check(/^xmk_\w{40,}$/.test(key), 'the new key is shown once', key.slice(0, 8));
+	await page.getByRole('button', { name: 'Copy' }).click();
+	await page.getByRole('button', { name: 'Use for uploads in this tab' }).click();
+	await page.getByRole('button', { name: 'Done' }).click();
+	check(await page.locator('#new-key').count() === 0, 'the key is gone from the page after Done');
+	await page.getByRole('cell', { name: 'upload', exact: true }).first().waitFor();
+	await axe('API keys');
+	await shot('api-keys');
+	await go('#/tags', 'Tags');
+	await axe('tags');
+	await go('#/devices', 'Devices');
+	check(await page.getByRole('cell', { name: 'console device' }).count() === 1, 'the device is listed');
+	await axe('devices');
+});
+
+await step('uploads', async () => {
+	await go('#/uploads', 'Uploads');
+	await page.locator('#file-input').setInputFiles(env.CONSOLE_WAV);
+	await page.getByRole('link', { name: 'done' }).waitFor({ timeout: 30000 });
+	check(await page.locator('progress').evaluate((p) => p.value) === 1, 'the progress bar reached the end');
+	const row = page.getByRole('row').filter({ hasText: 'console-tone.wav' });
+	await row.getByText('completed').waitFor({ timeout: 120000 });
+	check(true, 'the upload reaches completed in the list');
+	await axe('uploads');
+	await shot('uploads');
+	await row.getByRole('link').click();
+	await page.locator('#player').waitFor({ timeout: 15000 });
+	const t = await page.locator('#player').evaluate(async (a) => {
+		a.muted = true;
+		await a.play();
+		await new Promise((r) => setTimeout(r, 1500));
+		return a.currentTime;
+	});
+	check(t > 0.3, 'the audio plays through the signed URL (currentTime advances)', t);
+	const seek = await page.locator('#player').evaluate(async (a) => {
+		a.currentTime = 2;
+		await new Promise((r) => a.addEventListener('seeked', r, { once: true }));
+		return a.currentTime;
+	});
+	check(seek >= 2, 'seeking works (Range)', seek);
+	check(/^\/api\/v1\/streams\/[^?]+\?mu_exp=/.test(new URL(await page.locator('#player').getAttribute('src'), base).pathname
+		+ new URL(await page.locator('#player').getAttribute('src'), base).search), 'the player uses a signed URL');
+	// The runner made the spectrogram and the waveform peaks with the
+	// transcoding: both are shown.
+	await page.locator('img.spectrogram').waitFor();
+	check(await page.locator('img.spectrogram').evaluate((i) => i.naturalWidth > 0),
+		'the spectrogram image is shown');
+	await page.locator('svg.waveform').waitFor();
+	await axe('upload page');
+	await shot('upload');
+});
+
+await step('sessions', async () => {
+	await go('#/sessions', 'Ingest sessions');
+	await axe('sessions');
+	await page.locator(`a[href="#/sessions/${env.CONSOLE_SESSION}"]`).click();
+	await page.locator('.chart canvas').first().waitFor({ timeout: 15000 });
+	await page.waitForFunction(() => !document.querySelector('.chart-box .state[role=status]'), null, { timeout: 15000 });
+	const px = await seriesPixels();
+	check(px > 50, 'the chart shows data (series pixels on the canvas)', px);
+	const n0 = Number(await page.locator('#total-samples').textContent());
+	const img0 = await page.locator('.chart canvas').first().evaluate((c) => c.toDataURL());
+	await page.waitForFunction((n) => Number(document.querySelector('#total-samples').textContent) > n, n0, { timeout: 20000 });
+	await page.waitForFunction((a) => document.querySelector('.chart canvas').toDataURL() !== a, img0, { timeout: 20000 });
+	check(true, 'the counters and the chart update live');
+	await page.locator('.chart-box').first().getByRole('button', { name: 'Zoom in' }).click();
+	await page.waitForTimeout(800);
+	check(await seriesPixels() > 20, 'zoomed in, the chart still shows data');
+	const [dl] = await Promise.all([page.waitForEvent('download'),
+		page.locator('.chart-box').first().getByRole('button', { name: 'Download CSV of the view' }).click()]);
+	const csv = readFileSync(await dl.path(), 'utf8');
+	check(/^ts_us,value\n\d+,/.test(csv), 'the CSV of the view downloads', csv.slice(0, 40));
+	await axe('session page');
+	await shot('session');
+});
+
+await step('face', async () => {
+	await go('#/face', 'Face detection and masking');
+	await page.getByLabel('Face service').fill(env.CONSOLE_FACE_URL);
+	await page.getByLabel('Face service').press('Tab');
+	await page.locator('#face-file').setInputFiles(env.CONSOLE_PHOTO);
+	await page.getByRole('button', { name: 'Detect faces' }).click();
+	await page.locator('#face-boxes rect').first().waitFor({ timeout: 60000 });
+	check(await page.locator('#face-boxes circle').count() >= 5, 'boxes and landmarks are drawn');
+	await page.getByRole('button', { name: 'Mask faces' }).click();
+	await page.locator('#masked').waitFor({ timeout: 60000 });
+	const w = await page.locator('#masked').evaluate((i) => i.complete && i.naturalWidth);
+	check(w > 0, 'the masked image is shown', w);
+	check(await page.getByRole('link', { name: 'download' }).count() === 1, 'and can be downloaded');
+	await axe('face');
+	await shot('face');
+});
+
+await step('narrow screen', async () => {
+	await page.setViewportSize({ width: 375, height: 700 });
+	await go('#/uploads', 'Uploads');
+	const sw = await page.evaluate(() => document.documentElement.scrollWidth);
+	check(sw <= 375, 'nothing is wider than 375 px', sw);
+	await page.getByRole('button', { name: 'Menu' }).click();
+	check(await page.getByRole('link', { name: 'Sessions' }).isVisible(), 'the menu opens at 375 px');
+	await axe('uploads at 375 px');
+	await page.setViewportSize({ width: 1000, height: 700 });
+	check(await signOut(), 'the admin signs out');
+});
+
+await step('viewer', async () => {
+	await signIn(env.CONSOLE_VIEWER, true);
+	check(true, 'the viewer signs in with the keyboard only');
+	check(await page.getByRole('link', { name: 'Users' }).count() === 0
+		&& await page.getByRole('link', { name: 'API keys' }).count() === 0, 'a viewer has no users or API keys pages');
+	for (const [hash, h] of [['#/devices', 'Devices'], ['#/tags', 'Tags'], ['#/sessions', 'Ingest sessions']]) {
+		await go(hash, h);
+		const n = await page.locator('[data-edit]').count();
+		check(n === 0, `a viewer sees no edit controls on ${h}`, n);
+	}
+	// The stack's access tokens live CONSOLE_ACCESS_TTL seconds: past
+	// that the next call refreshes them, and the page stays.
+	await page.getByRole('link', { name: 'Tags' }).click();
+	await page.getByRole('heading', { level: 1, name: 'Tags' }).waitFor();
+	await page.waitForTimeout((Number(env.CONSOLE_ACCESS_TTL) + 2) * 1000);
+	await page.getByRole('link', { name: 'Devices' }).click();
+	await page.getByRole('cell', { name: 'console device' }).waitFor({ timeout: 10000 });
+	check(page.url().endsWith('#/devices') && await page.locator('#sign-out').count() === 1,
+		'an expired access token is refreshed without leaving the page');
+	check(await signOut(), 'the viewer signs out');
+});
+
+check(errors.length === 0, 'no console errors on any page', errors.join(' | '));
+check(axed.size >= 12, 'axe ran on every page', [...axed].join(', '));
+await browser.close();

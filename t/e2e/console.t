@@ -1,0 +1,136 @@
+#!/usr/bin/env perl
+# The web console in a real browser (doc/console.md): a stack with a
+# super admin, a facility admin and a viewer who log in with passwords, a
+# device feeding an ingest session while the browser watches, and
+# t/console/console.mjs driving Debian's chromium through playwright-core:
+# sign in, users, API keys, an upload played through a signed URL, the
+# live chart, the face page, a viewer without edit controls, sign out, no
+# console errors, axe-core on every page.  XMHUB_CONSOLE_SHOTS=DIR keeps
+# screenshots of the pages there (make console-shots: doc/console/).
+use strict;
+use warnings;
+use File::Temp qw(tempdir);
+use JSON::PP;
+use Test::More;
+use Time::HiRes qw(sleep);
+use Xmhub::Face qw(model_dir);
+use Xmhub::Ingest;
+use Xmhub::Objects;
+use Xmhub::Platform;
+use Xmhub::Test qw(run);
+
+my $npm = $ENV{XMHUB_NPM_DIR} // "$ENV{XMHUB_SRCDIR}/_build/npm";
+my $chromium = $ENV{CONSOLE_CHROMIUM} // '/usr/bin/chromium';
+-x $chromium or BAIL_OUT("$chromium is missing: ./dev deps installs it");
+-d "$npm/node_modules/playwright-core"
+    or BAIL_OUT("playwright-core is missing in $npm: ./dev deps");
+-f "$ENV{XMHUB_BUILDDIR}/console/index.htm"
+    or BAIL_OUT('the console is not built (make)');
+
+my $ttl = 20;
+my $p = Xmhub::Platform->start;
+$p->stack->restart(env => {FACE_API_MODEL_DIR => model_dir(),
+	XMHUB_ACCESS_TTL => $ttl});
+my $fa = $p->facility('Console A');
+my $super_t = $p->token($p->user('super_admin', undef));
+my %login;
+for my $who (['super', 'super_admin', undef], ['admin', 'facility_admin', $fa],
+    ['viewer', 'user', $fa]) {
+	my ($name, $role, $fac) = @$who;
+	my $email = "console-$name-$$\@example.org";
+	my $pw = "console-$name-password";
+	my ($st, $u) = $p->req(POST => '/api/v1/users', token => $super_t,
+		json => {email => $email, password => $pw, role => $role,
+			display_name => "Console $name",
+			defined $fac ? (facility_id => $fac) : ()});
+	is($st, 200, "the $name logs in with a password") or diag explain $u;
+	$login{$name} = "$email $pw";
+}
+my ($st, $dev) = $p->req(POST => '/api/v1/devices', token => $super_t,
+	json => {facility_id => $fa, device_uid => 4242, name => 'console device'});
+is($st, 201, 'a device');
+my $key = do {
+	my ($s, $k) = $p->req(POST => '/api/v1/api-keys', token => $super_t,
+		json => {facility_id => $fa, name => 'device key'});
+	$k->{key};
+};
+my $in = Xmhub::Ingest->new($p, $key);
+my $session = $in->session(4242, [0, 'f32'], [1, 'i32']);
+
+# The device: a batch of 50 samples of two streams every 0.3 s, while
+# the browser runs.
+my $seq = 0;
+my $t0 = 0;
+sub batch {
+	my @f = map { [$t0 + $_ * 1000, sin(($t0 + $_ * 1000) / 2e5)] } 0 .. 49;
+	my @i = map { [$t0 + $_ * 1000, int(100 * cos(($t0 + $_ * 1000) / 3e5))] } 0 .. 49;
+	$in->send($session->{id}, $seq++, [0, 'f32', \@f], [1, 'i32', \@i]);
+	$t0 += 50_000;
+}
+batch() for 1 .. 20;
+my $feeder = fork // die "fork: $!";
+if ($feeder == 0) {
+	while (1) { batch(); sleep 0.3 }
+}
+
+my $tmp = tempdir(CLEANUP => 1);
+my $wav = "$tmp/console-tone.wav";
+{
+	# Four seconds of a 440 Hz tone, 16-bit mono at 8 kHz.
+	my $data = pack('s<*', map { int(8000 * sin(2 * 3.14159265 * 440 * $_ / 8000)) } 0 .. 31999);
+	my $head = substr(Xmhub::Objects::wav(0), 0, 44);
+	substr($head, 4, 4) = pack('V', 36 + length $data);
+	substr($head, 40, 4) = pack('V', length $data);
+	open my $f, '>:raw', $wav or die "$wav: $!";
+	print $f $head, $data;
+	close $f;
+}
+my $photo = '/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg';
+
+local $ENV{CONSOLE_URL} = $p->stack->url('');
+local $ENV{CONSOLE_FACE_URL} = $p->stack->face_url('');
+local $ENV{CONSOLE_SUPER} = $login{super};
+local $ENV{CONSOLE_ADMIN} = $login{admin};
+local $ENV{CONSOLE_VIEWER} = $login{viewer};
+local $ENV{CONSOLE_NEW_EMAIL} = "console-new-$$\@example.org";
+local $ENV{CONSOLE_SESSION} = $session->{id};
+local $ENV{CONSOLE_WAV} = $wav;
+local $ENV{CONSOLE_PHOTO} = $photo;
+local $ENV{CONSOLE_ACCESS_TTL} = $ttl;
+local $ENV{XMHUB_NPM_DIR} = $npm;
+local $ENV{CONSOLE_SHOTS} = $ENV{XMHUB_CONSOLE_SHOTS} // '';
+open my $run, '-|', 'node', "$ENV{XMHUB_SRCDIR}/t/console/console.mjs"
+    or die "node: $!";
+my $n = 0;
+while (my $line = <$run>) {
+	my $r = eval { decode_json($line) };
+	if (!$r) {
+		diag "console.mjs: $line";
+		next;
+	}
+	$n++;
+	ok($r->{ok}, $r->{name}) or diag $r->{diag};
+}
+close $run;
+is($?, 0, 'the browser script ends cleanly');
+ok($n >= 40, "the browser script reported its checks ($n)");
+kill 'TERM', $feeder;
+waitpid $feeder, 0;
+
+# Screenshots, made small: 800 px wide, 128 colours (ffmpeg's palette
+# filters).
+for my $png (glob(($ENV{XMHUB_CONSOLE_SHOTS} || '/nonexistent') . '/*.png')) {
+	my ($s, undef, $err) = run(['ffmpeg', '-v', 'error', '-y', '-i', $png,
+		'-vf', 'scale=800:-1:flags=lanczos,split[a][b];'
+		    . '[a]palettegen=max_colors=128[p];[b][p]paletteuse=dither=none',
+		"$png.tmp.png"]);
+	is($s, 0, "$png is made smaller") or diag $err;
+	rename "$png.tmp.png", $png if $s == 0;
+}
+
+# The users made in the browser exist.
+($st, my $users) = $p->req(GET => "/api/v1/users?facility_id=$fa",
+	token => $super_t);
+ok((grep { $_->{email} eq $ENV{CONSOLE_NEW_EMAIL} } @$users),
+	'the user created in the console exists');
+done_testing;

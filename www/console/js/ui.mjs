@@ -1,0 +1,115 @@
+// ui.mjs - shared pieces of the console's pages: htm bound to Preact,
+// loading / empty / error states, the pager, the facility in view.
+import { h, render } from '../vendor/preact.mjs';
+import { useState, useEffect, useCallback } from '../vendor/hooks.mjs';
+import htm from '../vendor/htm.mjs';
+import { auth } from './api.mjs';
+
+export const html = htm.bind(h);
+export { h, render, useState, useEffect, useCallback };
+
+export const ROLES = ['user', 'facility_admin', 'super_admin'];
+export const rank = (role) => ROLES.indexOf(role);
+export const isAdmin = () => auth.user && rank(auth.user.role) >= 1;
+export const isSuper = () => auth.user && auth.user.role === 'super_admin';
+
+// The facility a super admin looks at ('' = all), kept for the tab.
+const FAC = 'xmhub.facility';
+export const view = {
+	get facility() {
+		return isSuper() ? sessionStorage.getItem(FAC) || '' : '';
+	},
+	set facility(id) {
+		sessionStorage.setItem(FAC, id || '');
+	},
+};
+// The facility_id query of a list.
+export const facQuery = () => (view.facility ? { facility_id: view.facility } : {});
+
+// useLoad(fn, deps): {data, error, loading, reload} of an async call.
+export function useLoad(fn, deps) {
+	const [st, set] = useState({ data: null, error: null, loading: true });
+	const [n, bump] = useState(0);
+	useEffect(() => {
+		let live = true;
+		set((s) => ({ ...s, loading: true, error: null }));
+		fn().then(
+			(data) => live && set({ data, error: null, loading: false }),
+			(error) => live && set({ data: null, error, loading: false }),
+		);
+		return () => {
+			live = false;
+		};
+	}, [...deps, n]);
+	return { ...st, reload: () => bump((x) => x + 1) };
+}
+
+export const Loading = () => html`<p class="state" role="status">Loading…</p>`;
+export const Empty = ({ children }) => html`<p class="state empty">${children}</p>`;
+export const ErrorBox = ({ error }) =>
+	error ? html`<p class="error" role="alert">${error.message || String(error)}</p>` : null;
+
+// Loaded({st, empty, children}): the states of a useLoad, children(data)
+// when there is data.
+export function Loaded({ st, empty, children }) {
+	if (st.loading && !st.data) return html`<${Loading} />`;
+	if (st.error) return html`<${ErrorBox} error=${st.error} />`;
+	const d = st.data;
+	const items = Array.isArray(d) ? d : d && d.items;
+	if (items && items.length === 0) return html`<${Empty}>${empty}<//>`;
+	return children(d);
+}
+
+export function Pager({ page, data, onPage }) {
+	if (!data || data.total <= data.per_page) return null;
+	const last = Math.max(1, Math.ceil(data.total / data.per_page));
+	return html`<nav class="pager" aria-label="pages">
+		<button type="button" disabled=${page <= 1} onClick=${() => onPage(page - 1)}>Previous</button>
+		<span>page ${page} of ${last} (${data.total})</span>
+		<button type="button" disabled=${page >= last} onClick=${() => onPage(page + 1)}>Next</button>
+	</nav>`;
+}
+
+export const when = (t) => (t ? new Date(t).toLocaleString() : '—');
+export const bytes = (n) =>
+	n == null ? '—' : n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB`
+		: `${(n / 1048576).toFixed(1)} MiB`;
+
+// A form's fields as an object (FormData), empty strings left out.
+export function fields(form) {
+	const o = {};
+	for (const [k, v] of new FormData(form)) if (v !== '') o[k] = v;
+	return o;
+}
+
+// useAction(): [run(fn), busy, error] for a button or form that calls
+// the API and shows the {"detail"} of a failure.
+export function useAction() {
+	const [busy, setBusy] = useState(false);
+	const [error, setError] = useState(null);
+	const run = useCallback(async (fn) => {
+		setBusy(true);
+		setError(null);
+		try {
+			return await fn();
+		} catch (e) {
+			setError(e);
+			return undefined;
+		} finally {
+			setBusy(false);
+		}
+	}, []);
+	return [run, busy, error];
+}
+
+export const Badge = ({ s }) => html`<span class=${`badge b-${s}`}>${s}</span>`;
+
+// The facility picker of a create form for a super admin.
+export function FacilityField({ facilities }) {
+	if (!isSuper()) return null;
+	return html`<label>Facility
+		<select name="facility_id" required value=${view.facility}>
+			<option value="">choose…</option>
+			${(facilities || []).map((f) => html`<option value=${f.id}>${f.name}</option>`)}
+		</select></label>`;
+}
