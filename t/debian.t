@@ -20,7 +20,7 @@ use JSON::PP;
 use POSIX qw(WNOHANG);
 use Test::More;
 use Time::HiRes qw(sleep time);
-use Xmhub::Face qw(model_dir photo);
+use Xmhub::Face qw(photo);
 use Xmhub::Stack;
 use Xmhub::Test qw(run);
 
@@ -218,11 +218,9 @@ for my $cmd (@pre) {
 	($st, $out, $err) = run([@as_unit, @argv]);
 	is($st, 0, "ExecStartPre: @argv[0, 1, 2]") or diag $out . $err;
 }
-# A face model, so that a detection runs OpenCV's network.
-my ($model) = grep { -f } map { model_dir() . "/$_" }
-    qw(scrfd_2.5g_bnkps.onnx face_detection_yunet_2022mar.onnx);
-ok($model, 'a face model to install: ' . ($model // 'none'));
-system('cp', $model, '/var/lib/xmhub/models/') if $model;
+# The face service's model: the one xmhub-face ships.
+ok(-f '/usr/share/xmhub/models/face_detection_yunet_2022mar.onnx',
+    'xmhub-face ships YuNet');
 like($unit, qr/^MemoryDenyWriteExecute=yes$/m,
     'xmhub-lighttpd.service: MemoryDenyWriteExecute');
 $lighttpd_pid = fork() // die "fork: $!\n";
@@ -251,11 +249,15 @@ is(eval { decode_json($res->{content})->{status} }, 'ok',
 $res = $http->get("http://127.0.0.1:$port/api/health/ready");
 is($res->{status}, 200, 'GET /api/health/ready: 200 (database, store)')
     or diag $res->{content};
+$res = $http->get("http://127.0.0.1:$port/");
+is($res->{status}, 200, 'GET /: the console, from the installed files');
+like($res->{headers}{'content-type'} // '', qr{^text/html},
+    'the console: an HTML page');
 $res = $http->get("http://127.0.0.1:$face_port/health");
 is($res->{status}, 200, "the face service's GET /health: 200")
     or diag $res->{content};
 my $health = eval { decode_json($res->{content}) } // {};
-ok(exists $health->{model_loaded}, "the face service's health object");
+ok($health->{model_loaded}, "the face service's health: the model loaded");
 is($res->{headers}{'x-content-type-options'}, 'nosniff',
     "the table's headers on the face service's answers");
 
