@@ -605,7 +605,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "xmhub-transcode: %s\n", detail);
 		return 1;
 	}
-	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
 		fprintf(stderr,
 			"xmhub-transcode: XMHUB_DATABASE_URL is not set\n");
 		return 1;

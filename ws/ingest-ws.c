@@ -69,8 +69,8 @@ main(void)
 		fprintf(stderr, "xmhub-ingest-ws: %s\n", detail);
 		goto out;
 	}
-	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL ||
-	    !conf_int("XMHUB_WS_IDLE_TIMEOUT", 60, 1, 86400, &idle)) {
+	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL ||
+	    !conf_get_int("XMHUB_WS_IDLE_TIMEOUT", &idle)) {
 		fprintf(stderr, "xmhub-ingest-ws: XMHUB_DATABASE_URL must be "
 				"set, XMHUB_WS_IDLE_TIMEOUT 1 to 86400 (s)\n");
 		goto out;

@@ -25,9 +25,10 @@ static long long interval = 10;
 bool
 health_init(const char *name)
 {
-	if (!conf_int("XMHUB_READY_INTERVAL", 10, 0, 3600, &interval)) {
-		fprintf(stderr, "%s: XMHUB_READY_INTERVAL must be 0 to 3600 "
-				"(seconds)\n",
+	if (!conf_get_int("XMHUB_READY_INTERVAL", &interval)) {
+		fprintf(stderr,
+			"%s: XMHUB_READY_INTERVAL must be 0 to 3600 "
+			"(seconds)\n",
 			name);
 		return false;
 	}

@@ -14,28 +14,27 @@
 
 #include "core/conf.h"
 #include "core/db.h"
+#include "core/settings.h"
 #include "domain/ingestq.h"
 
 bool
 ingestq_settings(struct ingestq_conf *conf, int *threads, char *detail,
 		 size_t dlen)
 {
-	static const struct {
-		const char *name;
-		long long def, min, max;
-	} set[] = {
-		{"XMHUB_INGEST_THREADS", 16, 1, 256},
-		{"XMHUB_INGEST_COMMIT_MAX", 64, 1, 1024},
-		{"XMHUB_INGEST_COMMIT_WAIT_MS", 0, 0, 1000},
-		{"XMHUB_INGEST_QUEUE", 64, 1, 4096},
+	/* Defaults and ranges: lib/core/settings.def. */
+	static const char *const names[] = {
+		"XMHUB_INGEST_THREADS",
+		"XMHUB_INGEST_COMMIT_MAX",
+		"XMHUB_INGEST_COMMIT_WAIT_MS",
+		"XMHUB_INGEST_QUEUE",
 	};
 	long long v[4];
 
 	for (int i = 0; i < 4; i++) {
-		if (!conf_int(set[i].name, set[i].def, set[i].min, set[i].max,
-			      &v[i])) {
-			snprintf(detail, dlen, "%s must be %lld to %lld",
-				 set[i].name, set[i].min, set[i].max);
+		if (!conf_get_int(names[i], &v[i])) {
+			snprintf(detail, dlen, "%s must be %.0f to %.0f",
+				 names[i], settings_find(names[i])->min,
+				 settings_find(names[i])->max);
 			return false;
 		}
 	}

@@ -84,16 +84,15 @@ set_up(const char *name, const struct route *table, size_t n,
 		need_jwt |= table[i].auth == ROUTE_JWT ||
 			    table[i].auth == ROUTE_JWT_OR_SIGNED;
 	/* A JWT program without its secret would accept nothing; say so. */
-	if (need_jwt &&
-	    ((su->secret = conf_str("XMHUB_JWT_SECRET", NULL)) == NULL ||
-	     strlen(su->secret) < AUTH_JWT_SECRET_MIN)) {
+	if (need_jwt && ((su->secret = conf_get("XMHUB_JWT_SECRET")) == NULL ||
+			 strlen(su->secret) < AUTH_JWT_SECRET_MIN)) {
 		fprintf(stderr,
 			"%s: XMHUB_JWT_SECRET must be set, %d characters "
 			"or more\n",
 			name, AUTH_JWT_SECRET_MIN);
 		return false;
 	}
-	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
 		fprintf(stderr, "%s: XMHUB_DATABASE_URL is not set\n", name);
 		return false;
 	}

@@ -473,6 +473,7 @@ my $third = $in->session(20, [0, 'f32']);
 ($rc, $rst, $rhead, $rbody) = ws($third->{id});
 ok(!$rc, 'a third: no upgrade');
 is_error($rst, eval { decode_json($rbody) }, 503, 'a third');
+like($rhead, qr/^Retry-After: \d+\r?$/mi, 'a third: Retry-After');
 like(log_text('ws-guard.log'), qr/2 connections: 503/, "the front's log");
 $open[0]->close_frame(1000);
 is(close_of($open[0]), '1000', 'one of the two leaves');

@@ -12,31 +12,28 @@
 #include <unistd.h>
 
 #include "core/conf.h"
+#include "core/settings.h"
 #include "face/service/faceapi_conf.h"
 #include "face/service/faceapi_vqueue.h"
 
 bool
 faceapi_vconf_load(struct faceapi_vconf *c, char *detail, size_t dlen)
 {
-	static const struct {
-		const char *name;
-		long long def, min, max;
-	} s[] = {
-		{"FACE_API_VIDEO_MAX_BYTES", 268435456, 1024, 1LL << 40},
-		{"FACE_API_VIDEO_MAX_SECONDS", 600, 1, 86400},
-		{"FACE_API_VIDEO_MAX_PIXELS", 2073600, 100, 100000000},
-		{"FACE_API_VIDEO_DETECT_EVERY", 1, 1, 10},
-		{"FACE_API_VIDEO_LEASE", 300, 5, 86400},
-		{"FACE_API_VIDEO_MAX_ATTEMPTS", 3, 1, 100},
-		{"FACE_API_VIDEO_BACKOFF", 30, 0, 86400},
+	/* Defaults and ranges: lib/core/settings.def. */
+	static const char *const names[] = {
+		"FACE_API_VIDEO_MAX_BYTES",  "FACE_API_VIDEO_MAX_SECONDS",
+		"FACE_API_VIDEO_MAX_PIXELS", "FACE_API_VIDEO_DETECT_EVERY",
+		"FACE_API_VIDEO_LEASE",	     "FACE_API_VIDEO_MAX_ATTEMPTS",
+		"FACE_API_VIDEO_BACKOFF",
 	};
-	long long v[sizeof(s) / sizeof(s[0])];
+	long long v[sizeof(names) / sizeof(names[0])];
 
-	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
-		if (!conf_int(s[i].name, s[i].def, s[i].min, s[i].max, &v[i])) {
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!conf_get_int(names[i], &v[i])) {
 			snprintf(detail, dlen,
-				 "%s must be an integer in %lld..%lld",
-				 s[i].name, s[i].min, s[i].max);
+				 "%s must be an integer in %.0f..%.0f",
+				 names[i], settings_find(names[i])->min,
+				 settings_find(names[i])->max);
 			return false;
 		}
 	c->max_bytes = v[0];
