@@ -191,6 +191,9 @@ truncate $fh, 0;
 print {$fh} $settings;
 close $fh or die "$env_file: $!\n";
 
+($st, $out, $err) = run([@as_xmhub, '/usr/bin/xmhub', 'check-config']);
+is($st, 0, 'xmhub check-config: the settings postinst wrote are complete')
+    or diag $out . $err;
 ($st, $out, $err) = run([@as_xmhub, '/usr/bin/xmhub', 'migrate']);
 is($st, 0, 'xmhub migrate, as xmhub, from the installed migrations')
     or diag $err;
