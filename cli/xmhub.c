@@ -42,6 +42,7 @@
 #include "core/settings.h"
 #include "store/storage.h"
 #include "web/dbjson.h"
+#include "httpdconf.h"
 
 /* Input files are read whole; larger ones are refused. */
 #define INPUT_MAX (1UL << 30)
@@ -123,6 +124,10 @@ static const struct cmd cmds[] = {
 	{"api-key", "delete", "ID", NULL, cmd_delete,
 	 "deletes an API key no upload was made with"},
 	{"device", "list", LIST_ARGS, NULL, cmd_list, "lists the devices"},
+	{"httpd-conf", NULL,
+	 "lighttpd|apache [--var DIR] [--port N] [--face-port N] [--output F]",
+	 NULL, httpdconf_cli,
+	 "prints the web server's configuration for the installed tree"},
 	{"hash-password", NULL, "< PASSWORD (one line on standard input)", NULL,
 	 cmd_hash_password,
 	 "the Argon2id hash of a password, e.g. for FACE_API_ADMIN_PASSWORD"},

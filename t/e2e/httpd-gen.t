@@ -50,11 +50,17 @@ for my $u (grep { /\.service$/ } @made) {
 	like($t, qr/^UMask=0027$/m, "$u: UMask=0027");
 	like($t, qr/^User=xmhub$/m, "$u: runs as xmhub");
 	if ($u eq 'xmhub-lighttpd.service') {
-		like($t, qr{^ExecStart=/usr/sbin/lighttpd -D -f /etc/lighttpd/xmhub\.conf$}m,
-		    "$u: lighttpd in the foreground on xmhub's configuration");
+		like($t, qr{^ExecStart=/usr/sbin/lighttpd -D -f (\S+)$}m,
+		    "$u: lighttpd in the foreground");
+		my ($conf) = $t =~ m{^ExecStart=/usr/sbin/lighttpd -D -f (\S+)$}m;
+		like($t, qr{^ExecStartPre=\S+/xmhub httpd-conf lighttpd --output=\Q$conf\E$}m,
+		    "$u: on the configuration rendered before each start");
 		next;
 	}
 	my ($prog) = $t =~ m{^ExecStart=.*?/xmhub/((?:jobs|ws|cgi-bin)/[\w-]+)}m;
+	# lighttpd's instance: its configuration from the CLI, first.
+	$prog //= 'cli/xmhub'
+	    if $t =~ m{^ExecStartPre=\S+/xmhub httpd-conf lighttpd }m;
 	ok(defined $prog && -x "$build/$prog",
 	    "$u: runs a program of the build (" . ($prog // 'none') . ')');
 }

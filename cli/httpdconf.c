@@ -1,0 +1,61 @@
+/*
+ * httpdconf.c - `xmhub httpd-conf`: the web server configuration is
+ * written by httpd-conf/gen (Perl, the one reader of the programs table),
+ * installed under $(libexecdir)/xmhub; this only spawns it with the
+ * directories this build installs into (Makefile.am defines them).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "httpdconf.h"
+
+#define GEN XMHUB_LIBEXECDIR "/xmhub/httpd-conf-gen"
+
+/* The generator's own arguments before the caller's. */
+#define FIXED 8
+
+int
+httpdconf_cli(int argc, char *argv[])
+{
+	/* gen needs nothing of ours but a PATH to find perl. */
+	static char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
+	char *args[FIXED + 64] = {
+		GEN,
+		"--dir=" XMHUB_PKGDATADIR "/httpd-conf",
+		"site",
+		NULL, /* the server, from argv[0] */
+		"--libexecdir=" XMHUB_LIBEXECDIR,
+		"--bindir=" XMHUB_BINDIR,
+		"--pkgdatadir=" XMHUB_PKGDATADIR,
+		"--sysconfdir=" XMHUB_SYSCONFDIR,
+	};
+	pid_t pid;
+	int st, rc = 1;
+
+	if (argc < 1 || argc > 64 || argv[0][0] == '-')
+		return 2;
+	args[3] = argv[0];
+	for (int i = 1; i < argc; i++)
+		args[FIXED + i - 1] = argv[i];
+	args[FIXED + argc - 1] = NULL;
+	if ((errno = posix_spawn(&pid, GEN, NULL, NULL, args, envp)) != 0) {
+		fprintf(stderr, "httpd-conf: %s: %s\n", GEN, strerror(errno));
+		goto out;
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			fprintf(stderr, "httpd-conf: waitpid: %s\n",
+				strerror(errno));
+			goto out;
+		}
+	/* gen dies (status 255) on bad options, after its usage line. */
+	if (WIFEXITED(st))
+		rc = WEXITSTATUS(st) == 0 ? 0 : 1;
+out:
+	return rc;
+}
