@@ -69,6 +69,16 @@ static const char SQL_STORE[] =
 	"(id, user_id, family_id, token_hash, expires_at) "
 	"VALUES ($1, $2, $3, $4, to_timestamp($5::bigint))";
 
+/* Revokes the family of the token (the login it belongs to), or every
+ * token of its user with $2; no row when the token is unknown. */
+static const char SQL_LOGOUT[] =
+	"WITH t AS (SELECT user_id, family_id FROM refresh_tokens "
+	"WHERE token_hash = $1 AND user_id = $3::uuid), "
+	"r AS (UPDATE refresh_tokens k SET revoked_at = now() FROM t "
+	"WHERE k.revoked_at IS NULL AND CASE WHEN $2::boolean "
+	"THEN k.user_id = t.user_id ELSE k.family_id = t.family_id END) "
+	"SELECT 1 FROM t";
+
 static const char SQL_ME[] =
 	"SELECT u.id, u.email, u.display_name, u.role, u.facility_id "
 	"FROM users u LEFT JOIN facilities f ON f.id = u.facility_id "
@@ -392,6 +402,47 @@ login_refresh(struct app_ctx *ctx)
 		app_db_error(ctx, st);
 	}
 out:
+	json_object_put(body);
+}
+
+void
+login_logout(struct app_ctx *ctx)
+{
+	static const struct valid_field f[] = {
+		{.name = "refresh_token",
+		 .type = VALID_STRING,
+		 .flags = VALID_REQUIRED,
+		 .min = 1,
+		 .max = AUTH_JWT_MAX},
+		{.name = "all", .type = VALID_BOOL},
+	};
+	struct valid_value v[2];
+	struct auth_claims c;
+	json_object *body;
+	PGresult *res = NULL;
+	enum db_status st;
+	char hash[AUTH_SHA256_HEX];
+	const char *p[3];
+
+	if ((body = valid_json_body(ctx->req, f, 2, v, ctx->resp)) == NULL)
+		return;
+	if (auth_jwt_verify(ctx->jwt_secret, v[0].str, "refresh", &c) !=
+	    AUTH_JWT_OK) {
+		http_error(ctx->resp, 401, REFRESH_DENIED);
+		goto out;
+	}
+	auth_sha256_hex(v[0].str, strlen(v[0].str), hash);
+	p[0] = hash;
+	p[1] = v[1].present && v[1].b ? "true" : "false";
+	p[2] = c.sub;
+	if ((st = db_query(ctx->db, &res, SQL_LOGOUT, 3, p)) != DB_OK)
+		app_db_error(ctx, st);
+	else if (PQntuples(res) != 1)
+		http_error(ctx->resp, 401, REFRESH_DENIED);
+	else
+		http_no_content(ctx->resp);
+out:
+	PQclear(res);
 	json_object_put(body);
 }
 

@@ -88,11 +88,17 @@ async function signIn(who, keyboard) {
 	await page.locator('#sign-out').waitFor({ timeout: 15000 });
 }
 
+// Signs out; true when the tab forgot the refresh token and the server
+// revoked it (POST /api/auth/logout): the old token is refused after.
 async function signOut() {
+	const old = await page.evaluate(() => sessionStorage.getItem('xmhub.refresh'));
+	const done = page.waitForResponse((r) => r.url().endsWith('/api/auth/logout'), { timeout: 10000 });
 	await page.locator('#sign-out').click();
 	await page.getByRole('button', { name: 'Sign in' }).waitFor();
 	const rt = await page.evaluate(() => sessionStorage.getItem('xmhub.refresh'));
-	return rt === null;
+	if (old === null || (await done).status() !== 204) return false;
+	const again = await page.request.post(`${base}/api/auth/refresh`, { data: { refresh_token: old } });
+	return rt === null && again.status() === 401;
 }
 
 // Pixels of a chart canvas in the mean series' colour (#1f4fa8).
@@ -146,7 +152,7 @@ await step('super admin', async () => {
 	await go('#/devices', 'Devices');
 	check(await page.getByRole('cell', { name: 'console device' }).count() === 1,
 		'after the switch to facility A its devices are listed');
-	check(await signOut(), 'signing out forgets the refresh token');
+	check(await signOut(), 'signing out forgets the refresh token and the server refuses it after');
 });
 
 await step('admin: users and API keys', async () => {
