@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "domain/chunks.h"
+#include "codec/sampleagg.h"
 #include "codec/xmch.h"
 
 #define PAGE_ROWS 256
@@ -21,9 +22,11 @@
 struct row {
 	char id[37];
 	char start[24]; /* numeric text, for the keyset */
-	uint64_t start_ts;
+	uint64_t start_ts, end_ts;
 	long long seq;
 	bool is_inline;
+	bool has_agg; /* agg holds the stored aggregates */
+	struct sampleagg agg;
 	char *object_key; /* NULL for an inline row */
 };
 
@@ -43,6 +46,8 @@ struct chunks_reader {
 	struct db *db;
 	struct store *st;
 	struct chunks_opts o;
+	uint64_t bucket; /* chunks_buckets(); 0: decode every chunk */
+	enum sample_type type;
 	char from[24], to[24];
 	/* the page of rows not opened yet */
 	struct row page[PAGE_ROWS];
@@ -62,7 +67,8 @@ struct chunks_reader {
 };
 
 static const char page_sql[] =
-	"SELECT id, start_ts_us, seq, object_key, data IS NOT NULL "
+	"SELECT id, start_ts_us, seq, object_key, data IS NOT NULL, "
+	"end_ts_us, agg_count, agg_nan_count, agg_min, agg_max, agg_sum "
 	"FROM stored_chunks WHERE stream_id = $1::uuid "
 	"AND start_ts_us <= $3::numeric AND end_ts_us >= $2::numeric "
 	"AND (start_ts_us, seq) > ($4::numeric, $5::bigint) "
@@ -115,6 +121,25 @@ free_page(struct chunks_reader *r)
 	r->npage = r->ipage = 0;
 }
 
+/* The stored aggregates of row i of res; false when it has none (or
+ * they do not read, when the chunk is decoded instead). */
+static bool
+read_agg(const struct chunks_reader *r, const PGresult *res, int i,
+	 struct sampleagg *a)
+{
+	struct sampleagg_text t;
+	char *f[5] = {t.count, t.nan_count, t.min, t.max, t.sum};
+	size_t len[5] = {sizeof(t.count), sizeof(t.nan_count), sizeof(t.min),
+			 sizeof(t.max), sizeof(t.sum)};
+
+	for (int k = 0; k < 5; k++)
+		if (PQgetisnull(res, i, 6 + k) ||
+		    (size_t)snprintf(f[k], len[k], "%s",
+				     PQgetvalue(res, i, 6 + k)) >= len[k])
+			return false;
+	return sampleagg_from_text(r->type, &t, a);
+}
+
 /* Fetches the next page of rows; npage 0 at the end. */
 static enum chunks_status
 fetch_page(struct chunks_reader *r)
@@ -142,6 +167,8 @@ fetch_page(struct chunks_reader *r)
 		w->start_ts = strtoull(w->start, NULL, 10);
 		w->seq = strtoll(PQgetvalue(res, i, 2), NULL, 10);
 		w->is_inline = PQgetvalue(res, i, 4)[0] == 't';
+		w->end_ts = strtoull(PQgetvalue(res, i, 5), NULL, 10);
+		w->has_agg = r->bucket > 0 && read_agg(r, res, i, &w->agg);
 		w->object_key = NULL;
 		if (!w->is_inline &&
 		    (w->object_key = strdup(PQgetvalue(res, i, 3))) == NULL) {
@@ -348,8 +375,22 @@ open_row(struct chunks_reader *r)
 	return CHUNKS_OK;
 }
 
-enum chunks_status
-chunks_next(struct chunks_reader *r, uint64_t *ts, struct sample_value *v)
+/* True when row w may be read as its aggregates: inside the window and
+ * inside one bucket. */
+static bool
+whole(const struct chunks_reader *r, const struct row *w)
+{
+	const struct chunks_opts *o = &r->o;
+
+	return w->has_agg && w->start_ts >= o->from && w->end_ts <= o->to &&
+	       (w->start_ts - o->from) / r->bucket ==
+		       (w->end_ts - o->from) / r->bucket;
+}
+
+/* chunks_next() and chunks_item(); agg NULL for the former. */
+static enum chunks_status
+next(struct chunks_reader *r, uint64_t *ts, struct sample_value *v,
+     struct sampleagg *agg)
 {
 	struct row *w;
 	struct cursor *c;
@@ -370,9 +411,19 @@ chunks_next(struct chunks_reader *r, uint64_t *ts, struct sample_value *v)
 	 * so far: it may hold an earlier one, or an equal one that comes
 	 * first. */
 	while ((w = peek_row(r)) != NULL &&
-	       (r->nheap == 0 || w->start_ts <= r->heap[0]->ts))
+	       (r->nheap == 0 || w->start_ts <= r->heap[0]->ts)) {
+		if (agg != NULL && whole(r, w)) {
+			*agg = w->agg;
+			*ts = w->start_ts;
+			r->rows++;
+			if (w->seq > r->max_seq)
+				r->max_seq = w->seq;
+			r->ipage++;
+			return CHUNKS_AGG;
+		}
 		if (open_row(r) != CHUNKS_OK)
 			return r->status;
+	}
 	if (r->status != CHUNKS_OK)
 		return r->status;
 	if (r->nheap == 0)
@@ -381,6 +432,26 @@ chunks_next(struct chunks_reader *r, uint64_t *ts, struct sample_value *v)
 	*ts = c->ts;
 	*v = c->v;
 	return CHUNKS_OK;
+}
+
+enum chunks_status
+chunks_next(struct chunks_reader *r, uint64_t *ts, struct sample_value *v)
+{
+	return next(r, ts, v, NULL);
+}
+
+void
+chunks_buckets(struct chunks_reader *r, uint64_t bucket, enum sample_type type)
+{
+	r->bucket = bucket;
+	r->type = type;
+}
+
+enum chunks_status
+chunks_item(struct chunks_reader *r, uint64_t *ts, struct sample_value *v,
+	    struct sampleagg *agg)
+{
+	return next(r, ts, v, agg);
 }
 
 enum db_status
@@ -417,6 +488,22 @@ chunks_close(struct chunks_reader *r)
 	free(r->heap);
 	free_page(r);
 	free(r);
+}
+
+void
+chunks_agg_literal(struct buf *out, char sep, const uint8_t *p, size_t len)
+{
+	struct sampleagg a;
+	struct sampleagg_text t;
+	struct xmch_error err;
+
+	if (sampleagg_chunk(p, len, &a, &err) != XMCH_OK) {
+		buf_printf(out, "%c{NULL,NULL,NULL,NULL,NULL}", sep);
+		return;
+	}
+	sampleagg_to_text(&a, &t);
+	buf_printf(out, "%c{%s,%s,%s,%s,%s}", sep, t.count, t.nan_count, t.min,
+		   t.max, t.sum);
 }
 
 enum db_status

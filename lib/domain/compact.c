@@ -14,6 +14,7 @@
 #include "domain/chunks.h"
 #include "domain/compact.h"
 #include "core/conf.h"
+#include "codec/sampleagg.h"
 #include "codec/xmch.h"
 
 #define KEY_MAX 600
@@ -22,6 +23,7 @@
 struct out {
 	char key[KEY_MAX];
 	uint64_t start, end, count, size;
+	struct sampleagg agg; /* numeric streams */
 };
 
 /* A run over one stream. */
@@ -34,6 +36,8 @@ struct run {
 	struct xmch_writer w;
 	uint64_t count, first, last; /* samples in w */
 	uint64_t raw;		     /* value and timestamp bytes in w */
+	bool numeric;		     /* aggregates are stored */
+	struct sampleagg agg;	     /* of the samples in w */
 	struct out *outs;
 	size_t nout, capout;
 	struct buf chunk;
@@ -94,6 +98,8 @@ flush(struct run *r)
 	o->count = r->count;
 	o->start = r->first;
 	o->end = r->last;
+	o->agg = r->agg;
+	sampleagg_init(&r->agg, r->type);
 	r->chunk.len = 0;
 	if (xmch_writer_finish(&r->w, true, &r->chunk, &err) != XMCH_OK) {
 		fprintf(stderr, "compact: stream %s: %s\n", r->stream_id,
@@ -146,6 +152,8 @@ add(struct run *r, uint64_t ts, const struct sample_value *v)
 		}
 	}
 	r->raw += size;
+	if (r->numeric)
+		sampleagg_add(&r->agg, v);
 	if (r->count++ == 0)
 		r->first = ts;
 	r->last = ts;
@@ -165,8 +173,10 @@ static const char lock_sql[] =
 
 static const char insert_sql[] =
 	"INSERT INTO stored_chunks (stream_id, start_ts_us, end_ts_us, "
-	"sample_count, byte_size, object_key) VALUES ($1::uuid, $2::numeric, "
-	"$3::numeric, $4::bigint, $5::bigint, $6::text)";
+	"sample_count, byte_size, object_key, agg_count, agg_nan_count, "
+	"agg_min, agg_max, agg_sum) VALUES ($1::uuid, $2::numeric, "
+	"$3::numeric, $4::bigint, $5::bigint, $6::text, $7::bigint, "
+	"$8::bigint, $9::bigint, $10::bigint, $11::numeric)";
 
 static const char delete_sql[] =
 	"WITH d AS (DELETE FROM stored_chunks WHERE stream_id = $1::uuid "
@@ -194,7 +204,8 @@ static bool
 swap(struct run *r, const struct chunks_reader *cr, uint64_t samples)
 {
 	char a[24], b[24], c[24], d[24], seq[24];
-	const char *params[6];
+	struct sampleagg_text t;
+	const char *params[11];
 	PGresult *res = NULL;
 	bool ok;
 
@@ -211,7 +222,13 @@ swap(struct run *r, const struct chunks_reader *cr, uint64_t samples)
 		params[3] = c;
 		params[4] = d;
 		params[5] = o->key;
-		if (db_query(r->db, &res, insert_sql, 6, params) != DB_OK)
+		sampleagg_to_text(&o->agg, &t);
+		params[6] = r->numeric ? t.count : NULL;
+		params[7] = r->numeric ? t.nan_count : NULL;
+		params[8] = r->numeric ? t.min : NULL;
+		params[9] = r->numeric ? t.max : NULL;
+		params[10] = r->numeric ? t.sum : NULL;
+		if (db_query(r->db, &res, insert_sql, 11, params) != DB_OK)
 			return false;
 		PQclear(res);
 		params[0] = o->key;
@@ -302,6 +319,8 @@ compact_one(struct db *db, struct db *side, struct store *st,
 		 PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 3),
 		 PQgetvalue(res, 0, 1));
 	xmch_writer_init(&r.w, r.type);
+	r.numeric = sampleagg_numeric(r.type);
+	sampleagg_init(&r.agg, r.type);
 	co.stream_id = r.stream_id;
 	if ((cr = chunks_open(db, NULL, &co)) == NULL)
 		goto out;

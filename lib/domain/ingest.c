@@ -15,6 +15,7 @@
 #include "codec/xmbp.h"
 #include "codec/xmch.h"
 #include "core/auth.h"
+#include "domain/chunks.h"
 #include "domain/ingest.h"
 
 /* What the steps below return besides an enum ingest_status: the
@@ -222,12 +223,15 @@ static const char write_sql[] =
 	"AND NOT ($16::bytea = ANY (recent_batches)) "
 	"RETURNING total_samples, missed_batches), "
 	"c AS (INSERT INTO stored_chunks (stream_id, start_ts_us, "
-	"end_ts_us, sample_count, byte_size, data) "
+	"end_ts_us, sample_count, byte_size, data, agg_count, agg_nan_count, "
+	"agg_min, agg_max, agg_sum) "
 	"SELECT x.id, x.first, x.last, x.n, x.len, "
-	"substring($8::bytea FROM x.off::integer FOR x.len::integer) "
+	"substring($8::bytea FROM x.off::integer FOR x.len::integer), "
+	"g.a[x.k][1], g.a[x.k][2], g.a[x.k][3], g.a[x.k][4], g.a[x.k][5] "
 	"FROM s, unnest($3::uuid[], $4::numeric[], $5::numeric[], "
-	"$6::bigint[], $7::bigint[], $14::bigint[]) "
-	"AS x(id, first, last, n, len, off)), "
+	"$6::bigint[], $7::bigint[], $14::bigint[]) WITH ORDINALITY "
+	"AS x(id, first, last, n, len, off, k), "
+	"(SELECT $17::numeric[] AS a) g), "
 	"d AS (UPDATE devices SET last_seen_at = now() WHERE id = $2::uuid "
 	"AND (last_seen_at IS NULL OR "
 	"last_seen_at < now() - interval '1 second') "
@@ -237,7 +241,7 @@ static const char write_sql[] =
 /* The parameters of write_sql being built: array literals and the
  * chunks' bytes in bytea's hex form. */
 struct rows {
-	struct buf ids, starts, ends, counts, sizes, offs, data;
+	struct buf ids, starts, ends, counts, sizes, offs, data, aggs;
 	size_t off; /* bytes of chunks so far */
 	unsigned n;
 	bool done; /* finished: every block's chunk is in */
@@ -247,7 +251,7 @@ static void
 rows_init(struct rows *r)
 {
 	struct buf *all[] = {&r->ids,	&r->starts, &r->ends, &r->counts,
-			     &r->sizes, &r->offs,   &r->data};
+			     &r->sizes, &r->offs,   &r->data, &r->aggs};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		buf_init(all[i], 0);
@@ -261,7 +265,7 @@ static void
 rows_free(struct rows *r)
 {
 	struct buf *all[] = {&r->ids,	&r->starts, &r->ends, &r->counts,
-			     &r->sizes, &r->offs,   &r->data};
+			     &r->sizes, &r->offs,   &r->data, &r->aggs};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		buf_free(all[i]);
@@ -271,8 +275,8 @@ rows_free(struct rows *r)
 static bool
 rows_finish(struct rows *r)
 {
-	struct buf *arrays[] = {&r->ids,    &r->starts, &r->ends,
-				&r->counts, &r->sizes,	&r->offs};
+	struct buf *arrays[] = {&r->ids,   &r->starts, &r->ends, &r->counts,
+				&r->sizes, &r->offs,   &r->aggs};
 	bool ok = true;
 
 	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
@@ -303,6 +307,7 @@ rows_add(struct rows *r, const char *stream_id, const struct xmch_writer *w,
 	buf_printf(&r->counts, "%c%" PRIu32, sep, w->count);
 	buf_printf(&r->sizes, "%c%zu", sep, chunk->len);
 	buf_printf(&r->offs, "%c%zu", sep, r->off + 1); /* substring: 1-based */
+	chunks_agg_literal(&r->aggs, sep, chunk->p, chunk->len);
 	if (buf_reserve(&r->data, 2 * chunk->len)) {
 		p = r->data.p + r->data.len;
 		for (size_t i = 0; i < chunk->len; i++) {
@@ -563,7 +568,7 @@ write_batch(struct db *db, const struct session *s,
 	    struct ingest_ack *ack, char *detail, size_t dlen)
 {
 	char nsamples[24], nbytes[24], missed[24], prev[8], last[8];
-	const char *params[16];
+	const char *params[17];
 	struct ingest_gap g = *from;
 	PGresult *res = NULL;
 	enum db_status st;
@@ -591,7 +596,8 @@ write_batch(struct db *db, const struct session *s,
 	params[13] = (const char *)r->offs.p;
 	params[14] = s->facility_id;
 	params[15] = digest;
-	if ((st = db_query(db, &res, write_sql, 16, params)) != DB_OK)
+	params[16] = (const char *)r->aggs.p;
+	if ((st = db_query(db, &res, write_sql, 17, params)) != DB_OK)
 		return db_fail(st, detail, dlen);
 	if (PQntuples(res) == 0) {
 		PQclear(res);

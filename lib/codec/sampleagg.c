@@ -1,0 +1,308 @@
+/*
+ * sampleagg.c - aggregates of numeric samples.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/sampleagg.h"
+
+static bool
+is_float(enum sample_type t)
+{
+	return t == SAMPLE_F64 || t == SAMPLE_F32;
+}
+
+bool
+sampleagg_numeric(enum sample_type t)
+{
+	return is_float(t) || t == SAMPLE_I64 || t == SAMPLE_I32 ||
+	       t == SAMPLE_I16 || t == SAMPLE_I8 || t == SAMPLE_BOOL;
+}
+
+void
+sampleagg_init(struct sampleagg *a, enum sample_type type)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = type;
+	a->min.type = a->max.type = type;
+}
+
+/* An integer or bool value as an integer. */
+static int64_t
+integer(const struct sample_value *v)
+{
+	switch (v->type) {
+	case SAMPLE_I64:
+		return v->u.i64;
+	case SAMPLE_I32:
+		return v->u.i32;
+	case SAMPLE_I16:
+		return v->u.i16;
+	case SAMPLE_I8:
+		return v->u.i8;
+	default:
+		return v->u.b ? 1 : 0;
+	}
+}
+
+void
+sampleagg_add(struct sampleagg *a, const struct sample_value *v)
+{
+	long double x;
+
+	if (is_float(v->type)) {
+		x = v->type == SAMPLE_F64 ? v->u.f64 : v->u.f32;
+		if (isnan(x)) {
+			a->nan_count++;
+			return;
+		}
+		a->fsum += x;
+	} else {
+		int64_t i = integer(v);
+
+		a->isum += i;
+		x = (long double)i;
+	}
+	if (a->count == 0 || x < a->lo) {
+		a->lo = x;
+		a->min = *v;
+	}
+	if (a->count == 0 || x > a->hi) {
+		a->hi = x;
+		a->max = *v;
+	}
+	a->count++;
+}
+
+void
+sampleagg_merge(struct sampleagg *a, const struct sampleagg *b)
+{
+	a->nan_count += b->nan_count;
+	if (b->count == 0)
+		return;
+	if (a->count == 0 || b->lo < a->lo) {
+		a->lo = b->lo;
+		a->min = b->min;
+	}
+	if (a->count == 0 || b->hi > a->hi) {
+		a->hi = b->hi;
+		a->max = b->max;
+	}
+	a->isum += b->isum;
+	a->fsum += b->fsum;
+	a->count += b->count;
+}
+
+double
+sampleagg_mean(const struct sampleagg *a)
+{
+	long double sum = is_float(a->type) ? a->fsum : (long double)a->isum;
+
+	return a->count > 0 ? (double)(sum / (long double)a->count) : 0;
+}
+
+enum xmch_status
+sampleagg_chunk(const uint8_t *p, size_t len, struct sampleagg *a,
+		struct xmch_error *err)
+{
+	struct xmch_chunk c;
+	struct xmch_iter it;
+	struct sample_value v;
+	enum xmch_status st;
+	uint64_t ts;
+
+	if ((st = xmch_open(p, len, &c, err)) != XMCH_OK)
+		return st;
+	sampleagg_init(a, c.type);
+	if (!sampleagg_numeric(c.type)) {
+		err->status = st = XMCH_E_INVALID_VALUE_TYPE;
+		snprintf(err->msg, sizeof(err->msg), "%s does not aggregate",
+			 sample_type_name(c.type));
+		goto out;
+	}
+	xmch_iter_init(&c, &it);
+	while (xmch_next(&it, &ts, &v))
+		sampleagg_add(a, &v);
+out:
+	xmch_close(&c);
+	return st;
+}
+
+/* A value as its stored integer: integers themselves, floats their
+ * IEEE 754 bits (f32 in the low 32), so that every bit survives. */
+static int64_t
+bits(const struct sample_value *v)
+{
+	uint64_t u;
+	uint32_t w;
+
+	switch (v->type) {
+	case SAMPLE_F64:
+		memcpy(&u, &v->u.f64, 8);
+		return (int64_t)u;
+	case SAMPLE_F32:
+		memcpy(&w, &v->u.f32, 4);
+		return w;
+	default:
+		return integer(v);
+	}
+}
+
+/* The value of type t whose stored integer is n; false when n is out of
+ * the type's range. */
+static bool
+unbits(enum sample_type t, int64_t n, struct sample_value *v)
+{
+	uint64_t u = (uint64_t)n;
+	uint32_t w;
+
+	v->type = t;
+	switch (t) {
+	case SAMPLE_F64:
+		memcpy(&v->u.f64, &u, 8);
+		return true;
+	case SAMPLE_F32:
+		w = (uint32_t)n;
+		memcpy(&v->u.f32, &w, 4);
+		return n >= 0 && n <= UINT32_MAX;
+	case SAMPLE_I64:
+		v->u.i64 = n;
+		return true;
+	case SAMPLE_I32:
+		v->u.i32 = (int32_t)n;
+		return n >= INT32_MIN && n <= INT32_MAX;
+	case SAMPLE_I16:
+		v->u.i16 = (int16_t)n;
+		return n >= INT16_MIN && n <= INT16_MAX;
+	case SAMPLE_I8:
+		v->u.i8 = (int8_t)n;
+		return n >= INT8_MIN && n <= INT8_MAX;
+	default:
+		v->u.b = n == 1;
+		return n == 0 || n == 1;
+	}
+}
+
+/* Prints an exact 128-bit integer. */
+static void
+i128_text(sampleagg_i128 n, char *out, size_t len)
+{
+	char tmp[48];
+	size_t i = sizeof(tmp);
+	bool neg = n < 0;
+	unsigned __int128 u =
+		neg ? -(unsigned __int128)n : (unsigned __int128)n;
+
+	tmp[--i] = '\0';
+	do {
+		tmp[--i] = (char)('0' + (int)(u % 10));
+		u /= 10;
+	} while (u > 0);
+	if (neg)
+		tmp[--i] = '-';
+	snprintf(out, len, "%s", tmp + i);
+}
+
+/* Reads a decimal integer of at most 38 digits; false otherwise. */
+static bool
+i128_parse(const char *s, sampleagg_i128 *out)
+{
+	bool neg = *s == '-';
+	unsigned __int128 u = 0;
+	size_t n;
+
+	if (neg)
+		s++;
+	n = strlen(s);
+	if (n == 0 || n > 38 || strspn(s, "0123456789") != n)
+		return false;
+	for (; *s != '\0'; s++)
+		u = u * 10 + (unsigned)(*s - '0');
+	*out = neg ? -(sampleagg_i128)u : (sampleagg_i128)u;
+	return true;
+}
+
+void
+sampleagg_to_text(const struct sampleagg *a, struct sampleagg_text *t)
+{
+	snprintf(t->count, sizeof(t->count), "%" PRIu64, a->count);
+	snprintf(t->nan_count, sizeof(t->nan_count), "%" PRIu64, a->nan_count);
+	snprintf(t->min, sizeof(t->min), "%" PRId64,
+		 a->count > 0 ? bits(&a->min) : 0);
+	snprintf(t->max, sizeof(t->max), "%" PRId64,
+		 a->count > 0 ? bits(&a->max) : 0);
+	if (!is_float(a->type))
+		i128_text(a->isum, t->sum, sizeof(t->sum));
+	else if (isnan(a->fsum))
+		snprintf(t->sum, sizeof(t->sum), "NaN");
+	else if (isinf(a->fsum))
+		snprintf(t->sum, sizeof(t->sum), "%sInfinity",
+			 a->fsum < 0 ? "-" : "");
+	else /* 21 significant digits read back the same long double */
+		snprintf(t->sum, sizeof(t->sum), "%.20Le", a->fsum);
+}
+
+/* A decimal u64; false otherwise. */
+static bool
+u64_parse(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+/* A decimal i64; false otherwise. */
+static bool
+i64_parse(const char *s, int64_t *out)
+{
+	char *end;
+
+	if (*s == '\0')
+		return false;
+	errno = 0;
+	*out = strtoll(s, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+/* A value as a number (the value is not NaN). */
+static long double
+number(const struct sample_value *v)
+{
+	if (v->type == SAMPLE_F64)
+		return v->u.f64;
+	if (v->type == SAMPLE_F32)
+		return v->u.f32;
+	return (long double)integer(v);
+}
+
+bool
+sampleagg_from_text(enum sample_type type, const struct sampleagg_text *t,
+		    struct sampleagg *a)
+{
+	int64_t lo, hi;
+	char *end;
+
+	sampleagg_init(a, type);
+	if (!sampleagg_numeric(type) || !u64_parse(t->count, &a->count) ||
+	    !u64_parse(t->nan_count, &a->nan_count) ||
+	    !i64_parse(t->min, &lo) || !i64_parse(t->max, &hi) ||
+	    !unbits(type, lo, &a->min) || !unbits(type, hi, &a->max))
+		return false;
+	a->lo = number(&a->min);
+	a->hi = number(&a->max);
+	if (!is_float(type))
+		return i128_parse(t->sum, &a->isum);
+	a->fsum = strtold(t->sum, &end);
+	return t->sum[0] != '\0' && *end == '\0' &&
+	       (a->count == 0 || (!isnan(a->lo) && !isnan(a->hi)));
+}
