@@ -299,7 +299,11 @@ read_buckets(struct chunks_reader *r, const struct query *q,
 
 	while ((st = chunks_item(r, &ts, &v, &whole)) == CHUNKS_OK ||
 	       st == CHUNKS_AGG) {
-		start = q->from + (ts - q->from) / q->bucket * q->bucket;
+		/* Items come in time order: most are in the open bucket. */
+		start = open && ts - b_start < q->bucket
+				? b_start
+				: q->from + (ts - q->from) / q->bucket *
+						    q->bucket;
 		if (open && start != b_start) {
 			put_bucket(out, b_start, &b, q->csv, *count == 0);
 			(*count)++;

@@ -54,28 +54,36 @@ integer(const struct sample_value *v)
 void
 sampleagg_add(struct sampleagg *a, const struct sample_value *v)
 {
-	long double x;
-
+	/* Compared in the type's own domain (i64 does not fit a double);
+	 * only the float sum is a long double. */
 	if (is_float(v->type)) {
-		x = v->type == SAMPLE_F64 ? v->u.f64 : v->u.f32;
+		double x = v->type == SAMPLE_F64 ? v->u.f64 : v->u.f32;
+
 		if (isnan(x)) {
 			a->nan_count++;
 			return;
 		}
 		a->fsum += x;
+		if (a->count == 0 || x < a->flo) {
+			a->flo = x;
+			a->min = *v;
+		}
+		if (a->count == 0 || x > a->fhi) {
+			a->fhi = x;
+			a->max = *v;
+		}
 	} else {
 		int64_t i = integer(v);
 
 		a->isum += i;
-		x = (long double)i;
-	}
-	if (a->count == 0 || x < a->lo) {
-		a->lo = x;
-		a->min = *v;
-	}
-	if (a->count == 0 || x > a->hi) {
-		a->hi = x;
-		a->max = *v;
+		if (a->count == 0 || i < a->ilo) {
+			a->ilo = i;
+			a->min = *v;
+		}
+		if (a->count == 0 || i > a->ihi) {
+			a->ihi = i;
+			a->max = *v;
+		}
 	}
 	a->count++;
 }
@@ -83,15 +91,19 @@ sampleagg_add(struct sampleagg *a, const struct sample_value *v)
 void
 sampleagg_merge(struct sampleagg *a, const struct sampleagg *b)
 {
+	bool f = is_float(a->type);
+
 	a->nan_count += b->nan_count;
 	if (b->count == 0)
 		return;
-	if (a->count == 0 || b->lo < a->lo) {
-		a->lo = b->lo;
+	if (a->count == 0 || (f ? b->flo < a->flo : b->ilo < a->ilo)) {
+		a->flo = b->flo;
+		a->ilo = b->ilo;
 		a->min = b->min;
 	}
-	if (a->count == 0 || b->hi > a->hi) {
-		a->hi = b->hi;
+	if (a->count == 0 || (f ? b->fhi > a->fhi : b->ihi > a->ihi)) {
+		a->fhi = b->fhi;
+		a->ihi = b->ihi;
 		a->max = b->max;
 	}
 	a->isum += b->isum;
@@ -274,15 +286,11 @@ i64_parse(const char *s, int64_t *out)
 	return errno == 0 && *end == '\0';
 }
 
-/* A value as a number (the value is not NaN). */
-static long double
-number(const struct sample_value *v)
+/* A float value as a double. */
+static double
+real(const struct sample_value *v)
 {
-	if (v->type == SAMPLE_F64)
-		return v->u.f64;
-	if (v->type == SAMPLE_F32)
-		return v->u.f32;
-	return (long double)integer(v);
+	return v->type == SAMPLE_F64 ? v->u.f64 : v->u.f32;
 }
 
 bool
@@ -298,11 +306,14 @@ sampleagg_from_text(enum sample_type type, const struct sampleagg_text *t,
 	    !i64_parse(t->min, &lo) || !i64_parse(t->max, &hi) ||
 	    !unbits(type, lo, &a->min) || !unbits(type, hi, &a->max))
 		return false;
-	a->lo = number(&a->min);
-	a->hi = number(&a->max);
-	if (!is_float(type))
+	if (!is_float(type)) {
+		a->ilo = integer(&a->min);
+		a->ihi = integer(&a->max);
 		return i128_parse(t->sum, &a->isum);
+	}
+	a->flo = real(&a->min);
+	a->fhi = real(&a->max);
 	a->fsum = strtold(t->sum, &end);
 	return t->sum[0] != '\0' && *end == '\0' &&
-	       (a->count == 0 || (!isnan(a->lo) && !isnan(a->hi)));
+	       (a->count == 0 || (!isnan(a->flo) && !isnan(a->fhi)));
 }

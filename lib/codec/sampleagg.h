@@ -35,7 +35,8 @@ struct sampleagg {
 	uint64_t count;		      /* values (NaN excluded) */
 	uint64_t nan_count;	      /* NaNs */
 	struct sample_value min, max; /* valid when count > 0 */
-	long double lo, hi;	      /* min and max as numbers */
+	double flo, fhi;	      /* min and max of f32 and f64 */
+	int64_t ilo, ihi;	      /* min and max of the others */
 	sampleagg_i128 isum;	      /* integer and bool types */
 	long double fsum;	      /* f32 and f64 */
 };
