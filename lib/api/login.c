@@ -369,30 +369,49 @@ out:
 	return done;
 }
 
+/* The body field every refresh-token route starts with. */
+#define REFRESH_FIELD                                                          \
+	{                                                                      \
+		.name = "refresh_token", .type = VALID_STRING,                 \
+		.flags = VALID_REQUIRED, .min = 1, .max = AUTH_JWT_MAX         \
+	}
+
+/*
+ * Reads a JSON body of the n fields f (f[0] REFRESH_FIELD) into v,
+ * verifies its refresh token into *c and hashes it into hash.  The body
+ * (the caller frees it), or NULL after answering 400 or 401.
+ */
+static json_object *
+refresh_body(struct app_ctx *ctx, const struct valid_field *f, size_t n,
+	     struct valid_value *v, struct auth_claims *c,
+	     char hash[AUTH_SHA256_HEX])
+{
+	json_object *body = valid_json_body(ctx->req, f, n, v, ctx->resp);
+
+	if (body == NULL)
+		return NULL;
+	if (auth_jwt_verify(ctx->jwt_secret, v[0].str, "refresh", c) !=
+	    AUTH_JWT_OK) {
+		http_error(ctx->resp, 401, REFRESH_DENIED);
+		json_object_put(body);
+		return NULL;
+	}
+	auth_sha256_hex(v[0].str, strlen(v[0].str), hash);
+	return body;
+}
+
 void
 login_refresh(struct app_ctx *ctx)
 {
-	static const struct valid_field f[] = {
-		{.name = "refresh_token",
-		 .type = VALID_STRING,
-		 .flags = VALID_REQUIRED,
-		 .min = 1,
-		 .max = AUTH_JWT_MAX},
-	};
+	static const struct valid_field f[] = {REFRESH_FIELD};
 	struct valid_value v[1];
 	struct auth_claims c;
 	json_object *body;
 	enum db_status st;
 	char hash[AUTH_SHA256_HEX];
 
-	if ((body = valid_json_body(ctx->req, f, 1, v, ctx->resp)) == NULL)
+	if ((body = refresh_body(ctx, f, 1, v, &c, hash)) == NULL)
 		return;
-	if (auth_jwt_verify(ctx->jwt_secret, v[0].str, "refresh", &c) !=
-	    AUTH_JWT_OK) {
-		http_error(ctx->resp, 401, REFRESH_DENIED);
-		goto out;
-	}
-	auth_sha256_hex(v[0].str, strlen(v[0].str), hash);
 	if ((st = db_begin(ctx->db)) != DB_OK) {
 		app_db_error(ctx, st);
 		goto out;
@@ -409,11 +428,7 @@ void
 login_logout(struct app_ctx *ctx)
 {
 	static const struct valid_field f[] = {
-		{.name = "refresh_token",
-		 .type = VALID_STRING,
-		 .flags = VALID_REQUIRED,
-		 .min = 1,
-		 .max = AUTH_JWT_MAX},
+		REFRESH_FIELD,
 		{.name = "all", .type = VALID_BOOL},
 	};
 	struct valid_value v[2];
@@ -424,14 +439,8 @@ login_logout(struct app_ctx *ctx)
 	char hash[AUTH_SHA256_HEX];
 	const char *p[3];
 
-	if ((body = valid_json_body(ctx->req, f, 2, v, ctx->resp)) == NULL)
+	if ((body = refresh_body(ctx, f, 2, v, &c, hash)) == NULL)
 		return;
-	if (auth_jwt_verify(ctx->jwt_secret, v[0].str, "refresh", &c) !=
-	    AUTH_JWT_OK) {
-		http_error(ctx->resp, 401, REFRESH_DENIED);
-		goto out;
-	}
-	auth_sha256_hex(v[0].str, strlen(v[0].str), hash);
 	p[0] = hash;
 	p[1] = v[1].present && v[1].b ? "true" : "false";
 	p[2] = c.sub;
@@ -441,7 +450,6 @@ login_logout(struct app_ctx *ctx)
 		http_error(ctx->resp, 401, REFRESH_DENIED);
 	else
 		http_no_content(ctx->resp);
-out:
 	PQclear(res);
 	json_object_put(body);
 }
