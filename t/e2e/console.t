@@ -86,6 +86,16 @@ my $wav = "$tmp/console-tone.wav";
 	close $f;
 }
 my $photo = '/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg';
+# A late batch the browser script posts while it watches the chart: ten
+# samples of 50 at 0.1 s, long before the newest bucket (a batch_seq far
+# behind: stored, the gap count unchanged).
+my $late = "$tmp/late.xmbp";
+{
+	open my $f, '>:raw', $late or die "$late: $!";
+	print $f $in->encode(40000,
+		[0, 'f32', [map { [100_000 + $_ * 1000, 50] } 0 .. 9]]);
+	close $f;
+}
 
 local $ENV{CONSOLE_URL} = $p->stack->url('');
 local $ENV{CONSOLE_FACE_URL} = $p->stack->face_url('');
@@ -96,6 +106,8 @@ local $ENV{CONSOLE_NEW_EMAIL} = "console-new-$$\@example.org";
 local $ENV{CONSOLE_SESSION} = $session->{id};
 local $ENV{CONSOLE_WAV} = $wav;
 local $ENV{CONSOLE_PHOTO} = $photo;
+local $ENV{CONSOLE_LATE_BATCH} = $late;
+local $ENV{CONSOLE_INGEST_KEY} = $key;
 local $ENV{CONSOLE_ACCESS_TTL} = $ttl;
 local $ENV{XMHUB_NPM_DIR} = $npm;
 local $ENV{CONSOLE_SHOTS} = $ENV{XMHUB_CONSOLE_SHOTS} // '';
