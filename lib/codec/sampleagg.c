@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/be.h"
 #include "codec/sampleagg.h"
 
 static bool
@@ -120,15 +121,19 @@ sampleagg_mean(const struct sampleagg *a)
 }
 
 enum xmch_status
-sampleagg_chunk(const uint8_t *p, size_t len, struct sampleagg *a,
-		struct xmch_error *err)
+sampleagg_chunk_grid(const uint8_t *p, size_t len, struct sampleagg *a,
+		     struct buf *grid, bool *has_grid, struct xmch_error *err)
 {
 	struct xmch_chunk c;
 	struct xmch_iter it;
 	struct sample_value v;
+	struct sampleagg_grid g;
 	enum xmch_status st;
+	size_t mark = grid != NULL ? grid->len : 0;
 	uint64_t ts;
 
+	if (has_grid != NULL)
+		*has_grid = false;
 	if ((st = xmch_open(p, len, &c, err)) != XMCH_OK)
 		return st;
 	sampleagg_init(a, c.type);
@@ -138,12 +143,135 @@ sampleagg_chunk(const uint8_t *p, size_t len, struct sampleagg *a,
 			 sample_type_name(c.type));
 		goto out;
 	}
+	if (grid != NULL)
+		sampleagg_grid_init(&g, c.type, grid);
 	xmch_iter_init(&c, &it);
-	while (xmch_next(&it, &ts, &v))
+	while (xmch_next(&it, &ts, &v)) {
 		sampleagg_add(a, &v);
+		if (grid != NULL)
+			sampleagg_grid_add(&g, ts, &v);
+	}
+	if (grid != NULL) {
+		*has_grid = sampleagg_grid_finish(&g) && !grid->failed;
+		if (!*has_grid)
+			grid->len = mark;
+	}
 out:
 	xmch_close(&c);
 	return st;
+}
+
+enum xmch_status
+sampleagg_chunk(const uint8_t *p, size_t len, struct sampleagg *a,
+		struct xmch_error *err)
+{
+	return sampleagg_chunk_grid(p, len, a, NULL, NULL, err);
+}
+
+/* The two f64 whose sum is x exactly (a long double has 64 bits of
+ * mantissa: the high part takes 53, the rest fits the low part). */
+static void
+split(long double x, double *hi, double *lo)
+{
+	*hi = (double)x;
+	*lo = isfinite(*hi) ? (double)(x - (long double)*hi) : 0;
+}
+
+static int64_t bits(const struct sample_value *v);
+static bool unbits(enum sample_type t, int64_t n, struct sample_value *v);
+static int64_t integer(const struct sample_value *v);
+
+/* Appends the record of cell k. */
+static void
+put_cell(struct buf *out, uint64_t k, const struct sampleagg *a)
+{
+	uint8_t r[SAMPLEAGG_CELL_SIZE];
+	double hi, lo;
+
+	be64_put(r, k);
+	be32_put(r + 8, (uint32_t)a->count);
+	be32_put(r + 12, (uint32_t)a->nan_count);
+	be64_put(r + 16, (uint64_t)(a->count > 0 ? bits(&a->min) : 0));
+	be64_put(r + 24, (uint64_t)(a->count > 0 ? bits(&a->max) : 0));
+	if (is_float(a->type)) {
+		split(a->fsum, &hi, &lo);
+		bef64_put(r + 32, hi);
+		bef64_put(r + 40, lo);
+	} else {
+		be64_put(r + 32, (uint64_t)((unsigned __int128)a->isum >> 64));
+		be64_put(r + 40, (uint64_t)a->isum);
+	}
+	buf_append(out, r, sizeof(r));
+}
+
+void
+sampleagg_grid_init(struct sampleagg_grid *g, enum sample_type type,
+		    struct buf *out)
+{
+	memset(g, 0, sizeof(*g));
+	g->out = out;
+	sampleagg_init(&g->cur, type);
+}
+
+void
+sampleagg_grid_add(struct sampleagg_grid *g, uint64_t ts,
+		   const struct sample_value *v)
+{
+	uint64_t k = ts / SAMPLEAGG_GRID_US;
+
+	if (g->samples > 0 && k != g->cell) {
+		put_cell(g->out, g->cell, &g->cur);
+		sampleagg_init(&g->cur, g->cur.type);
+		g->cells++;
+	}
+	g->cell = k;
+	g->samples++;
+	sampleagg_add(&g->cur, v);
+}
+
+bool
+sampleagg_grid_finish(struct sampleagg_grid *g)
+{
+	if (g->samples == 0)
+		return false;
+	put_cell(g->out, g->cell, &g->cur);
+	g->cells++;
+	return g->cells * 16 <= g->samples;
+}
+
+bool
+sampleagg_grid_next(const uint8_t *p, size_t len, size_t *pos,
+		    enum sample_type type, uint64_t *cell, struct sampleagg *a)
+{
+	const uint8_t *r = p + *pos;
+	unsigned __int128 u;
+
+	if (len - *pos < SAMPLEAGG_CELL_SIZE || !sampleagg_numeric(type))
+		return false;
+	sampleagg_init(a, type);
+	*cell = be64_get(r);
+	a->count = be32_get(r + 8);
+	a->nan_count = be32_get(r + 12);
+	if (!unbits(type, (int64_t)be64_get(r + 16), &a->min) ||
+	    !unbits(type, (int64_t)be64_get(r + 24), &a->max))
+		return false;
+	if (is_float(type)) {
+		a->flo =
+			a->min.type == SAMPLE_F64 ? a->min.u.f64 : a->min.u.f32;
+		a->fhi =
+			a->max.type == SAMPLE_F64 ? a->max.u.f64 : a->max.u.f32;
+		a->fsum = (long double)bef64_get(r + 32) + bef64_get(r + 40);
+		if (a->count > 0 && (isnan(a->flo) || isnan(a->fhi)))
+			return false;
+	} else {
+		a->ilo = integer(&a->min);
+		a->ihi = integer(&a->max);
+		u = (unsigned __int128)be64_get(r + 32) << 64 |
+		    be64_get(r + 40);
+		a->isum = (sampleagg_i128)u;
+	}
+	*pos += SAMPLEAGG_CELL_SIZE;
+	return true;
 }
 
 /* A value as its stored integer: integers themselves, floats their

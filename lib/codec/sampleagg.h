@@ -49,6 +49,29 @@ struct sampleagg_text {
 	char count[24], nan_count[24], min[24], max[24], sum[64];
 };
 
+/*
+ * The grid: a chunk's aggregates per cell of SAMPLEAGG_GRID_US
+ * microseconds aligned to timestamp 0 (cell k holds [k*G, (k+1)*G)), so
+ * that a bucketed read whose buckets are aligned to the grid adds up
+ * cells instead of decoding the chunk.  Stored as one record of
+ * SAMPLEAGG_CELL_SIZE bytes per cell that has samples, in cell order:
+ * cell (u64), count (u32), nan_count (u32), min and max as
+ * sampleagg_bits() (i64), the sum (integers: i128; floats: the long
+ * double as two f64, high and low part, exact); all big-endian.  Kept
+ * only where it is at most a sixteenth of the samples' count
+ * (sampleagg_grid_worth()).
+ */
+#define SAMPLEAGG_GRID_US (1u << 20)
+#define SAMPLEAGG_CELL_SIZE 48
+
+/* A grid being built from samples in time order; fields private. */
+struct sampleagg_grid {
+	struct buf *out;
+	struct sampleagg cur;
+	uint64_t cell;
+	uint64_t cells, samples;
+};
+
 /* True for the types that aggregate (f64 ... i8, bool). */
 bool sampleagg_numeric(enum sample_type type);
 
@@ -72,6 +95,34 @@ double sampleagg_mean(const struct sampleagg *a);
  */
 enum xmch_status sampleagg_chunk(const uint8_t *p, size_t len,
 				 struct sampleagg *a, struct xmch_error *err);
+
+/* As sampleagg_chunk(), with the chunk's grid appended to grid when it
+ * is worth storing (*has_grid). */
+enum xmch_status sampleagg_chunk_grid(const uint8_t *p, size_t len,
+				      struct sampleagg *a, struct buf *grid,
+				      bool *has_grid, struct xmch_error *err);
+
+/* Starts a grid of type appended to out (which the caller owns). */
+void sampleagg_grid_init(struct sampleagg_grid *g, enum sample_type type,
+			 struct buf *out);
+
+/* Adds a sample; timestamps must not go down. */
+void sampleagg_grid_add(struct sampleagg_grid *g, uint64_t ts,
+			const struct sample_value *v);
+
+/* Writes the last cell.  True when the grid is worth storing: at most a
+ * sixteenth as many cells as samples; out->failed says if memory ran
+ * out. */
+bool sampleagg_grid_finish(struct sampleagg_grid *g);
+
+/*
+ * The cell at *pos of a stored grid of type (p, len) into *cell and *a,
+ * *pos advanced; false at the end or when the record is malformed (a
+ * partial record, a count or value the type refuses).
+ */
+bool sampleagg_grid_next(const uint8_t *p, size_t len, size_t *pos,
+			 enum sample_type type, uint64_t *cell,
+			 struct sampleagg *a);
 
 /* The stored text of a (see struct sampleagg_text). */
 void sampleagg_to_text(const struct sampleagg *a, struct sampleagg_text *t);

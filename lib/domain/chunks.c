@@ -27,6 +27,8 @@ struct row {
 	bool is_inline;
 	bool has_agg; /* agg holds the stored aggregates */
 	struct sampleagg agg;
+	uint8_t *grid; /* its grid (aligned reads only), or NULL */
+	size_t grid_len;
 	char *object_key; /* NULL for an inline row */
 };
 
@@ -48,6 +50,11 @@ struct chunks_reader {
 	struct chunks_opts o;
 	uint64_t bucket; /* chunks_buckets(); 0: decode every chunk */
 	enum sample_type type;
+	bool aligned; /* buckets and from on the grid: grids are read */
+	/* the grid whose cells are being returned */
+	uint8_t *grid;
+	size_t grid_len, grid_pos;
+	uint64_t grid_start; /* its chunk's first timestamp */
 	char from[24], to[24];
 	/* the page of rows not opened yet */
 	struct row page[PAGE_ROWS];
@@ -68,7 +75,8 @@ struct chunks_reader {
 
 static const char page_sql[] =
 	"SELECT id, start_ts_us, seq, object_key, data IS NOT NULL, "
-	"end_ts_us, agg_count, agg_nan_count, agg_min, agg_max, agg_sum "
+	"end_ts_us, agg_count, agg_nan_count, agg_min, agg_max, agg_sum, "
+	"CASE WHEN $7::boolean THEN agg_grid END "
 	"FROM stored_chunks WHERE stream_id = $1::uuid "
 	"AND start_ts_us <= $3::numeric AND end_ts_us >= $2::numeric "
 	"AND (start_ts_us, seq) > ($4::numeric, $5::bigint) "
@@ -116,8 +124,10 @@ chunks_open(struct db *db, struct store *st, const struct chunks_opts *opts)
 static void
 free_page(struct chunks_reader *r)
 {
-	for (int i = 0; i < r->npage; i++)
+	for (int i = 0; i < r->npage; i++) {
 		free(r->page[i].object_key);
+		PQfreemem(r->page[i].grid);
+	}
 	r->npage = r->ipage = 0;
 }
 
@@ -144,17 +154,20 @@ read_agg(const struct chunks_reader *r, const PGresult *res, int i,
 static enum chunks_status
 fetch_page(struct chunks_reader *r)
 {
-	const char *params[6] = {
-		r->o.stream_id, r->from,
-		r->to,		r->last_start,
-		r->last_seq,	r->o.inline_only ? "true" : "false"};
+	const char *params[7] = {r->o.stream_id,
+				 r->from,
+				 r->to,
+				 r->last_start,
+				 r->last_seq,
+				 r->o.inline_only ? "true" : "false",
+				 r->aligned ? "true" : "false"};
 	PGresult *res = NULL;
 	int n;
 
 	free_page(r);
 	if (r->page_end)
 		return CHUNKS_OK;
-	if ((r->db_status = db_query(r->db, &res, page_sql, 6, params)) !=
+	if ((r->db_status = db_query(r->db, &res, page_sql, 7, params)) !=
 	    DB_OK)
 		return fail(r, CHUNKS_DB, "reading the chunk index failed");
 	n = PQntuples(res);
@@ -169,6 +182,13 @@ fetch_page(struct chunks_reader *r)
 		w->is_inline = PQgetvalue(res, i, 4)[0] == 't';
 		w->end_ts = strtoull(PQgetvalue(res, i, 5), NULL, 10);
 		w->has_agg = r->bucket > 0 && read_agg(r, res, i, &w->agg);
+		/* A grid that does not unescape is not used: decoded. */
+		w->grid = w->has_agg && !PQgetisnull(res, i, 11)
+				  ? PQunescapeBytea(
+					    (const unsigned char *)PQgetvalue(
+						    res, i, 11),
+					    &w->grid_len)
+				  : NULL;
 		w->object_key = NULL;
 		if (!w->is_inline &&
 		    (w->object_key = strdup(PQgetvalue(res, i, 3))) == NULL) {
@@ -387,6 +407,45 @@ whole(const struct chunks_reader *r, const struct row *w)
 		       (w->end_ts - o->from) / r->bucket;
 }
 
+/* True when row w may be read as its grid's cells: an aligned read, w
+ * inside the window, and no other chunk overlapping it (none open, the
+ * next row after its end). */
+static bool
+by_grid(const struct chunks_reader *r, const struct row *w)
+{
+	const struct row *n = w + 1;
+
+	if (!r->aligned || w->grid == NULL || w->start_ts < r->o.from ||
+	    w->end_ts > r->o.to || r->nheap > 0)
+		return false;
+	if (r->ipage + 1 < r->npage)
+		return n->start_ts > w->end_ts;
+	return r->page_end;
+}
+
+/* The next cell of the grid being read into *ts and *agg; false when it
+ * is done (freed), with CHUNKS_CORRUPT set when it ended malformed. */
+static bool
+next_cell(struct chunks_reader *r, uint64_t *ts, struct sampleagg *agg)
+{
+	uint64_t cell;
+
+	if (sampleagg_grid_next(r->grid, r->grid_len, &r->grid_pos, r->type,
+				&cell, agg)) {
+		/* Not before the chunk's first sample: items stay in
+		 * order, and the cell is in the same bucket. */
+		*ts = cell * SAMPLEAGG_GRID_US < r->grid_start
+			      ? r->grid_start
+			      : cell * SAMPLEAGG_GRID_US;
+		return true;
+	}
+	if (r->grid_pos != r->grid_len)
+		fail(r, CHUNKS_CORRUPT, "a chunk's stored grid is malformed");
+	PQfreemem(r->grid);
+	r->grid = NULL;
+	return false;
+}
+
 /* chunks_next() and chunks_item(); agg NULL for the former. */
 static enum chunks_status
 next(struct chunks_reader *r, uint64_t *ts, struct sample_value *v,
@@ -395,6 +454,10 @@ next(struct chunks_reader *r, uint64_t *ts, struct sample_value *v,
 	struct row *w;
 	struct cursor *c;
 
+	if (r->status != CHUNKS_OK)
+		return r->status;
+	if (r->grid != NULL && next_cell(r, ts, agg))
+		return CHUNKS_AGG;
 	if (r->status != CHUNKS_OK)
 		return r->status;
 	if ((c = r->taken) != NULL) {
@@ -412,14 +475,26 @@ next(struct chunks_reader *r, uint64_t *ts, struct sample_value *v,
 	 * first. */
 	while ((w = peek_row(r)) != NULL &&
 	       (r->nheap == 0 || w->start_ts <= r->heap[0]->ts)) {
-		if (agg != NULL && whole(r, w)) {
-			*agg = w->agg;
-			*ts = w->start_ts;
+		if (agg != NULL && (whole(r, w) || by_grid(r, w))) {
 			r->rows++;
 			if (w->seq > r->max_seq)
 				r->max_seq = w->seq;
 			r->ipage++;
-			return CHUNKS_AGG;
+			if (whole(r, w)) {
+				*agg = w->agg;
+				*ts = w->start_ts;
+				return CHUNKS_AGG;
+			}
+			r->grid = w->grid;
+			r->grid_len = w->grid_len;
+			r->grid_pos = 0;
+			r->grid_start = w->start_ts;
+			w->grid = NULL;
+			if (next_cell(r, ts, agg))
+				return CHUNKS_AGG;
+			if (r->status != CHUNKS_OK)
+				return r->status;
+			continue;
 		}
 		if (open_row(r) != CHUNKS_OK)
 			return r->status;
@@ -445,6 +520,8 @@ chunks_buckets(struct chunks_reader *r, uint64_t bucket, enum sample_type type)
 {
 	r->bucket = bucket;
 	r->type = type;
+	r->aligned = bucket % SAMPLEAGG_GRID_US == 0 &&
+		     r->o.from % SAMPLEAGG_GRID_US == 0;
 }
 
 enum chunks_status
@@ -486,6 +563,7 @@ chunks_close(struct chunks_reader *r)
 	for (size_t i = 0; i < r->nheap; i++)
 		cursor_free(r, r->heap[i]);
 	free(r->heap);
+	PQfreemem(r->grid);
 	free_page(r);
 	free(r);
 }
@@ -496,14 +574,28 @@ chunks_agg_literal(struct buf *out, char sep, const uint8_t *p, size_t len)
 	struct sampleagg a;
 	struct sampleagg_text t;
 	struct xmch_error err;
+	struct buf grid;
+	bool has_grid;
 
-	if (sampleagg_chunk(p, len, &a, &err) != XMCH_OK) {
-		buf_printf(out, "%c{NULL,NULL,NULL,NULL,NULL}", sep);
-		return;
+	buf_init(&grid, 0);
+	if (sampleagg_chunk_grid(p, len, &a, &grid, &has_grid, &err) !=
+	    XMCH_OK) {
+		buf_printf(out, "%c{NULL,NULL,NULL,NULL,NULL,NULL}", sep);
+		goto out;
 	}
 	sampleagg_to_text(&a, &t);
-	buf_printf(out, "%c{%s,%s,%s,%s,%s}", sep, t.count, t.nan_count, t.min,
+	buf_printf(out, "%c{%s,%s,%s,%s,%s,", sep, t.count, t.nan_count, t.min,
 		   t.max, t.sum);
+	if (has_grid) {
+		/* "\\x..." in an array literal is the bytea text \x... */
+		buf_puts(out, "\"\\\\x");
+		for (size_t i = 0; i < grid.len; i++)
+			buf_printf(out, "%02x", grid.p[i]);
+		buf_puts(out, "\"}");
+	} else
+		buf_puts(out, "NULL}");
+out:
+	buf_free(&grid);
 }
 
 enum db_status

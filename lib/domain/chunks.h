@@ -104,9 +104,10 @@ void chunks_close(struct chunks_reader *r);
 
 /*
  * Appends sep and the aggregates of the stored chunk at p (len bytes) to
- * out, as one row of a two-dimensional numeric[] literal: {count,
- * nan_count,min,max,sum} (stored_chunks.agg_*, sql/017), or five NULLs
- * when the chunk's type does not aggregate or it does not decode.
+ * out, as one row of a two-dimensional text[] literal: {count,
+ * nan_count,min,max,sum,grid} (stored_chunks.agg_*, sql/017; the grid in
+ * bytea's hex form, NULL when not worth it), or six NULLs when the
+ * chunk's type does not aggregate or it does not decode.
  */
 void chunks_agg_literal(struct buf *out, char sep, const uint8_t *p,
 			size_t len);

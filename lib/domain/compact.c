@@ -24,6 +24,7 @@ struct out {
 	char key[KEY_MAX];
 	uint64_t start, end, count, size;
 	struct sampleagg agg; /* numeric streams */
+	struct buf grid;      /* its grid, when worth storing (len > 0) */
 };
 
 /* A run over one stream. */
@@ -38,6 +39,8 @@ struct run {
 	uint64_t raw;		     /* value and timestamp bytes in w */
 	bool numeric;		     /* aggregates are stored */
 	struct sampleagg agg;	     /* of the samples in w */
+	struct buf grid;	     /* their grid, being built */
+	struct sampleagg_grid g;
 	struct out *outs;
 	size_t nout, capout;
 	struct buf chunk;
@@ -124,6 +127,12 @@ flush(struct run *r)
 		fprintf(stderr, "compact: writing %s: %s\n", o->key, detail);
 		return false;
 	}
+	/* The grid goes with the chunk (freed with the outs). */
+	if (!r->numeric || !sampleagg_grid_finish(&r->g) || r->grid.failed)
+		r->grid.len = 0;
+	o->grid = r->grid;
+	buf_init(&r->grid, 0);
+	sampleagg_grid_init(&r->g, r->type, &r->grid);
 	r->nout++;
 	return true;
 }
@@ -152,8 +161,10 @@ add(struct run *r, uint64_t ts, const struct sample_value *v)
 		}
 	}
 	r->raw += size;
-	if (r->numeric)
+	if (r->numeric) {
 		sampleagg_add(&r->agg, v);
+		sampleagg_grid_add(&r->g, ts, v);
+	}
 	if (r->count++ == 0)
 		r->first = ts;
 	r->last = ts;
@@ -174,9 +185,9 @@ static const char lock_sql[] =
 static const char insert_sql[] =
 	"INSERT INTO stored_chunks (stream_id, start_ts_us, end_ts_us, "
 	"sample_count, byte_size, object_key, agg_count, agg_nan_count, "
-	"agg_min, agg_max, agg_sum) VALUES ($1::uuid, $2::numeric, "
+	"agg_min, agg_max, agg_sum, agg_grid) VALUES ($1::uuid, $2::numeric, "
 	"$3::numeric, $4::bigint, $5::bigint, $6::text, $7::bigint, "
-	"$8::bigint, $9::bigint, $10::bigint, $11::numeric)";
+	"$8::bigint, $9::bigint, $10::bigint, $11::numeric, $12::bytea)";
 
 static const char delete_sql[] =
 	"WITH d AS (DELETE FROM stored_chunks WHERE stream_id = $1::uuid "
@@ -205,7 +216,8 @@ swap(struct run *r, const struct chunks_reader *cr, uint64_t samples)
 {
 	char a[24], b[24], c[24], d[24], seq[24];
 	struct sampleagg_text t;
-	const char *params[11];
+	struct buf hex;
+	const char *params[12];
 	PGresult *res = NULL;
 	bool ok;
 
@@ -228,7 +240,16 @@ swap(struct run *r, const struct chunks_reader *cr, uint64_t samples)
 		params[8] = r->numeric ? t.min : NULL;
 		params[9] = r->numeric ? t.max : NULL;
 		params[10] = r->numeric ? t.sum : NULL;
-		if (db_query(r->db, &res, insert_sql, 11, params) != DB_OK)
+		buf_init(&hex, 0);
+		buf_puts(&hex, "\\x");
+		for (size_t k = 0; k < o->grid.len; k++)
+			buf_printf(&hex, "%02x", o->grid.p[k]);
+		buf_putc(&hex, '\0');
+		params[11] = o->grid.len > 0 ? (const char *)hex.p : NULL;
+		ok = !hex.failed &&
+		     db_query(r->db, &res, insert_sql, 12, params) == DB_OK;
+		buf_free(&hex);
+		if (!ok)
 			return false;
 		PQclear(res);
 		params[0] = o->key;
@@ -297,6 +318,7 @@ compact_one(struct db *db, struct db *side, struct store *st,
 	r.st = st;
 	r.o = o;
 	buf_init(&r.chunk, 0);
+	buf_init(&r.grid, 0);
 	if (db_begin(db) != DB_OK)
 		return COMPACT_FAILED;
 	snprintf(age, sizeof(age), "%u", o->min_age);
@@ -321,6 +343,7 @@ compact_one(struct db *db, struct db *side, struct store *st,
 	xmch_writer_init(&r.w, r.type);
 	r.numeric = sampleagg_numeric(r.type);
 	sampleagg_init(&r.agg, r.type);
+	sampleagg_grid_init(&r.g, r.type, &r.grid);
 	co.stream_id = r.stream_id;
 	if ((cr = chunks_open(db, NULL, &co)) == NULL)
 		goto out;
@@ -361,6 +384,9 @@ out:
 	chunks_close(cr);
 	xmch_writer_free(&r.w);
 	buf_free(&r.chunk);
+	buf_free(&r.grid);
+	for (size_t i = 0; i < r.nout; i++)
+		buf_free(&r.outs[i].grid);
 	free(r.outs);
 	return status;
 }

@@ -311,8 +311,57 @@ for my $idx (0 .. 3) {
 			[2, 'bool', \@bo], [3, 'f32', \@f4], [4, 'i8', \@i8],
 			[5, 'string', \@str]);
 	}
+	# 100 samples a second: batches of 5 s cut by the grid of 2^20 us
+	# (doc/queries.md), so aligned buckets are added up from cells.
+	my $sg = $in_c->session(22, [0, 'f64'], [1, 'i64']);
+	for my $bn (0 .. 3) {
+		my (@d, @i);
+		for my $k (0 .. 499) {
+			my $n = $bn * 500 + $k;
+			my $tsn = 3_000_000 + $n * 10_000;
+			push @d, [$tsn, $n % 13 == 0 ? 'NaN' : ($n % 40 - 20) * 0.5];
+			push @i, [$tsn, $n % 5 == 0 ? $max : $n % 5 == 1 ? $min : -$n];
+		}
+		$in_c->send($sg->{id}, $bn, [0, 'f64', \@d], [1, 'i64', \@i]);
+	}
+	my $gid = $sg->{id};
+	my @gcases = ([bucket_us => 2**20], [bucket_us => 2**21, from_us => 2**20],
+		[bucket_us => 3 * 2**20, from_us => 2**22, to_us => 14_000_000],
+		[bucket_us => 2**20, from_us => 5], [bucket_us => 777_777]);
+	my $granswers = sub {
+		my %a;
+		for my $idx (0, 1) {
+			for my $c (@gcases) {
+				my ($st, $b) = $in_c->samples($tc, $gid, $idx, @$c);
+				die "samples: $st" if $st != 200;
+				$a{"grid $idx @$c"} = $b;
+			}
+		}
+		return \%a;
+	};
+	is($p->sql("SELECT count(*), count(agg_grid), min(octet_length(agg_grid)) "
+		. "FROM stored_chunks WHERE stream_id IN (SELECT id FROM "
+		. "ingest_streams WHERE session_id = '$gid')"), '8|8|240',
+	    'aggregates: each chunk of 5 s has its grid (5 or 6 cells of 2^20 us)');
+	my $gwith = $granswers->();
+	my $g0 = "(SELECT id FROM stored_chunks WHERE stream_id = (SELECT id "
+	    . "FROM ingest_streams WHERE session_id = '$gid' AND stream_index "
+	    . "= 1) ORDER BY start_ts_us LIMIT 1)";
+	my $ghex = $p->sql("SELECT encode(agg_grid, 'hex') FROM stored_chunks "
+	    . "WHERE id = $g0");
+	$p->sql("UPDATE stored_chunks SET agg_grid = substring(agg_grid FROM 1 "
+	    . "FOR 48) WHERE id = $g0");
+	my ($gst, $gb) = $in_c->samples($tc, $gid, 1, bucket_us => 2**20);
+	isnt(scalar @{$gb->{buckets}}, scalar @{$gwith->{"grid 1 bucket_us " . 2**20}{buckets}},
+	    'aggregates: buckets aligned to the grid are added up from its cells');
+	($gst, $gb) = $in_c->samples($tc, $gid, 1, bucket_us => 2**20, from_us => 5);
+	is_deeply($gb, $gwith->{"grid 1 bucket_us 1048576 from_us 5"},
+	    'aggregates: buckets off the grid decode the chunk');
+	$p->sql("UPDATE stored_chunks SET agg_grid = decode('$ghex', 'hex') "
+	    . "WHERE id = $g0");
 	my $sid = $sa->{id};
-	my $streams = "(SELECT id FROM ingest_streams WHERE session_id = '$sid')";
+	my $streams = "(SELECT id FROM ingest_streams WHERE session_id IN "
+	    . "('$sid', '$gid'))";
 	is($p->sql("SELECT count(*) FILTER (WHERE agg_count IS NOT NULL), "
 		. "count(*) FILTER (WHERE agg_count IS NULL AND st.value_type "
 		. "= 'string') FROM stored_chunks c JOIN ingest_streams st ON "
@@ -368,10 +417,11 @@ for my $idx (0 .. 3) {
 	$p->sql("UPDATE stored_chunks SET agg_sum = $sum WHERE id = $first");
 
 	# Rows without aggregates (as before sql/017) are decoded: the same.
-	$p->sql("UPDATE stored_chunks SET agg_count = NULL, agg_nan_count = "
-	    . "NULL, agg_min = NULL, agg_max = NULL, agg_sum = NULL "
-	    . "WHERE stream_id IN $streams");
-	my $without = $answers->();
+	$p->sql("UPDATE stored_chunks SET agg_grid = NULL, agg_count = NULL, "
+	    . "agg_nan_count = NULL, agg_min = NULL, agg_max = NULL, agg_sum = "
+	    . "NULL WHERE stream_id IN $streams");
+	my $without = {%{$answers->()}, %{$granswers->()}};
+	$with = {%$with, %$gwith};
 	for my $k (sort keys %$with) {
 		is_deeply($without->{$k}, $with->{$k},
 		    "aggregates: stream $k, the same without them");
@@ -379,6 +429,7 @@ for my $idx (0 .. 3) {
 
 	# Compaction writes them again, for chunks cut elsewhere.
 	$in_c->close($sid);
+	$in_c->close($gid);
 	my @argv = ('env', 'XMHUB_ENV_FILE=' . $p->stack->env_file,
 		'XMHUB_COMPACT_MIN_AGE=0', 'XMHUB_COMPACT_TARGET_SAMPLES=70',
 		"$ENV{XMHUB_BUILDDIR}/jobs/xmhub-ingest-compact", '--once');
@@ -390,13 +441,17 @@ for my $idx (0 .. 3) {
 		. "stored_chunks c JOIN ingest_streams st ON st.id = c.stream_id "
 		. "WHERE st.session_id = '$sid' AND st.value_type <> 'string'"),
 	    '75|75', 'aggregates: written by compaction (15 chunks a stream)');
-	my $compacted = $answers->();
+	is($p->sql("SELECT count(*), count(agg_grid) FROM stored_chunks c JOIN "
+		. "ingest_streams st ON st.id = c.stream_id WHERE st.session_id "
+		. "= '$gid' AND c.data IS NULL"), '58|58',
+	    'aggregates: and their grids (chunks of 70 samples, 2 cells at most)');
+	my $compacted = {%{$answers->()}, %{$granswers->()}};
 	for my $k (sort keys %$with) {
 		is_deeply($compacted->{$k}, $with->{$k},
 		    "aggregates: stream $k, the same after compaction");
 	}
 	# Gone again, so that the session lists below count what they did.
-	$p->sql("DELETE FROM ingest_sessions WHERE id = '$sid'");
+	$p->sql("DELETE FROM ingest_sessions WHERE id IN ('$sid', '$gid')");
 }
 
 # --- bad parameters: 400 before anything is read ---
