@@ -2,7 +2,8 @@
  * sampleagg.c - aggregates of numeric samples (lib/codec/sampleagg.c):
  * counts, NaN, first min and max, exact integer sums at the i64
  * extremes, bool, merging equal to adding, a stored chunk's aggregate,
- * and the stored text read back bit for bit (refused when malformed).
+ * the stored text read back bit for bit (refused when malformed), and
+ * the grid of cells: built, read back, adding up to the whole.
  */
 #include "config.h"
 
@@ -244,6 +245,94 @@ chunk(void)
 	buf_free(&out);
 }
 
+static void
+grid(void)
+{
+	struct sampleagg_grid g;
+	struct sampleagg a, all, sum, cellagg;
+	struct buf out, chunkbuf;
+	struct sample_value v;
+	struct xmch_writer w;
+	struct xmch_error err;
+	uint64_t cell, last = 0, cells = 0;
+	size_t pos = 0;
+	bool ordered = true, has;
+
+	buf_init(&out, 0);
+	sampleagg_grid_init(&g, SAMPLE_I64, &out);
+	sampleagg_init(&all, SAMPLE_I64);
+	/* 100 samples a cell over 5 cells, from the middle of cell 3. */
+	for (int i = 0; i < 500; i++) {
+		v = i64(i % 7 == 0 ? INT64_MAX : -(int64_t)i);
+		sampleagg_grid_add(&g,
+				   3 * (uint64_t)SAMPLEAGG_GRID_US +
+					   SAMPLEAGG_GRID_US / 2 +
+					   (uint64_t)i * SAMPLEAGG_GRID_US /
+						   100,
+				   &v);
+		sampleagg_add(&all, &v);
+	}
+	ok(sampleagg_grid_finish(&g), "grid: 6 cells of 500 samples kept");
+	is_int(out.len, 6 * SAMPLEAGG_CELL_SIZE, "grid: one record a cell");
+	sampleagg_init(&sum, SAMPLE_I64);
+	while (sampleagg_grid_next(out.p, out.len, &pos, SAMPLE_I64, &cell,
+				   &cellagg)) {
+		ordered &= cells == 0 || cell == last + 1;
+		last = cell;
+		cells++;
+		sampleagg_merge(&sum, &cellagg);
+	}
+	ok(cells == 6 && ordered && pos == out.len,
+	   "grid: cells 3 to 8 read back in order");
+	ok(same(&sum, &all), "grid: its cells add up to the whole");
+	pos = 0;
+	while (sampleagg_grid_next(out.p, out.len - 1, &pos, SAMPLE_I64, &cell,
+				   &cellagg))
+		;
+	is_int(pos, out.len - SAMPLEAGG_CELL_SIZE,
+	       "grid: a partial record is not read");
+	pos = 0;
+	ok(!sampleagg_grid_next(out.p, out.len, &pos, SAMPLE_I8, &cell,
+				&cellagg),
+	   "grid: values out of the type's range are refused");
+
+	/* Sparse: one sample a cell is not worth a grid. */
+	out.len = 0;
+	sampleagg_grid_init(&g, SAMPLE_I64, &out);
+	for (int i = 0; i < 100; i++) {
+		v = i64(i);
+		sampleagg_grid_add(&g, (uint64_t)i * SAMPLEAGG_GRID_US, &v);
+	}
+	ok(!sampleagg_grid_finish(&g), "grid: one sample a cell: not kept");
+
+	/* A stored chunk's grid, floats: the sums split in two f64. */
+	buf_init(&chunkbuf, 0);
+	xmch_writer_init(&w, SAMPLE_F64);
+	for (int i = 0; i < 300; i++) {
+		v = f64(i % 5 == 0 ? NAN : 0.1 * i);
+		xmch_writer_add(&w, (uint64_t)i * 10000, &v, &err);
+	}
+	xmch_writer_finish(&w, false, &chunkbuf, &err);
+	out.len = 0;
+	ok(sampleagg_chunk_grid(chunkbuf.p, chunkbuf.len, &a, &out, &has,
+				&err) == XMCH_OK &&
+		   has,
+	   "grid: a chunk of 3 s at 100 Hz has one");
+	sampleagg_init(&sum, SAMPLE_F64);
+	pos = 0;
+	while (sampleagg_grid_next(out.p, out.len, &pos, SAMPLE_F64, &cell,
+				   &cellagg))
+		sampleagg_merge(&sum, &cellagg);
+	ok(sum.count == a.count && sum.nan_count == a.nan_count &&
+		   sum.min.u.f64 == a.min.u.f64 &&
+		   sum.max.u.f64 == a.max.u.f64 &&
+		   fabsl(sum.fsum - a.fsum) < 1e-12L,
+	   "grid: float cells add up to the chunk's aggregate");
+	xmch_writer_free(&w);
+	buf_free(&chunkbuf);
+	buf_free(&out);
+}
+
 int
 main(void)
 {
@@ -251,5 +340,6 @@ main(void)
 	integers();
 	refused();
 	chunk();
+	grid();
 	return tap_done();
 }
