@@ -70,10 +70,14 @@ enum chunks_status chunks_next(struct chunks_reader *r, uint64_t *ts,
 			       struct sample_value *v);
 
 /*
- * Lets chunks_item() read chunks whole: buckets of width bucket (1 or
- * more) aligned to the window's from, of a numeric stream of type; a
- * chunk with stored aggregates that lies inside the window and inside
- * one bucket is then not decoded.  Call it before the first read.
+ * Lets chunks_item() read chunks by their stored aggregates: buckets of
+ * width bucket (1 or more) aligned to the window's from, of a numeric
+ * stream of type.  A chunk inside the window and inside one bucket comes
+ * as one aggregate; when bucket and from are multiples of
+ * SAMPLEAGG_GRID_US, a chunk inside the window that overlaps no other
+ * comes as its grid's cells (one aggregate each, *ts the cell's start or
+ * the chunk's first timestamp).  Others are decoded.  Call it before the
+ * first read.
  */
 void chunks_buckets(struct chunks_reader *r, uint64_t bucket,
 		    enum sample_type type);
