@@ -1,27 +1,37 @@
 #!/usr/bin/perl
-# bench/ingest - sensor ingest under load, next to its floors, in one run
-# on loopback (this machine is shared and noisy: the ratios mean more
-# than the figures).
+# bench/ingest - sensor ingest under load, next to its floor and to
+# InfluxDB, in one run on loopback (this machine is shared and noisy: the
+# ratios mean more than the figures).
 #
+# - FastCGI sink: bench/fcgi-sink reads the body and answers 200 (the
+#   floor of a POST through lighttpd).
 # - HTTP: wrk POSTs the cellular batch (4 streams x 250 f32 samples with
-#   device_id, 12,066 bytes) to /api/v1/ingest/sessions/{id}/data, each
-#   answer a committed transaction; next to the same POST to
-#   bench/fcgi-sink (a FastCGI program that reads the body and answers
-#   200) and to bench/xmbp's decode rate of that batch.
-# - WebSocket: one connection, a window of WS_WINDOW batches in flight,
-#   one 4-byte ack per batch.
+#   device_id, 12,034 bytes) to /api/v1/ingest/sessions/{id}/data of 64
+#   sessions in turn, at 8, 32 and 128 connections; each answer a
+#   committed transaction (group commit: doc/ingest.md).  Every request
+#   has bytes of its own (its batch_seq), so none is a retry.
+# - WebSocket: one connection with 1, 8 and 32 batches in flight, one
+#   4-byte ack per batch.
+# - InfluxDB 1.6.7 (Debian's influxdb, started here on a temporary
+#   directory, its WAL fsynced on every write, and stopped by PID): wrk
+#   POSTs the same 1,000 values per request as line protocol (250 lines
+#   of 4 fields) to /write, at 32 connections.
 # - Storage: a session of realistic samples (a 100 Hz signal) sent,
-#   closed and compacted; stored bytes per sample (chunk bytes as
-#   stored, timestamps included, over samples) against raw f32 (4 bytes
-#   of value + 8 of timestamp).
+#   closed and compacted; stored bytes per sample.
+#
+# For each case: batches/s, values/s, p50/p99 ack latency, the mean
+# batches per commit (chunk rows per distinct inserting transaction,
+# xmin), and the largest RSS of an ingest FastCGI process seen.
 #
 # Runs from a build tree (make bench): a throwaway stack through
-# t/lib/Xmhub/Stack.pm.  BENCH_SECONDS (10), BENCH_CONNECTIONS (16).
+# t/lib/Xmhub/Stack.pm.  BENCH_SECONDS (10) per case.
 use strict;
 use warnings;
+use File::Temp qw(tempdir);
 use HTTP::Tiny;
 use JSON::PP;
-use Time::HiRes qw(time);
+use POSIX qw(floor);
+use Time::HiRes qw(time sleep);
 use lib "$ENV{XMHUB_SRCDIR}/t/lib";
 use Xmhub::Stack;
 use Xmhub::Test qw(run xmhub_json);
@@ -29,8 +39,6 @@ use Xmhub::WS;
 use Xmhub::Wrk qw(wrk_program);
 
 my $seconds = $ENV{BENCH_SECONDS} || 10;
-my $conns = $ENV{BENCH_CONNECTIONS} || 16;
-my $window = $ENV{WS_WINDOW} || 8;
 wrk_program();
 my $build = $ENV{XMHUB_BUILDDIR};
 
@@ -44,7 +52,17 @@ my $fac = cli(qw(facility create --name Bench --slug bench))->{id};
 my $key = cli('api-key', 'create', '--facility', $fac, '--name', 'bench',
 	'--scopes', 'ingest')->{key};
 
-my $http = HTTP::Tiny->new(timeout => 30, keep_alive => 1);
+sub psql {
+	my ($sql) = @_;
+	my ($st, $out, $err) = $s->psql($sql);
+	die "psql: $err" if $st != 0;
+	chomp $out;
+	return $out;
+}
+
+# No keep-alive: a connection left idle during a case would be closed
+# by lighttpd under the next request.
+my $http = HTTP::Tiny->new(timeout => 30, keep_alive => 0);
 sub session {
 	my ($uid) = @_;
 	my $r = $http->post($s->url('/api/v1/ingest/sessions'), {
@@ -69,97 +87,205 @@ sub cellular {
 	return $b;
 }
 my $batch = cellular(1, 7, 1_700_000_000_000_000, sub { $_[1] * 0.5 });
-my $sid = session(7);
 
-# wrk(path, body file): (requests/s, p99 ms)
-my $lua = $s->var . '/tmp/post.lua';
-my $body = $s->var . '/tmp/batch.bin';
-open(my $bf, '>:raw', $body) or die "$body: $!";
-print $bf $batch;
-close $bf;
-open(my $lf, '>', $lua) or die "$lua: $!";
-print $lf <<"LUA";
-local f = assert(io.open("$body", "rb"))
-wrk.method = "POST"
-wrk.body = f:read("*a")
+# batch_seq is bytes 6 and 7 of a batch.
+sub with_seq { my ($b, $q) = @_; substr($b, 6, 2, pack('n', $q)); return $b }
+
+sub write_file {
+	my ($path, $text) = @_;
+	open(my $f, '>:raw', $path) or die "$path: $!";
+	print $f $text;
+	close $f or die "$path: $!";
+}
+my $tmp = $s->var . '/tmp';
+write_file("$tmp/batch.bin", $batch);
+
+# wrk(url, conns, script): the case's figures from wrk's --latency
+# report: requests/s, p50 and p99 in ms.
+sub ms {
+	my ($out, $pct) = @_;
+	my ($v, $unit) = $out =~ /^\s+\Q$pct\E%\s+([\d.]+)(us|ms|s)\s*$/m
+	    or die "wrk: no $pct% latency\n$out";
+	return $v * {us => 0.001, ms => 1, s => 1000}->{$unit};
+}
+sub wrk {
+	my ($url, $conns, $script) = @_;
+	my ($st, $out, $err) = run([wrk_program(), '-t2', "-c$conns",
+		"-d${seconds}s", '--latency', '-s', $script, $url]);
+	die "wrk: $err" if $st != 0;
+	my ($rps) = $out =~ /Requests\/sec:\s+([\d.]+)/;
+	my ($bad) = $out =~ /Non-2xx or 3xx responses: (\d+)/;
+	die "wrk $url: $bad failed answers\n$out" if $bad;
+	return {rate => $rps, p50 => ms($out, 50), p99 => ms($out, 99)};
+}
+
+# The largest RSS (KiB) of the stack's ingest FastCGI processes now.
+sub ingest_rss {
+	my $max = 0;
+	for my $dir (glob '/proc/[0-9]*') {
+		open(my $c, '<', "$dir/cmdline") or next;
+		my $cmd = <$c> // '';
+		next unless $cmd =~ m{^\Q$build\E/cgi-bin/ingest\0};
+		open(my $f, '<', "$dir/status") or next;
+		while (<$f>) {
+			$max = $1 if /^VmRSS:\s+(\d+)/ && $1 > $max;
+		}
+	}
+	return $max;
+}
+
+# Mean batches per commit of the sessions @ids: chunk rows (4 per batch)
+# per distinct inserting transaction.
+sub per_commit {
+	my @ids = @_;
+	my $list = join ',', map { "'$_'" } @ids;
+	my ($rows, $tx) = split /\|/, psql('SELECT count(*), '
+		. 'count(DISTINCT c.xmin::text) FROM stored_chunks c JOIN '
+		. 'ingest_streams t ON t.id = c.stream_id WHERE t.session_id '
+		. "IN ($list)");
+	return $tx ? $rows / 4 / $tx : 0;
+}
+
+my $lua_headers = <<"LUA";
+local f = assert(io.open("$tmp/batch.bin", "rb"))
+local body = f:read("*a")
 f:close()
+wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/octet-stream"
 wrk.headers["X-Api-Key"] = "$key"
 LUA
-close $lf;
 
-# The same batch spread over 64 sessions in turn (of one device, as the
-# batch names its device_id): a session's batches serialize on its row
-# lock (gap accounting); sessions, like devices, do not.
-my @sids = map { session(7) } 1 .. 64;
-my $lua_many = $s->var . '/tmp/post-many.lua';
-open($lf, '>', $lua_many) or die "$lua_many: $!";
-print $lf "dofile(\"$lua\")\nlocal paths = {\n",
-    map({ "\"/api/v1/ingest/sessions/$_/data\",\n" } @sids), "}\n", <<'LUA';
-local n = 0
-request = function()
+# FastCGI sink.
+write_file("$tmp/sink.lua", "$lua_headers\nwrk.body = body\n");
+my %res;
+$res{sink} = wrk($s->url('/bench/sink'), 32, "$tmp/sink.lua");
+
+# xmhub over HTTP: 64 fresh sessions per case, wrk's two threads on
+# sessions of their own; a session's batch_seq goes up by one per batch.
+for my $conns (8, 32, 128) {
+	my @sids = map { session(7) } 1 .. 64;
+	write_file("$tmp/post$conns.lua", $lua_headers . "local paths = {\n"
+	    . join('', map { "\"/api/v1/ingest/sessions/$_/data\",\n" } @sids)
+	    . "}\n" . <<'LUA');
+local n, tid, threads = 0, 0, 0
+function setup(thread)
+	thread:set("tid", threads)
+	threads = threads + 1
+end
+function request()
+	local k = n * 2 + tid
 	n = n + 1
-	return wrk.format(nil, paths[n % #paths + 1])
+	local seq = math.floor(k / 64) % 65536
+	return wrk.format(nil, paths[k % 64 + 1], nil, body:sub(1, 6)
+		.. string.char(math.floor(seq / 256), seq % 256) .. body:sub(9))
 end
 LUA
-close $lf;
-
-sub wrk {
-	my ($path, $script) = @_;
-	return Xmhub::Wrk::wrk($s->url($path), conns => $conns,
-		seconds => $seconds, name => $path,
-		args => ['-s', $script // $lua]);
+	my $r = wrk($s->url('/'), $conns, "$tmp/post$conns.lua");
+	$r->{rss} = ingest_rss();
+	$r->{per_commit} = per_commit(@sids);
+	$res{"http$conns"} = $r;
 }
 
-my @sink = wrk('/bench/sink');
-my @ingest = wrk("/api/v1/ingest/sessions/$sid/data");
-my @many = wrk('/', $lua_many);
-
-# Diagnostic, at the end of the HTTP cases: the same with
-# synchronous_commit off (an acknowledgement then no longer means
-# durable), to show what waiting for the WAL flush costs.
-sub sync_commit {
-	my ($v) = @_;
-	my ($st, $out, $err) = $s->psql("ALTER DATABASE xmhub SET "
-		. "synchronous_commit = $v");
-	die "psql: $err" if $st != 0;
-	$s->restart; # new connections take the setting
-}
-
-# WebSocket: one connection, $window batches in flight.
-my ($ws, $wst) = Xmhub::WS->connect($s->port,
-	"/api/v1/ingest/ws?session_id=$sid", {'X-Api-Key' => $key});
-die "websocket upgrade: $wst\n" unless $ws;
-my ($sent, $acked, $t0) = (0, 0, time);
-my $frame = Xmhub::WS::frame(2, $batch);
-while (time - $t0 < $seconds || $acked < $sent) {
-	while ($sent - $acked < $window && time - $t0 < $seconds) {
-		$ws->write_raw($frame) or die "websocket: write failed\n";
-		$sent++;
+# WebSocket: one connection, a window of batches in flight.
+for my $window (1, 8, 32) {
+	my $sid = session(7);
+	# The WebSocket front's port: lighttpd ends an upgraded connection
+	# once its route's request size limit (1 MiB) has passed through.
+	my ($ws, $wst) = Xmhub::WS->connect($s->ws_port,
+		"/api/v1/ingest/ws?session_id=$sid", {'X-Api-Key' => $key});
+	die "websocket upgrade: $wst\n" unless $ws;
+	my ($sent, $acked, $t0) = (0, 0, time);
+	my (@at, @lat);
+	while (time - $t0 < $seconds || $acked < $sent) {
+		while ($sent - $acked < $window && time - $t0 < $seconds) {
+			$ws->write_raw(Xmhub::WS::frame(2,
+			    with_seq($batch, $sent % 65536)))
+			    or die "websocket: write failed\n";
+			push @at, time;
+			$sent++;
+		}
+		my ($type, $payload) = $ws->read_message(30);
+		die "websocket: $type " . ($payload // '') . "\n"
+		    if $type ne 'binary' || length $payload != 4;
+		push @lat, (time - shift @at) * 1000;
+		$acked++;
 	}
-	my ($type, $payload) = $ws->read_message(30);
-	die "websocket: $type " . ($payload // '') . "\n"
-	    if $type ne 'binary' || length $payload != 4;
-	$acked++;
+	my $rate = $acked / (time - $t0);
+	$ws->close;
+	@lat = sort { $a <=> $b } @lat;
+	$res{"ws$window"} = {rate => $rate, p50 => $lat[int(@lat * 0.5)],
+		p99 => $lat[int(@lat * 0.99)], per_commit => per_commit($sid)};
 }
-my $ws_rate = $acked / (time - $t0);
-$ws->close;
 
-sync_commit('off');
-my @nosync = wrk("/api/v1/ingest/sessions/$sid/data");
-sync_commit('on');
-
-# bench/xmbp's decode of the cellular batch, in samples/s.
-my ($xst, $xout, $xerr) = run(["$build/bench/xmbp"]);
-die "bench/xmbp: $xerr" if $xst != 0;
-my ($decode_msps) = $xout =~ /^\| cellular[^|]*\| decode \| [\d.]+ \| ([\d.]+) \|/m
-    or die "bench/xmbp: no cellular decode row\n$xout";
-my $decode_rate = $decode_msps * 1e6 / 1000;
+# InfluxDB 1.6.7 with the same values as line protocol.
+my $influxd = '/usr/bin/influxd';
+if (-x $influxd) {
+	my $dir = tempdir('xmhub-influx-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	my ($port, $rpc) = (Xmhub::Stack::free_port(), Xmhub::Stack::free_port());
+	write_file("$dir/influxdb.conf", <<"CONF");
+reporting-disabled = true
+bind-address = "127.0.0.1:$rpc"
+[meta]
+  dir = "$dir/meta"
+[data]
+  dir = "$dir/data"
+  wal-dir = "$dir/wal"
+  wal-fsync-delay = "0s"
+  query-log-enabled = false
+[http]
+  bind-address = "127.0.0.1:$port"
+  log-enabled = false
+[monitor]
+  store-enabled = false
+[continuous_queries]
+  enabled = false
+CONF
+	my $pid = fork() // die "fork: $!";
+	if ($pid == 0) {
+		open(STDOUT, '>', "$dir/influxd.log");
+		open(STDERR, '>&', \*STDOUT);
+		exec($influxd, '-config', "$dir/influxdb.conf") or POSIX::_exit(127);
+	}
+	my $url = "http://127.0.0.1:$port";
+	my $up;
+	for (1 .. 100) {
+		last if ($up = $http->get("$url/ping")->{status} == 204);
+		sleep 0.1;
+	}
+	$up or die "influxd did not start\n";
+	$http->post_form("$url/query", {q => 'CREATE DATABASE bench'})->{status}
+	    == 200 or die "influx: CREATE DATABASE failed\n";
+	# 64 bodies of the 1,000 values at other times, taken in turn.
+	my @bodies;
+	for my $b (0 .. 63) {
+		my $t0 = 1_700_000_000_000_000 + $b * 2_500_000;
+		push @bodies, join '', map {
+			my $i = $_;
+			sprintf("cellular,device=7 %s %d\n", join(',',
+			    map { sprintf 'ch%d=%.1f', $_, $i * 0.5 } 0 .. 3),
+			    $t0 + $i * 10_000) } 0 .. 249;
+	}
+	write_file("$tmp/influx.lua", "local bodies = {\n"
+	    . join('', map { "[[$_]],\n" } @bodies) . "}\n" . <<'LUA');
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "text/plain"
+local n = 0
+function request()
+	n = n + 1
+	return wrk.format(nil, nil, nil, bodies[n % #bodies + 1])
+end
+LUA
+	$res{influx} = wrk("$url/write?db=bench&precision=u", 32,
+		"$tmp/influx.lua");
+	kill 'TERM', $pid;
+	waitpid($pid, 0);
+}
 
 # Storage: 1,000 batches of a 100 Hz signal (250,000 samples per
 # stream), closed and compacted.
 my $ssid = session(8);
 my $t = 1_700_000_000_000_000;
+$http = HTTP::Tiny->new(timeout => 30, keep_alive => 1);
 for my $n (0 .. 999) {
 	my $b = cellular($n, 8, $t + $n * 2_500_000, sub {
 		my ($ch, $i) = @_;
@@ -176,14 +302,11 @@ my $r = $http->post($s->url("/api/v1/ingest/sessions/$ssid/close"),
 die "close: $r->{status}\n" if $r->{status} != 200;
 
 sub sizes {
-	my ($st, $out, $err) = $s->psql('SELECT sum(c.byte_size), '
+	return split /\|/, psql('SELECT sum(c.byte_size), '
 		. 'sum(c.sample_count), count(*), '
 		. 'sum(pg_column_size(c.data)) FROM stored_chunks c JOIN '
 		. "ingest_streams t ON t.id = c.stream_id WHERE t.session_id = "
 		. "'$ssid'");
-	die "psql: $err" if $st != 0;
-	chomp $out;
-	return split /\|/, $out;
 }
 my @inline = sizes();
 my @compact = ('env', 'XMHUB_ENV_FILE=' . $s->env_file,
@@ -195,29 +318,27 @@ die "compact: $cout$cerr" if $cst != 0;
 my $compact_s = time - $c0;
 my @packed = sizes();
 
-my $floor = $sink[0];
-printf "wrk: 2 threads, %d connections, %d s per case, loopback; "
-    . "the cellular batch: %d bytes, 1,000 f32 samples\n\n", $conns,
-    $seconds, length $batch;
-print "| case | batches/s | samples/s | p99 ms | vs FastCGI sink | "
-    . "vs decode |\n|---|---:|---:|---:|---:|---:|\n";
-printf "| %s | %.0f | %.0f | %s | %.2fx | %.3fx |\n", @$_
-    for (['POST to a FastCGI sink (reads the body, answers 200)', $floor,
-	    $floor * 1000, sprintf('%.2f', $sink[1]), 1, $floor / $decode_rate],
-	['POST /api/v1/ingest/sessions/{id}/data, one session (committed)',
-	    $ingest[0],
-	    $ingest[0] * 1000, sprintf('%.2f', $ingest[1]),
-	    $ingest[0] / $floor, $ingest[0] / $decode_rate],
-	['the same over 64 sessions in turn', $many[0],
-	    $many[0] * 1000, sprintf('%.2f', $many[1]), $many[0] / $floor,
-	    $many[0] / $decode_rate],
-	['one session, synchronous_commit off (diagnostic: not durable)',
-	    $nosync[0], $nosync[0] * 1000, sprintf('%.2f', $nosync[1]),
-	    $nosync[0] / $floor, $nosync[0] / $decode_rate],
-	["WebSocket, one connection, $window in flight", $ws_rate,
-	    $ws_rate * 1000, '-', $ws_rate / $floor, $ws_rate / $decode_rate],
-	['bench/xmbp decode + walk (one core, no I/O)', $decode_rate,
-	    $decode_rate * 1000, '-', $decode_rate / $floor, 1]);
+my $influx = $res{influx};
+printf "wrk: 2 threads, %d s per case, loopback; the cellular batch: %d "
+    . "bytes, 1,000 f32 values\n\n", $seconds, length $batch;
+print "| case | batches/s | values/s | p50 ms | p99 ms | batches per commit "
+    . "| ingest RSS MiB | vs FastCGI sink | vs InfluxDB |\n"
+    . "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+for my $row (['sink', 'POST to the FastCGI sink, 32 connections'],
+	(map { ["http$_", "xmhub HTTP, 64 sessions, $_ connections"] }
+	    8, 32, 128),
+	(map { ["ws$_", "xmhub WebSocket, one connection, $_ in flight"] }
+	    1, 8, 32),
+	['influx', 'InfluxDB 1.6.7 /write, 32 connections']) {
+	my $c = $res{$row->[0]} or next;
+	printf "| %s | %.0f | %.0f | %.2f | %.2f | %s | %s | %.2fx | %s |\n",
+	    $row->[1], $c->{rate}, $c->{rate} * 1000, $c->{p50}, $c->{p99},
+	    defined $c->{per_commit} ? sprintf('%.1f', $c->{per_commit}) : '-',
+	    $c->{rss} ? sprintf('%.1f', $c->{rss} / 1024) : '-',
+	    $c->{rate} / $res{sink}{rate},
+	    $influx ? sprintf('%.2fx', $c->{rate} / $influx->{rate}) : '-';
+}
+print "\nInfluxDB was not run: apt-get install influxdb\n" unless $influx;
 printf "\nStored bytes per f32 sample (timestamp included; raw: 4 + 8 = "
     . "12 bytes), %d samples:\n", $packed[1];
 printf "- inline (one XMCH chunk per batch block, in PostgreSQL): %.2f B "

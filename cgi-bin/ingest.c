@@ -1,6 +1,7 @@
 /*
  * ingest - FastCGI program for /api/v1/ingest (devices: sessions and
- * their XMBP batches over HTTP).
+ * their XMBP batches over HTTP), with request threads and a group commit
+ * (doc/ingest.md "Group commit").
  */
 #include "config.h"
 
@@ -19,6 +20,10 @@ static const struct route routes[] = {
 int
 main(void)
 {
-	return app_main("ingest", routes, sizeof(routes) / sizeof(routes[0]),
-			NULL);
+	int rc = app_main_threads("ingest", routes,
+				  sizeof(routes) / sizeof(routes[0]),
+				  ingestapi_init, &ingestapi_threads);
+
+	ingestapi_finish();
+	return rc;
 }

@@ -1,23 +1,30 @@
 /*
- * xmhub - command-line tool.  Its commands are documented with what they
- * serve: xmbp and xmch in doc/xmbp.md, migrate in doc/database.md, user,
- * facility and api-key in doc/api.md and doc/auth.md, hash-password in
- * doc/face.md, send and sim in doc/sender.md.
+ * xmhub - command-line tool.  Its commands are documented in xmhub(1)
+ * (man/xmhub.1) and with what they serve: xmbp and xmch in doc/xmbp.md,
+ * migrate in doc/database.md, user, facility, api-key, device and
+ * check-config in doc/operations.md, hash-password in doc/face.md, send
+ * and sim in doc/sender.md.
  *
  * A table maps "GROUP [COMMAND]" to a handler of one of two shapes:
  * filters read their whole input (a file or standard input), call one
  * lib/ function and write the whole answer; tools take options and do
- * their own output.  Exit status: 0 done, 1 the input was refused or
- * the work failed, 2 usage.
+ * their own output.  Every command answers --help with its own usage
+ * (exit 0).  Exit status: 0 done, 1 the input was refused or the work
+ * failed, 2 usage.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
+#include "api/admin.h"
 #include "api/apikeys.h"
 #include "device.h"
 #include "codec/buf.h"
@@ -31,11 +38,12 @@
 #include "api/users.h"
 #include "codec/xmbp.h"
 #include "codec/xmch.h"
+#include "core/settings.h"
+#include "store/storage.h"
+#include "web/dbjson.h"
 
 /* Input files are read whole; larger ones are refused. */
 #define INPUT_MAX (1UL << 30)
-
-/* XMHUB_SQLDIR, the installed migrations, comes from Makefile.am. */
 
 struct cmd {
 	const char *group, *name, *args; /* name NULL: one word */
@@ -44,6 +52,7 @@ struct cmd {
 	int (*run)(const struct buf *in, struct buf *out);
 	/* A tool: given the arguments after its words; 2 for usage. */
 	int (*tool)(int argc, char *argv[]);
+	const char *what; /* one line for --help, or NULL */
 };
 
 static int cmd_xmbp_decode(const struct buf *, struct buf *);
@@ -53,41 +62,87 @@ static int cmd_xmch_pack(const struct buf *, struct buf *);
 static int cmd_migrate(int, char *[]);
 static int cmd_user_create(int, char *[]);
 static int cmd_user_unthrottle(int, char *[]);
+static int cmd_user_set_password(int, char *[]);
 static int cmd_facility_create(int, char *[]);
 static int cmd_api_key_create(int, char *[]);
 static int cmd_hash_password(int, char *[]);
+static int cmd_list(int, char *[]);
+static int cmd_disable(int, char *[]);
+static int cmd_delete(int, char *[]);
+static int cmd_check_config(int, char *[]);
+static int cmd_settings(int, char *[]);
+
+#define LIST_ARGS "[--facility ID] [--json]"
 
 static const struct cmd cmds[] = {
-	{"xmbp", "decode", "[FILE|-]", cmd_xmbp_decode, NULL},
-	{"xmbp", "encode", "[FILE|-]", cmd_xmbp_encode, NULL},
-	{"xmch", "dump", "FILE|-", cmd_xmch_dump, NULL},
-	{"xmch", "pack", "[FILE|-]", cmd_xmch_pack, NULL},
-	{"migrate", NULL, "[--dir DIR]", NULL, cmd_migrate},
-	{"user", "create",
-	 "--email E --password P|- --role R [--facility ID] [--name N] "
-	 "[--if-absent]",
-	 NULL, cmd_user_create},
-	{"user", "unthrottle", "[--email E] [--address A]", NULL,
-	 cmd_user_unthrottle},
+	{"xmbp", "decode", "[FILE|-]", cmd_xmbp_decode, NULL,
+	 "an XMBP batch as JSON"},
+	{"xmbp", "encode", "[FILE|-]", cmd_xmbp_encode, NULL,
+	 "JSON as an XMBP batch"},
+	{"xmch", "dump", "FILE|-", cmd_xmch_dump, NULL,
+	 "a stored chunk as JSON"},
+	{"xmch", "pack", "[FILE|-]", cmd_xmch_pack, NULL,
+	 "JSON as a stored chunk"},
+	{"migrate", NULL, "[--dir DIR]", NULL, cmd_migrate,
+	 "applies the database migrations"},
+	{"check-config", NULL, "[--env-file FILE]", NULL, cmd_check_config,
+	 "says what is missing or wrong in the settings"},
+	{"settings", NULL, "[--env|--man]", NULL, cmd_settings,
+	 "every setting: a table, an env file or xmhub.env(5)"},
 	{"facility", "create", "--name N --slug S [--description D]", NULL,
-	 cmd_facility_create},
+	 cmd_facility_create, "creates a facility"},
+	{"facility", "list", "[--json]", NULL, cmd_list,
+	 "lists the facilities"},
+	{"facility", "disable", "ID|SLUG", NULL, cmd_disable,
+	 "deactivates a facility: its users and keys stop working"},
+	{"facility", "delete", "ID|SLUG", NULL, cmd_delete,
+	 "deletes a facility with its rows and stored objects"},
+	{"user", "create",
+	 "--email E [--password -] --role R [--facility ID] [--name N] "
+	 "[--if-absent]",
+	 NULL, cmd_user_create,
+	 "creates a user; the password is prompted for or read from standard "
+	 "input"},
+	{"user", "list", LIST_ARGS, NULL, cmd_list, "lists the users"},
+	{"user", "disable", "ID|EMAIL", NULL, cmd_disable,
+	 "deactivates a user and revokes its refresh tokens"},
+	{"user", "delete", "ID|EMAIL", NULL, cmd_delete, "deletes a user"},
+	{"user", "set-password", "ID|EMAIL [--password -]", NULL,
+	 cmd_user_set_password,
+	 "sets a password (prompted for or from standard input), ends the "
+	 "user's tokens, clears its login throttle"},
+	{"user", "unthrottle", "[--email E] [--address A]", NULL,
+	 cmd_user_unthrottle, "forgets failed logins"},
 	{"api-key", "create",
 	 "--facility ID --name N [--scopes upload,ingest] [--expires-at T]",
-	 NULL, cmd_api_key_create},
+	 NULL, cmd_api_key_create, "creates an API key and prints it, once"},
+	{"api-key", "list", LIST_ARGS, NULL, cmd_list,
+	 "lists the API keys, never the keys"},
+	{"api-key", "revoke", "ID", NULL, cmd_disable, "revokes an API key"},
+	{"api-key", "delete", "ID", NULL, cmd_delete,
+	 "deletes an API key no upload was made with"},
+	{"device", "list", LIST_ARGS, NULL, cmd_list, "lists the devices"},
 	{"hash-password", NULL, "< PASSWORD (one line on standard input)", NULL,
-	 cmd_hash_password},
+	 cmd_hash_password,
+	 "the Argon2id hash of a password, e.g. for FACE_API_ADMIN_PASSWORD"},
 	{"send", NULL,
 	 "--url BASE_URL [--key API_KEY] --session ID "
 	 "--streams INDEX[:NAME]:TYPE,...|@SESSION.json [--ws] [--in-flight N] "
 	 "[--spool DIR] [--batch-samples N] [--linger-ms MS] [--timeout S] "
 	 "[FILE|-]",
-	 NULL, send_main},
+	 NULL, send_main,
+	 "sends CSV samples to an ingest session, spooled until acknowledged"},
 	{"sim", NULL,
 	 "--url BASE_URL [--key API_KEY] [--devices N] [--streams M] "
 	 "[--rate HZ] [--duration S | --samples N] [--batch N] [--ws] [--json] "
 	 "[--device-uid BASE] [--timeout S]",
-	 NULL, sim_main},
+	 NULL, sim_main,
+	 "simulates devices sending generated streams, reports rates"},
 };
+
+/* The command being run (main sets it), for the handlers shared by
+ * several groups. */
+static const struct cmd *current;
 
 /* One --option of a tool: a flag, or followed by its value. */
 struct opt {
@@ -137,7 +192,7 @@ open_db(const char *prog)
 		fprintf(stderr, "%s: %s\n", prog, detail);
 		return NULL;
 	}
-	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
 		fprintf(stderr, "%s: XMHUB_DATABASE_URL is not set\n", prog);
 		return NULL;
 	}
@@ -280,8 +335,8 @@ cmd_migrate(int argc, char *argv[])
 		return 1;
 	}
 	if (dir == NULL)
-		dir = conf_str("XMHUB_SQL_DIR", XMHUB_SQLDIR);
-	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+		dir = conf_get("XMHUB_SQL_DIR");
+	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
 		fprintf(stderr, "migrate: XMHUB_DATABASE_URL is not set\n");
 		return 1;
 	}
@@ -292,21 +347,57 @@ cmd_migrate(int argc, char *argv[])
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* Reads one line of f into buf without its line end; false at EOF. */
+static bool
+read_line(FILE *f, char *buf, size_t len)
+{
+	if (fgets(buf, (int)len, f) == NULL)
+		return false;
+	buf[strcspn(buf, "\r\n")] = '\0';
+	return true;
+}
+
 /*
- * A password given as "-" is read from standard input (one line), so
- * that it need not appear in the process list.
+ * The password of a --password option (given, NULL when absent): "-" or
+ * absent reads it from standard input, after a prompt and without echo
+ * when standard input is a terminal.  A password on the command line is
+ * refused (every user of the machine sees the process list).  NULL
+ * after a message.
  */
 static const char *
-read_password(const char *given, char *buf, size_t len)
+read_password(const char *prog, const char *given, char *buf, size_t len)
 {
-	size_t n;
+	struct termios old, quiet;
+	bool quiet_set = false, ok;
 
-	if (strcmp(given, "-") != 0)
-		return given;
-	if (fgets(buf, (int)len, stdin) == NULL)
+	if (given != NULL && strcmp(given, "-") != 0) {
+		fprintf(stderr,
+			"%s: a password on the command line is visible to "
+			"every user of the machine: give --password - and "
+			"write it on standard input, or leave --password out "
+			"to be prompted\n",
+			prog);
 		return NULL;
-	n = strcspn(buf, "\r\n");
-	buf[n] = '\0';
+	}
+	/* Echo off before the prompt: what is typed after it is not shown. */
+	if (isatty(0)) {
+		if (tcgetattr(0, &old) == 0) {
+			quiet = old;
+			quiet.c_lflag &= ~(tcflag_t)ECHO;
+			quiet_set = tcsetattr(0, TCSAFLUSH, &quiet) == 0;
+		}
+		fprintf(stderr, "Password: ");
+		fflush(stderr);
+	}
+	ok = read_line(stdin, buf, len);
+	if (quiet_set) {
+		tcsetattr(0, TCSAFLUSH, &old);
+		fputc('\n', stderr);
+	}
+	if (!ok || buf[0] == '\0') {
+		fprintf(stderr, "%s: no password on standard input\n", prog);
+		return NULL;
+	}
 	return buf;
 }
 
@@ -323,11 +414,8 @@ cmd_hash_password(int argc, char *argv[])
 	(void)argv;
 	if (argc != 0)
 		return 2;
-	if (read_password("-", pw, sizeof(pw)) == NULL || pw[0] == '\0') {
-		fprintf(stderr, "hash-password: no password on standard "
-				"input\n");
+	if (read_password("hash-password", "-", pw, sizeof(pw)) == NULL)
 		goto out;
-	}
 	if (!auth_password_hash(pw, hash)) {
 		fprintf(stderr,
 			"hash-password: cannot hash it (longer than "
@@ -345,7 +433,7 @@ static int
 cmd_user_create(int argc, char *argv[])
 {
 	struct opt o[] = {
-		{"email", false, true, NULL}, {"password", false, true, NULL},
+		{"email", false, true, NULL}, {"password", false, false, NULL},
 		{"role", false, true, NULL},  {"facility", false, false, NULL},
 		{"name", false, false, NULL}, {"if-absent", true, false, NULL},
 	};
@@ -363,11 +451,9 @@ cmd_user_create(int argc, char *argv[])
 				"super_admin\n");
 		return 1;
 	}
-	if ((password = read_password(o[1].value, pwbuf, sizeof(pwbuf))) ==
-	    NULL) {
-		fprintf(stderr, "user: no password on standard input\n");
+	if ((password = read_password("user", o[1].value, pwbuf,
+				      sizeof(pwbuf))) == NULL)
 		return 1;
-	}
 	if ((db = open_db("user")) == NULL)
 		return 1;
 	st = users_create(db, o[0].value, password, o[4].value, role,
@@ -484,6 +570,437 @@ cmd_api_key_create(int argc, char *argv[])
 	return rc;
 }
 
+/* The kind of thing the current command's group administers. */
+static enum admin_kind
+current_kind(void)
+{
+	if (strcmp(current->group, "facility") == 0)
+		return ADMIN_FACILITY;
+	if (strcmp(current->group, "user") == 0)
+		return ADMIN_USER;
+	if (strcmp(current->group, "api-key") == 0)
+		return ADMIN_API_KEY;
+	return ADMIN_DEVICE;
+}
+
+/* A value as a table shows it: NULL as "-", booleans as yes and no. */
+static const char *
+cell(const PGresult *res, int row, int col)
+{
+	const char *v = PQgetvalue(res, row, col);
+
+	if (PQgetisnull(res, row, col))
+		return "-";
+	if (PQftype(res, col) == 16 /* bool */)
+		return strcmp(v, "t") == 0 ? "yes" : "no";
+	return v;
+}
+
+/* Prints rows as an aligned table with a header line, or as a JSON
+ * array (--json, the API's shapes); false when stdout fails. */
+static bool
+print_rows(const PGresult *res, bool json)
+{
+	int cols = PQnfields(res), rows = PQntuples(res);
+	size_t w[32] = {0};
+	json_object *a;
+	bool ok;
+
+	if (json) {
+		if ((a = dbjson_rows(res)) == NULL)
+			return false;
+		ok = puts(json_object_to_json_string_ext(
+			     a, JSON_C_TO_STRING_PLAIN)) >= 0;
+		json_object_put(a);
+		return ok && fflush(stdout) == 0;
+	}
+	if (cols > 32)
+		cols = 32;
+	for (int c = 0; c < cols; c++) {
+		w[c] = strlen(PQfname(res, c));
+		for (int r = 0; r < rows; r++)
+			if (strlen(cell(res, r, c)) > w[c])
+				w[c] = strlen(cell(res, r, c));
+	}
+	for (int r = -1; r < rows; r++)
+		for (int c = 0; c < cols; c++)
+			printf("%-*s%s", c + 1 < cols ? (int)w[c] : 0,
+			       r < 0 ? PQfname(res, c) : cell(res, r, c),
+			       c + 1 < cols ? "  " : "\n");
+	return fflush(stdout) == 0;
+}
+
+/* facility|user|api-key|device list [--facility ID] [--json] */
+static int
+cmd_list(int argc, char *argv[])
+{
+	struct opt o[] = {
+		{"facility", false, false, NULL},
+		{"json", true, false, NULL},
+	};
+	PGresult *res = NULL;
+	enum db_status st;
+	struct db *db;
+	int rc;
+
+	if (!parse_opts(argc, argv, o, sizeof(o) / sizeof(o[0])) ||
+	    (current_kind() == ADMIN_FACILITY && o[0].value != NULL))
+		return 2;
+	if ((db = open_db(current->group)) == NULL)
+		return 1;
+	if ((st = admin_list(db, current_kind(), o[0].value, &res)) == DB_OK)
+		rc = print_rows(res, o[1].value != NULL) ? 0 : 1;
+	else
+		rc = db_failed(current->group, st, "the list");
+	PQclear(res);
+	db_free(db);
+	return rc;
+}
+
+/* Says what a disable or delete of what came to; its exit status. */
+static int
+done(enum db_status st, bool found, const char *what, const char *verb)
+{
+	if (st == DB_FOREIGN_KEY && current_kind() == ADMIN_API_KEY) {
+		fprintf(stderr,
+			"api-key: %s: uploads were made with it: revoke it "
+			"instead\n",
+			what);
+		return 1;
+	}
+	if (st != DB_OK)
+		return db_failed(current->group, st, what);
+	if (!found) {
+		fprintf(stderr, "%s: %s: not found\n", current->group, what);
+		return 1;
+	}
+	printf("%s: %s %s\n", current->group, what, verb);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* facility|user disable ID, api-key revoke ID */
+static int
+cmd_disable(int argc, char *argv[])
+{
+	enum db_status st;
+	struct db *db;
+	bool found;
+	int rc;
+
+	if (argc != 1 || argv[0][0] == '-')
+		return 2;
+	if ((db = open_db(current->group)) == NULL)
+		return 1;
+	st = admin_disable(db, current_kind(), argv[0], &found);
+	rc = done(st, found, argv[0],
+		  current_kind() == ADMIN_API_KEY ? "revoked" : "disabled");
+	db_free(db);
+	return rc;
+}
+
+/* facility|user|api-key delete ID */
+static int
+cmd_delete(int argc, char *argv[])
+{
+	struct store *store = NULL;
+	enum db_status st;
+	char detail[512];
+	struct db *db;
+	bool found;
+	int rc = 1;
+
+	if (argc != 1 || argv[0][0] == '-')
+		return 2;
+	if ((db = open_db(current->group)) == NULL)
+		return 1;
+	/* A facility's objects go with it: no delete without the store. */
+	if (current_kind() == ADMIN_FACILITY &&
+	    (store = store_open_env(detail, sizeof(detail))) == NULL) {
+		fprintf(stderr, "facility: the object store: %s\n", detail);
+		goto out;
+	}
+	st = admin_delete(db, store, current_kind(), argv[0], &found);
+	rc = done(st, found, argv[0], "deleted");
+out:
+	store_close(store);
+	db_free(db);
+	return rc;
+}
+
+/* user set-password ID|EMAIL [--password -] */
+static int
+cmd_user_set_password(int argc, char *argv[])
+{
+	struct opt o[] = {{"password", false, false, NULL}};
+	char pwbuf[AUTH_PASSWORD_MAX + 2];
+	const char *password;
+	enum db_status st;
+	struct db *db;
+	bool found;
+	int rc;
+
+	if (argc < 1 || argv[0][0] == '-' ||
+	    !parse_opts(argc - 1, argv + 1, o, 1))
+		return 2;
+	if ((password = read_password("user", o[0].value, pwbuf,
+				      sizeof(pwbuf))) == NULL)
+		return 1;
+	if ((db = open_db("user")) == NULL)
+		return 1;
+	st = users_set_password(db, argv[0], password, &found);
+	memset(pwbuf, 0, sizeof(pwbuf));
+	if (st == DB_INVALID) {
+		fprintf(stderr, "user: a password has %d to %d bytes\n",
+			USER_PASSWORD_MIN, AUTH_PASSWORD_MAX);
+		rc = 1;
+	} else
+		rc = done(st, found, argv[0], "has a new password");
+	db_free(db);
+	return rc;
+}
+
+/*
+ * Prints s in lines of at most 76 bytes, each after prefix, broken at
+ * blanks; for mdoc (prefix NULL) a line starting with a dot or a quote
+ * gets \& and a backslash is \e.
+ */
+static void
+wrap(const char *prefix, const char *s)
+{
+	size_t col = 0, w;
+
+	while (*s != '\0') {
+		w = strcspn(s, " ");
+		if (col > 0 && col + 1 + w > 76) {
+			putchar('\n');
+			col = 0;
+		}
+		if (col == 0) {
+			if (prefix != NULL)
+				col = (size_t)printf("%s", prefix);
+			else if (*s == '.' || *s == '\'')
+				col = (size_t)printf("\\&");
+		} else
+			col += (size_t)printf(" ");
+		for (size_t i = 0; i < w; i++)
+			if (prefix == NULL && s[i] == '\\')
+				col += (size_t)printf("\\e");
+			else
+				col += (size_t)printf("%c", s[i]);
+		s += w;
+		s += strspn(s, " ");
+	}
+	putchar('\n');
+}
+
+/* The range of s in words ("1 to 3600"), or "" when it has none. */
+static const char *
+range_words(const struct setting *s, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (s->type == SETTING_INT || s->type == SETTING_NUM)
+		snprintf(buf, len,
+			 s->type == SETTING_INT ? "%.0f to %.0f" : "%g to %g",
+			 s->min, s->max);
+	else if (s->type == SETTING_STR && s->min > 1)
+		snprintf(buf, len, "%.0f characters or more", s->min);
+	return buf;
+}
+
+/* xmhub.env.example: every setting commented out with its default. */
+static void
+print_env_example(void)
+{
+	char r[96];
+
+	printf("# xmhub.env: the settings of xmhub's programs (xmhub.env(5)).\n"
+	       "# Read from %s\n# (or $XMHUB_ENV_FILE); the environment wins "
+	       "over the file.\n# Every setting is shown commented out with "
+	       "its default;\n# `xmhub check-config` says what is missing "
+	       "or wrong.\n",
+	       conf_env_file());
+	for (size_t i = 0; i < settings_count; i++) {
+		const struct setting *s = &settings[i];
+
+		putchar('\n');
+		wrap("# ", s->meaning);
+		printf("# %s%s%s; read by: %s%s\n#%s=%s\n",
+		       settings_type_name(s->type),
+		       *range_words(s, r, sizeof(r)) ? ", " : "", r,
+		       s->programs,
+		       s->flags & SETTING_REQUIRED ? "; required" : "", s->name,
+		       s->def != NULL ? s->def : "");
+	}
+}
+
+/* xmhub.env(5), in mdoc. */
+static void
+print_man(void)
+{
+	char r[96], line[512];
+
+	printf(".\\\" Made by `xmhub settings --man` from "
+	       "lib/core/settings.def.\n"
+	       ".Dd November 25, 2026\n.Dt XMHUB.ENV 5\n.Os\n.Sh NAME\n"
+	       ".Nm xmhub.env\n"
+	       ".Nd settings of the xmhub platform and face service\n"
+	       ".Sh DESCRIPTION\n"
+	       "The programs of xmhub read their settings from the "
+	       "environment and from the file\n.Pa %s\n"
+	       "(or the file named by\n.Ev XMHUB_ENV_FILE ) ,\n"
+	       "made of\n.Ql NAME=VALUE\nlines; blank lines and lines "
+	       "starting with\n.Ql #\nare skipped, and a value may be in "
+	       "double quotes.\nThe environment wins over the file.\n"
+	       "A setting that is unset or empty has its default;\n"
+	       "a program given a value out of range refuses to start.\n"
+	       ".Ql xmhub check-config\n(see\n.Xr xmhub 1 )\n"
+	       "says what is missing or wrong.\n.Ss Settings\n.Bl -tag -width "
+	       "Ds\n",
+	       conf_env_file());
+	for (size_t i = 0; i < settings_count; i++) {
+		const struct setting *s = &settings[i];
+
+		printf(".It Ev %s\n", s->name);
+		snprintf(line, sizeof(line), "%s.", s->meaning);
+		wrap(NULL, line);
+		if (*range_words(s, r, sizeof(r)) != '\0')
+			printf("%s: %s.\n",
+			       s->type == SETTING_STR ? "Length" : "Range", r);
+		if (s->type == SETTING_BOOL)
+			printf("true or false.\n");
+		if (s->def != NULL && *s->def != '\0')
+			printf("Default:\n.Ql \"%s\" .\n", s->def);
+		else if (s->flags & SETTING_REQUIRED)
+			printf("Required.\n");
+		printf("Read by: %s.\n", s->programs);
+	}
+	printf(".El\n.Sh FILES\n.Bl -tag -width Ds\n.It Pa %s\n"
+	       "the settings\n.It Pa xmhub.env.example\n"
+	       "every setting with its default, installed with the "
+	       "package's data\n.El\n"
+	       ".Sh SEE ALSO\n.Xr xmhub 1 ,\n.Xr xmhub-transcode 8\n",
+	       conf_env_file());
+}
+
+/* settings [--env|--man]: the table of settings.def, as a table, an env
+ * file or a man page. */
+static int
+cmd_settings(int argc, char *argv[])
+{
+	if (argc == 1 && strcmp(argv[0], "--env") == 0)
+		print_env_example();
+	else if (argc == 1 && strcmp(argv[0], "--man") == 0)
+		print_man();
+	else if (argc == 0) {
+		printf("%-34s %-5s %-16s %s\n", "NAME", "TYPE", "DEFAULT",
+		       "READ BY");
+		for (size_t i = 0; i < settings_count; i++)
+			printf("%-34s %-5s %-16s %s\n", settings[i].name,
+			       settings_type_name(settings[i].type),
+			       settings[i].def != NULL && *settings[i].def
+				       ? settings[i].def
+				       : "-",
+			       settings[i].programs);
+	} else
+		return 2;
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* One problem check-config found. */
+static void
+problem(unsigned *n, const char *name, const char *why)
+{
+	printf("%s: %s\n", name, why);
+	(*n)++;
+}
+
+/* check-config's look at each name of the env file: known? */
+static bool
+note_unknown(const char *name, const char *value, void *arg)
+{
+	(void)value;
+	if (settings_find(name) == NULL)
+		problem(arg, name, "unknown setting (xmhub.env(5) lists them)");
+	return true;
+}
+
+/* A setting that must be set, with why. */
+static void
+need(unsigned *n, const char *name, const char *why)
+{
+	if (conf_str(name, NULL) == NULL)
+		problem(n, name, why);
+}
+
+/* An unset directory setting: its default must be readable (a set one
+ * was checked with the others). */
+static void
+need_default_dir(unsigned *n, const char *name)
+{
+	char why[512];
+
+	if (conf_str(name, NULL) == NULL &&
+	    !settings_check(settings_find(name), conf_get(name), why,
+			    sizeof(why)))
+		problem(n, name, why);
+}
+
+/*
+ * check-config [--env-file FILE]: loads the env file as the programs do
+ * and prints one line per problem: unknown names, values out of range,
+ * what is required and missing, directories that cannot be read.
+ */
+static int
+cmd_check_config(int argc, char *argv[])
+{
+	struct opt o[] = {{"env-file", false, false, NULL}};
+	const char *path;
+	char detail[512], why[256];
+	unsigned n = 0;
+
+	if (!parse_opts(argc, argv, o, 1))
+		return 2;
+	if ((path = o[0].value) == NULL &&
+	    ((path = getenv("XMHUB_ENV_FILE")) == NULL || *path == '\0'))
+		path = conf_env_file();
+	if (access(path, R_OK) != 0) {
+		if (o[0].value != NULL || errno != ENOENT) {
+			fprintf(stderr, "check-config: %s: %s\n", path,
+				strerror(errno));
+			return 1;
+		}
+		printf("%s: no such file: the environment alone\n", path);
+	} else if (!conf_file_each(path, note_unknown, &n, detail,
+				   sizeof(detail)) ||
+		   !conf_load_file(path, detail, sizeof(detail))) {
+		fprintf(stderr, "check-config: %s\n", detail);
+		return 1;
+	}
+	for (size_t i = 0; i < settings_count; i++) {
+		const struct setting *s = &settings[i];
+		const char *v = conf_str(s->name, NULL);
+
+		if (v != NULL && !settings_check(s, v, why, sizeof(why)))
+			problem(&n, s->name, why);
+	}
+	need(&n, "XMHUB_DATABASE_URL", "not set: every program needs it");
+	need(&n, "XMHUB_JWT_SECRET",
+	     "not set: the platform's programs do not start without it");
+	if (conf_get("XMHUB_S3_ENDPOINT") == NULL)
+		need_default_dir(&n, "XMHUB_STORAGE_DIR");
+	else {
+		need(&n, "XMHUB_S3_BUCKET", "not set: S3 needs it");
+		need(&n, "XMHUB_S3_ACCESS_KEY", "not set: S3 needs it");
+		need(&n, "XMHUB_S3_SECRET_KEY", "not set: S3 needs it");
+	}
+	need_default_dir(&n, "FACE_API_MODEL_DIR");
+	if (n == 0)
+		printf("%s: ok\n", path);
+	else
+		printf("%u problem%s\n", n, n == 1 ? "" : "s");
+	return fflush(stdout) != 0 || n != 0 ? 1 : 0;
+}
+
 /* Reads the input, runs the command, writes its output. */
 static int
 run(const struct cmd *c, const char *path)
@@ -501,19 +1018,45 @@ run(const struct cmd *c, const char *path)
 	return rc;
 }
 
+/* One command's usage line, "xmhub GROUP [NAME] ARGS". */
+static void
+usage_line(FILE *f, const struct cmd *c)
+{
+	fprintf(f, "  xmhub %s%s%s %s\n", c->group, c->name ? " " : "",
+		c->name ? c->name : "", c->args);
+}
+
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage:\n");
+	fprintf(f, "usage: xmhub --version | --help | COMMAND [--help]\n"
+		   "commands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  xmhub %s%s%s %s\n", cmds[i].group,
-			cmds[i].name ? " " : "",
-			cmds[i].name ? cmds[i].name : "", cmds[i].args);
+		usage_line(f, &cmds[i]);
+	fprintf(f, "see xmhub(1)\n");
+}
+
+/* True when the arguments ask for help. */
+static bool
+wants_help(int argc, char *argv[])
+{
+	for (int i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0)
+			return true;
+	return false;
 }
 
 int
 main(int argc, char *argv[])
 {
+	bool group_known = false;
+
+	if (argc == 2 &&
+	    (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)) {
+		printf("xmhub %s\n", PACKAGE_VERSION);
+		return fflush(stdout) == 0 ? 0 : 1;
+	}
 	if (argc == 2 &&
 	    (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		usage(stdout);
@@ -524,16 +1067,39 @@ main(int argc, char *argv[])
 		int words = c->name != NULL ? 2 : 1, rest = argc - 1 - words,
 		    rc = 2;
 
-		if (rest < 0 || strcmp(argv[1], c->group) != 0 ||
+		if (argc < 2 || strcmp(argv[1], c->group) != 0)
+			continue;
+		group_known = true;
+		if (rest < 0 ||
 		    (c->name != NULL && strcmp(argv[2], c->name) != 0))
 			continue;
+		current = c;
+		if (wants_help(rest, argv + 1 + words)) {
+			printf("usage:\n");
+			usage_line(stdout, c);
+			if (c->what != NULL)
+				printf("%s\n", c->what);
+			return fflush(stdout) == 0 ? 0 : 1;
+		}
 		if (c->tool != NULL)
 			rc = c->tool(rest, argv + 1 + words);
 		else if (rest <= 1)
 			rc = run(c, rest == 1 ? argv[1 + words] : NULL);
 		if (rc != 2)
 			return rc;
-		break;
+		fprintf(stderr, "usage:\n");
+		usage_line(stderr, c);
+		return 2;
+	}
+	/* "xmhub user --help" and "xmhub user": the group's commands. */
+	if (group_known) {
+		FILE *f = wants_help(argc - 2, argv + 2) ? stdout : stderr;
+
+		fprintf(f, "usage:\n");
+		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+			if (strcmp(argv[1], cmds[i].group) == 0)
+				usage_line(f, &cmds[i]);
+		return f == stdout ? 0 : 2;
 	}
 	usage(stderr);
 	return 2;

@@ -90,12 +90,12 @@ main(int argc, char **argv)
 		fprintf(stderr, NAME ": %s\n", detail);
 		return 1;
 	}
-	if (!conf_int("XMHUB_COMPACT_INTERVAL", 60, 1, 86400, &interval)) {
+	if (!conf_get_int("XMHUB_COMPACT_INTERVAL", &interval)) {
 		fprintf(stderr, NAME ": XMHUB_COMPACT_INTERVAL must be seconds "
 				     "from 1 to 86400\n");
 		return 1;
 	}
-	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
 		fprintf(stderr, NAME ": XMHUB_DATABASE_URL is not set\n");
 		return 1;
 	}

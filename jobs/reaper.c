@@ -52,13 +52,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "xmhub-ingest-reaper: %s\n", detail);
 		return 1;
 	}
-	if (!conf_int("XMHUB_SESSION_TIMEOUT", 300, 1, 30LL * 86400,
-		      &timeout)) {
+	if (!conf_get_int("XMHUB_SESSION_TIMEOUT", &timeout)) {
 		fprintf(stderr, "xmhub-ingest-reaper: XMHUB_SESSION_TIMEOUT "
 				"must be seconds from 1 to 2592000\n");
 		return 1;
 	}
-	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
 		fprintf(stderr,
 			"xmhub-ingest-reaper: XMHUB_DATABASE_URL is not set\n");
 		return 1;

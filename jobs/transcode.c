@@ -187,6 +187,8 @@ transcode(struct runner *r, const struct jobs_claim *job, const char *in,
 	argv[n++] = "-loglevel";
 	argv[n++] = "error";
 	argv[n++] = "-y";
+	argv[n++] = "-format_whitelist";
+	argv[n++] = PROBE_FORMATS;
 	argv[n++] = "-i";
 	argv[n++] = (char *)in;
 	argv[n++] = "-map";
@@ -603,7 +605,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "xmhub-transcode: %s\n", detail);
 		return 1;
 	}
-	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
 		fprintf(stderr,
 			"xmhub-transcode: XMHUB_DATABASE_URL is not set\n");
 		return 1;

@@ -3,8 +3,9 @@
 # lib/ header names its layer ("codec/xmbp.h"), a file includes only its
 # own layer and the ones its layer may use, the lower layers use no
 # library of a higher one, and no module includes itself through others.
-# A module is NAME.c with NAME.h; NAME_be.h is NAME's private header (its
-# back ends', lib/store/storage_be.h).
+# A module is NAME.c with NAME.h (and NAME.def, a table it includes);
+# NAME_be.h is NAME's private header (its back ends',
+# lib/store/storage_be.h).
 use strict;
 use warnings;
 use File::Find;
@@ -32,9 +33,9 @@ my %not = (
 );
 
 my (%layer_of, %deps, @bad);
-sub module { my $m = shift; $m =~ s/(_be)?\.(c|h|cpp)$//; return $m }
+sub module { my $m = shift; $m =~ s/(_be)?\.(c|h|cpp|def)$//; return $m }
 find({ no_chdir => 1, wanted => sub {
-	return unless /\.(c|h|cpp)$/;
+	return unless /\.(c|h|cpp|def)$/;
 	(my $rel = $File::Find::name) =~ s{^\Q$lib\E/}{};
 	my ($layer) = $rel =~ m{^(face/service|[^/]+)/[^/]+$}
 	    or return fail("$rel is in no layer directory");

@@ -12,6 +12,7 @@
 #include "core/conf.h"
 #include "core/db.h"
 #include "domain/ingest.h"
+#include "domain/ingestq.h"
 #include "api/wsgate.h"
 #include "web/authn.h"
 #include "domain/wsingest.h"
@@ -25,25 +26,30 @@ struct target {
 	char session_id[AUTH_UUID_LEN + 1];
 };
 
-static bool
-commit(void *arg, const uint8_t *batch, size_t len, uint32_t *accepted,
-       char *detail, size_t dlen)
+static void
+commit(void *arg, struct ingest_job *const *jobs, size_t n)
 {
 	struct target *t = arg;
-	struct ingest_ack ack = {0};
 	struct authn_who who;
-	enum ingest_status st;
+	char detail[256];
 
 	/* A key revoked (or its facility gone) since the upgrade ends the
-	 * session before this batch is stored; no query unless a change
+	 * session before these batches are stored; no query unless a change
 	 * was notified. */
-	if (authn_api_key_status(t->db, t->key, "ingest", &who, detail, dlen) !=
-	    200)
-		return false;
-	st = ingest_data(t->db, t->facility_id, t->session_id, batch, len, &ack,
-			 detail, dlen);
-	*accepted = ack.accepted_samples;
-	return st == INGEST_OK;
+	if (authn_api_key_status(t->db, t->key, "ingest", &who, detail,
+				 sizeof(detail)) != 200) {
+		for (size_t i = 0; i < n; i++) {
+			jobs[i]->status = INGEST_ERROR;
+			snprintf(jobs[i]->detail, sizeof(jobs[i]->detail), "%s",
+				 detail);
+		}
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		jobs[i]->facility_id = t->facility_id;
+		jobs[i]->session_id = t->session_id;
+	}
+	ingest_commit(t->db, jobs, n, true);
 }
 
 int
@@ -54,18 +60,23 @@ main(void)
 	struct buf answer;
 	char detail[256];
 	const char *url;
+	struct ingestq_conf qc;
 	long long idle;
-	int rc = 1;
+	int threads, rc = 1;
 
 	buf_init(&answer, 0);
 	if (!conf_init(detail, sizeof(detail))) {
 		fprintf(stderr, "xmhub-ingest-ws: %s\n", detail);
 		goto out;
 	}
-	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL ||
-	    !conf_int("XMHUB_WS_IDLE_TIMEOUT", 60, 1, 86400, &idle)) {
+	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL ||
+	    !conf_get_int("XMHUB_WS_IDLE_TIMEOUT", &idle)) {
 		fprintf(stderr, "xmhub-ingest-ws: XMHUB_DATABASE_URL must be "
 				"set, XMHUB_WS_IDLE_TIMEOUT 1 to 86400 (s)\n");
+		goto out;
+	}
+	if (!ingestq_settings(&qc, &threads, detail, sizeof(detail))) {
+		fprintf(stderr, "xmhub-ingest-ws: %s\n", detail);
 		goto out;
 	}
 	if ((t.db = db_new(url)) == NULL) {
@@ -83,6 +94,7 @@ main(void)
 	}
 	t.key = getenv("HTTP_X_API_KEY");
 	io.idle_ms = (int)idle * 1000;
+	io.max_batches = qc.max_batches;
 	io.arg = &t;
 	rc = wsingest_serve(&io);
 out:

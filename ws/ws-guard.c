@@ -67,9 +67,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "xmhub-ws-guard: %s\n", detail);
 		goto out;
 	}
-	if (!conf_int("XMHUB_WS_MAX_MESSAGE", WSGUARD_MAX_MESSAGE, 1024,
-		      1073741824, &max_msg) ||
-	    !conf_int("XMHUB_WS_MAX_CONNECTIONS", 256, 1, 65536, &max_conns)) {
+	if (!conf_get_int("XMHUB_WS_MAX_MESSAGE", &max_msg) ||
+	    !conf_get_int("XMHUB_WS_MAX_CONNECTIONS", &max_conns)) {
 		fprintf(stderr, "xmhub-ws-guard: XMHUB_WS_MAX_MESSAGE must be "
 				"1024 to 1073741824 (bytes), "
 				"XMHUB_WS_MAX_CONNECTIONS 1 to 65536\n");

@@ -33,7 +33,8 @@ static const char SQL_UPDATE[] =
 
 /* The id as stored (lower case), for the prefix of its objects. */
 static const char SQL_DELETE[] =
-	"DELETE FROM facilities WHERE id = $1 RETURNING id";
+	"DELETE FROM facilities WHERE id::text = lower($1) OR slug = $1 "
+	"RETURNING id";
 
 /* Inserts a facility; on DB_OK *res holds its row (COLS). */
 static enum db_status
@@ -170,13 +171,38 @@ facilities_patch(struct app_ctx *ctx)
 	json_object_put(body);
 }
 
+enum db_status
+facilities_remove(struct db *db, struct store *store, const char *id,
+		  bool *found)
+{
+	PGresult *res;
+	const char *p[1] = {id};
+	char detail[256], prefix[AUTH_UUID_LEN + 2];
+	enum db_status st;
+
+	*found = false;
+	if ((st = db_query(db, &res, SQL_DELETE, 1, p)) != DB_OK)
+		return st;
+	if (PQntuples(res) == 1) {
+		*found = true;
+		/* Every object of a facility is under its id (uploads,
+		 * transcodes, sample chunks).  After the rows are gone,
+		 * objects left by a failure are orphans: logged. */
+		snprintf(prefix, sizeof(prefix), "%s/", PQgetvalue(res, 0, 0));
+		if (store_delete_prefix(store, prefix, detail,
+					sizeof(detail)) != STORE_OK)
+			fprintf(stderr, "facilities: deleting %s: %s\n", prefix,
+				detail);
+	}
+	PQclear(res);
+	return st;
+}
+
 void
 facilities_delete(struct app_ctx *ctx)
 {
-	PGresult *res;
-	const char *p[1] = {ctx->params[0]};
-	char detail[256], prefix[AUTH_UUID_LEN + 2];
 	enum db_status st;
+	bool found;
 
 	/* Without the store (bad settings, logged at start) the delete does
 	 * not start. */
@@ -185,22 +211,11 @@ facilities_delete(struct app_ctx *ctx)
 			   "the object store is not configured");
 		return;
 	}
-	if ((st = db_query(ctx->db, &res, SQL_DELETE, 1, p)) != DB_OK) {
+	if ((st = facilities_remove(ctx->db, ctx->store, ctx->params[0],
+				    &found)) != DB_OK)
 		app_db_error(ctx, st);
-		return;
-	}
-	if (PQntuples(res) == 0)
+	else if (!found)
 		http_error(ctx->resp, 404, "facility not found");
-	else {
-		/* Every object of a facility is under its id (uploads,
-		 * transcodes, sample chunks).  After the rows are gone,
-		 * objects left by a failure are orphans: logged. */
-		snprintf(prefix, sizeof(prefix), "%s/", PQgetvalue(res, 0, 0));
-		if (store_delete_prefix(ctx->store, prefix, detail,
-					sizeof(detail)) != STORE_OK)
-			fprintf(stderr, "facilities: deleting %s: %s\n", prefix,
-				detail);
+	else
 		http_no_content(ctx->resp);
-	}
-	PQclear(res);
 }

@@ -37,6 +37,16 @@ enum db_status facilities_create(struct db *db, const char *name,
 				 const char *slug, const char *description,
 				 char id_out[AUTH_UUID_LEN + 1]);
 
+/*
+ * Deletes facility id (its uuid or slug) with all its rows, then its stored
+ * objects from store (DELETE's work, and `xmhub facility delete`'s).
+ * *found false when there is no such facility.  Objects that cannot be
+ * deleted are logged on stderr, not failed on: the rows are gone.
+ * Statuses as db_query().
+ */
+enum db_status facilities_remove(struct db *db, struct store *store,
+				 const char *id, bool *found);
+
 /* The handlers, in the order of the table above. */
 void facilities_list(struct app_ctx *ctx);
 void facilities_post(struct app_ctx *ctx);

@@ -4,11 +4,13 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "api/health.h"
 #include "core/conf.h"
 #include "store/storage.h"
+#include "web/fcgiproc.h"
 
 void
 health_live(struct app_ctx *ctx)
@@ -25,9 +27,10 @@ static long long interval = 10;
 bool
 health_init(const char *name)
 {
-	if (!conf_int("XMHUB_READY_INTERVAL", 10, 0, 3600, &interval)) {
-		fprintf(stderr, "%s: XMHUB_READY_INTERVAL must be 0 to 3600 "
-				"(seconds)\n",
+	if (!conf_get_int("XMHUB_READY_INTERVAL", &interval)) {
+		fprintf(stderr,
+			"%s: XMHUB_READY_INTERVAL must be 0 to 3600 "
+			"(seconds)\n",
 			name);
 		return false;
 	}
@@ -60,27 +63,62 @@ storage_ok(struct store *store)
 	return ok;
 }
 
+/*
+ * The endpoint groups without a live process (lib/web/fcgiproc): how
+ * many, their names into dead (comma-separated) and the log; -1 when
+ * they can not be checked (why only in the log: it names a path).
+ */
+static int
+programs_dead(char *dead, size_t len)
+{
+	int n = fcgiproc_dead_groups(dead, len);
+
+	if (n < 0)
+		fprintf(stderr, "health: endpoint groups: %s\n", dead);
+	else if (n > 0)
+		fprintf(stderr, "health: no process of %s runs\n", dead);
+	return n;
+}
+
 void
 health_ready(struct app_ctx *ctx)
 {
 	bool db = db_ping(ctx->db), st = storage_ok(ctx->store);
-	json_object *o = json_object_new_object();
+	char dead[256];
+	int ndead = programs_dead(dead, sizeof(dead));
+	bool progs = ndead == 0;
+	json_object *o = json_object_new_object(), *list;
+	const char *detail = NULL;
 
-	json_object_object_add(
-		o, "status",
-		json_object_new_string(db && st ? "ready" : "not_ready"));
+	json_object_object_add(o, "status",
+			       json_object_new_string(db && st && progs
+							      ? "ready"
+							      : "not_ready"));
 	json_object_object_add(
 		o, "database",
 		json_object_new_string(db ? "ok" : "unavailable"));
 	json_object_object_add(
 		o, "storage",
 		json_object_new_string(st ? "ok" : "unavailable"));
-	if (!db || !st)
-		json_object_object_add(
-			o, "detail",
-			json_object_new_string(
-				!db ? "the database is unavailable"
-				    : "the object store is "
-				      "unavailable"));
-	http_json(ctx->resp, db && st ? 200 : 503, o);
+	/* Named only when one is dead, so that the ready answer keeps its
+	 * shape; never a path (an unreadable directory is only logged). */
+	if (ndead > 0) {
+		list = json_object_new_array();
+		for (char *save, *g = strtok_r(dead, ",", &save); g != NULL;
+		     g = strtok_r(NULL, ",", &save))
+			json_object_array_add(list, json_object_new_string(g));
+		json_object_object_add(o, "programs", list);
+	}
+	if (!db)
+		detail = "the database is unavailable";
+	else if (!st)
+		detail = "the object store is unavailable";
+	else if (ndead > 0)
+		detail = "an endpoint group has no running process";
+	else if (!progs)
+		detail = "the endpoint groups can not be checked";
+	if (detail != NULL)
+		json_object_object_add(o, "detail",
+				       json_object_new_string(detail));
+	http_json(ctx->resp, detail == NULL ? 200 : 503, o);
 }

@@ -22,8 +22,10 @@ bool health_init(const char *name);
  * (store_check on ctx->store, at most once per XMHUB_READY_INTERVAL
  * seconds and process while it succeeds; bad storage settings make it
  * 503, not
- * the program fail); otherwise 503
- * with the failing part named ("unavailable") and a detail.
+ * the program fail) and every endpoint group has a live process
+ * (lib/web/fcgiproc, when XMHUB_ALIVE_DIR is set); otherwise 503 with the
+ * failing part named ("unavailable"; "programs": the groups with no
+ * process) and a detail.
  */
 void health_ready(struct app_ctx *ctx);
 

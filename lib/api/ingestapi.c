@@ -11,7 +11,9 @@
 #include "api/ingestapi.h"
 #include "codec/sample.h"
 #include "codec/streamaudio.h"
+#include "core/conf.h"
 #include "domain/ingest.h"
+#include "domain/ingestq.h"
 #include "web/dbjson.h"
 #include "web/scope.h"
 #include "web/valid.h"
@@ -271,30 +273,68 @@ out:
 
 /* --- data --- */
 
+int ingestapi_threads = 1;
+
+/* The process's group commit. */
+static struct ingestq *queue;
+
+bool
+ingestapi_init(const char *name)
+{
+	struct ingestq_conf conf;
+	char detail[128];
+	const char *url = conf_str("XMHUB_DATABASE_URL", NULL);
+
+	if (!ingestq_settings(&conf, &ingestapi_threads, detail,
+			      sizeof(detail))) {
+		fprintf(stderr, "%s: %s\n", name, detail);
+		return false;
+	}
+	/* app_main_threads says so when the URL is missing. */
+	if (url == NULL)
+		return true;
+	return (queue = ingestq_start(url, &conf)) != NULL;
+}
+
+void
+ingestapi_finish(void)
+{
+	ingestq_stop(queue);
+	queue = NULL;
+}
+
 void
 ingestapi_post_data(struct app_ctx *ctx)
 {
-	struct ingest_ack ack;
+	struct ingest_job job = {0};
 	json_object *o;
-	char detail[256];
-	enum ingest_status st;
 
+	/* The body, then the commit round: other requests meanwhile. */
+	app_unlock(ctx);
 	if (!http_read_body(ctx->req, INGESTAPI_HTTP_MAX, ctx->resp))
 		return;
-	st = ingest_data(ctx->db, ctx->who.facility_id, ctx->params[0],
-			 ctx->req->body.p, ctx->req->body.len, &ack, detail,
-			 sizeof(detail));
-	if (st != INGEST_OK) {
-		ingestapi_error(ctx->resp, st, detail);
+	job.facility_id = ctx->who.facility_id;
+	job.session_id = ctx->params[0];
+	job.batch = ctx->req->body.p;
+	job.len = ctx->req->body.len;
+	if (queue == NULL) {
+		http_error(ctx->resp, 500, "internal error");
+		return;
+	}
+	if (ingestq_submit(queue, &job) != INGEST_OK) {
+		/* A full queue empties within a round or two. */
+		if (job.status == INGEST_BUSY)
+			http_header(ctx->resp, "Retry-After", "1");
+		ingestapi_error(ctx->resp, job.status, job.detail);
 		return;
 	}
 	if ((o = json_object_new_object()) != NULL) {
 		json_object_object_add(
 			o, "accepted_samples",
-			json_object_new_int64(ack.accepted_samples));
+			json_object_new_int64(job.ack.accepted_samples));
 		json_object_object_add(
 			o, "missed_batches",
-			json_object_new_int64(ack.missed_batches));
+			json_object_new_int64(job.ack.missed_batches));
 	}
 	http_json(ctx->resp, 200, o);
 }

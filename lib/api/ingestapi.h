@@ -13,6 +13,16 @@
 
 #define INGESTAPI_HTTP_MAX (1u << 20) /* bytes of one batch POSTed */
 
+/* The number of request threads (app_main_threads), set by
+ * ingestapi_init(). */
+extern int ingestapi_threads;
+
+/* The init hook of the ingest program: reads the settings and starts the
+ * process's group commit (lib/domain/ingestq); false (logged) when it
+ * cannot.  ingestapi_finish() stops it. */
+bool ingestapi_init(const char *name);
+void ingestapi_finish(void);
+
 /* The HTTP status of st: 200, 400, 403, 404, 409, 503 or 500. */
 int ingestapi_status(enum ingest_status st);
 
@@ -27,7 +37,8 @@ void ingestapi_post_session(struct app_ctx *ctx);
 
 /* POST /api/v1/ingest/sessions/{id}/data: one XMBP batch (at most
  * INGESTAPI_HTTP_MAX bytes, else 413); 200 {accepted_samples,
- * missed_batches} once committed; errors as ingest_data(). */
+ * missed_batches} once committed in the process's next round; errors as
+ * ingest_commit(); 503 with Retry-After when the queue is full. */
 void ingestapi_post_data(struct app_ctx *ctx);
 
 /* POST /api/v1/ingest/sessions/{id}/close: 200 with the closed session

@@ -89,15 +89,14 @@ login_init(const char *name)
 {
 	static const struct {
 		const char *name;
-		long long def, *out;
+		long long *out;
 	} ttls[] = {
-		{"XMHUB_ACCESS_TTL", AUTH_ACCESS_TTL, &access_ttl},
-		{"XMHUB_REFRESH_TTL", AUTH_REFRESH_TTL, &refresh_ttl},
+		{"XMHUB_ACCESS_TTL", &access_ttl},
+		{"XMHUB_REFRESH_TTL", &refresh_ttl},
 	};
 
 	for (size_t i = 0; i < sizeof(ttls) / sizeof(ttls[0]); i++)
-		if (!conf_int(ttls[i].name, ttls[i].def, 1, TTL_MAX,
-			      ttls[i].out)) {
+		if (!conf_get_int(ttls[i].name, ttls[i].out)) {
 			fprintf(stderr,
 				"%s: %s must be a number of seconds from 1 "
 				"to %lld\n",

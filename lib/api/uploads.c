@@ -36,8 +36,7 @@ uploads_init(const char *name)
 {
 	char detail[256];
 
-	if (!conf_int("XMHUB_MAX_UPLOAD_BYTES", UPLOADS_MAX_DEFAULT, 1,
-		      LLONG_MAX, &max_bytes)) {
+	if (!conf_get_int("XMHUB_MAX_UPLOAD_BYTES", &max_bytes)) {
 		fprintf(stderr,
 			"%s: XMHUB_MAX_UPLOAD_BYTES must be a positive number "
 			"of bytes\n",

@@ -409,12 +409,101 @@ out:
 	json_object_put(body);
 }
 
+/* Inside a transaction: deactivates user id and revokes its refresh
+ * tokens. */
+static enum db_status
+deactivate(struct db *db, const char *id)
+{
+	PGresult *res = NULL, *rev = NULL;
+	const char *p[1] = {id};
+	enum db_status st;
+
+	if ((st = db_query(db, &res, SQL_DEACTIVATE, 1, p)) == DB_OK)
+		st = db_query(db, &rev, SQL_REVOKE, 1, p);
+	PQclear(res);
+	PQclear(rev);
+	return st;
+}
+
+/* The user named by id or e-mail (any case), locked; id and e-mail are
+ * both unique, so at most one row. */
+static const char SQL_FIND[] =
+	"SELECT id FROM users "
+	"WHERE id::text = $1 OR lower(email) = lower($1) "
+	"FOR UPDATE";
+
+static const char SQL_SET_HASH[] =
+	"UPDATE users SET password_hash = $2 WHERE id = $1";
+
+enum db_status
+users_deactivate(struct db *db, const char *who, bool *found)
+{
+	PGresult *row = NULL;
+	const char *p[1] = {who};
+	enum db_status st;
+
+	*found = false;
+	if ((st = db_begin(db)) != DB_OK)
+		return st;
+	if ((st = db_query(db, &row, SQL_FIND, 1, p)) != DB_OK ||
+	    PQntuples(row) != 1)
+		goto out;
+	*found = true;
+	if ((st = deactivate(db, PQgetvalue(row, 0, 0))) == DB_OK)
+		st = db_commit(db);
+out:
+	db_rollback(db); /* nothing after a COMMIT */
+	PQclear(row);
+	return st;
+}
+
+enum db_status
+users_set_password(struct db *db, const char *who, const char *password,
+		   bool *found)
+{
+	PGresult *row = NULL, *res = NULL, *rev = NULL;
+	const char *p[2];
+	char hash[AUTH_HASH_MAX];
+	enum db_status st;
+	bool cleared;
+
+	*found = false;
+	if (strlen(password) < USER_PASSWORD_MIN ||
+	    strlen(password) > AUTH_PASSWORD_MAX)
+		return DB_INVALID;
+	/* The slow part before the lock. */
+	if (!auth_password_hash(password, hash))
+		return DB_ERROR;
+	if ((st = db_begin(db)) != DB_OK)
+		return st;
+	p[0] = who;
+	if ((st = db_query(db, &row, SQL_FIND, 1, p)) != DB_OK ||
+	    PQntuples(row) != 1)
+		goto out;
+	*found = true;
+	/* As PATCH does: the new hash bumps token_version (008's trigger),
+	 * the refresh tokens are revoked; then the login throttle forgets
+	 * the e-mail, so the owner can log in at once. */
+	p[0] = PQgetvalue(row, 0, 0);
+	p[1] = hash;
+	if ((st = db_query(db, &res, SQL_SET_HASH, 2, p)) != DB_OK ||
+	    (st = db_query(db, &rev, SQL_REVOKE, 1, p)) != DB_OK ||
+	    (st = db_commit(db)) != DB_OK)
+		goto out;
+	st = throttle_clear_user(db, p[0], &cleared);
+out:
+	db_rollback(db); /* nothing after a COMMIT */
+	PQclear(row);
+	PQclear(res);
+	PQclear(rev);
+	return st;
+}
+
 void
 users_delete(struct app_ctx *ctx)
 {
-	PGresult *row = NULL, *res = NULL, *rev = NULL;
+	PGresult *row = NULL;
 	enum db_status st;
-	const char *p[1];
 
 	if ((st = db_begin(ctx->db)) != DB_OK) {
 		app_db_error(ctx, st);
@@ -426,9 +515,7 @@ users_delete(struct app_ctx *ctx)
 		http_error(ctx->resp, 400, "you cannot delete yourself");
 		goto out;
 	}
-	p[0] = PQgetvalue(row, 0, 0);
-	if ((st = db_query(ctx->db, &res, SQL_DEACTIVATE, 1, p)) != DB_OK ||
-	    (st = db_query(ctx->db, &rev, SQL_REVOKE, 1, p)) != DB_OK ||
+	if ((st = deactivate(ctx->db, PQgetvalue(row, 0, 0))) != DB_OK ||
 	    (st = db_commit(ctx->db)) != DB_OK)
 		goto out;
 	http_no_content(ctx->resp);
@@ -437,8 +524,6 @@ out:
 	if (st != DB_OK)
 		app_db_error(ctx, st);
 	PQclear(row);
-	PQclear(res);
-	PQclear(rev);
 }
 
 void

@@ -60,6 +60,26 @@ enum db_status users_create(struct db *db, const char *email,
 			    char id_out[AUTH_UUID_LEN + 1]);
 
 /*
+ * Deactivates the user whose id or e-mail (any case) is who and revokes
+ * its refresh tokens, as DELETE does (the CLI's `xmhub user disable`).
+ * *found false (and DB_OK) when there is no such user; otherwise as
+ * db_query().
+ */
+enum db_status users_deactivate(struct db *db, const char *who, bool *found);
+
+/*
+ * Sets the password of the user whose id or e-mail is who (the CLI's
+ * `xmhub user set-password`, e.g. to recover the super_admin): as a
+ * PATCH of password, the user's access tokens end (token_version) and
+ * its refresh tokens are revoked; its e-mail's login throttle is
+ * cleared too.  DB_INVALID: a password shorter than USER_PASSWORD_MIN
+ * or longer than AUTH_PASSWORD_MAX bytes; DB_ERROR: hashing failed;
+ * *found false when there is no such user; else as db_query().
+ */
+enum db_status users_set_password(struct db *db, const char *who,
+				  const char *password, bool *found);
+
+/*
  * Handlers.  POST takes {email, password (USER_PASSWORD_MIN to
  * AUTH_PASSWORD_MAX bytes), display_name, role, facility_id?}: only a
  * super_admin names facility_id (a facility_admin may name its own;

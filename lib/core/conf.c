@@ -4,13 +4,21 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/conf.h"
+#include "core/settings.h"
 
-#define SYSTEM_ENV_FILE "/etc/xmhub/xmhub.env"
+/* XMHUB_ENV_DEFAULT, SYSCONFDIR/xmhub/xmhub.env, comes from Makefile.am. */
+
+const char *
+conf_env_file(void)
+{
+	return XMHUB_ENV_DEFAULT;
+}
 
 /* Strips white space at both ends of s in place; returns the start. */
 static char *
@@ -41,7 +49,8 @@ valid_name(const char *s)
 }
 
 bool
-conf_load_file(const char *path, char *detail, size_t detail_len)
+conf_file_each(const char *path, bool (*fn)(const char *, const char *, void *),
+	       void *arg, char *detail, size_t detail_len)
 {
 	FILE *f;
 	char *line = NULL, *key, *val, *eq;
@@ -79,8 +88,7 @@ conf_load_file(const char *path, char *detail, size_t detail_len)
 			val[strlen(val) - 1] = '\0';
 			val++;
 		}
-		/* The environment wins over the file. */
-		if (setenv(key, val, 0) != 0) {
+		if (!fn(key, val, arg)) {
 			snprintf(detail, detail_len, "%s:%zu: %s", path, n,
 				 strerror(errno));
 			ok = false;
@@ -96,13 +104,27 @@ conf_load_file(const char *path, char *detail, size_t detail_len)
 	return ok;
 }
 
+/* conf_load_file()'s step: the environment wins over the file. */
+static bool
+set_unless_set(const char *key, const char *val, void *arg)
+{
+	(void)arg;
+	return setenv(key, val, 0) == 0;
+}
+
+bool
+conf_load_file(const char *path, char *detail, size_t detail_len)
+{
+	return conf_file_each(path, set_unless_set, NULL, detail, detail_len);
+}
+
 bool
 conf_init(char *detail, size_t detail_len)
 {
 	const char *path = getenv("XMHUB_ENV_FILE");
 
 	return conf_load_file(path != NULL && *path != '\0' ? path
-							    : SYSTEM_ENV_FILE,
+							    : XMHUB_ENV_DEFAULT,
 			      detail, detail_len);
 }
 
@@ -130,5 +152,48 @@ conf_int(const char *name, long long def, long long min, long long max,
 	if (errno != 0 || end == v || *end != '\0' || n < min || n > max)
 		return false;
 	*out = n;
+	return true;
+}
+
+const char *
+conf_get(const char *name)
+{
+	const struct setting *s = settings_find(name);
+
+	return conf_str(name, s != NULL ? s->def : NULL);
+}
+
+bool
+conf_get_int(const char *name, long long *out)
+{
+	const struct setting *s = settings_find(name);
+
+	*out = 0;
+	if (s == NULL || s->type != SETTING_INT)
+		return false;
+	return conf_int(name, s->def != NULL ? strtoll(s->def, NULL, 10) : 0,
+			(long long)s->min, (long long)s->max, out);
+}
+
+bool
+conf_get_num(const char *name, double *out)
+{
+	const struct setting *s = settings_find(name);
+	const char *v = conf_str(name, NULL);
+	char *end;
+	double d;
+
+	*out = 0;
+	if (s == NULL || s->type != SETTING_NUM)
+		return false;
+	*out = s->def != NULL ? strtod(s->def, NULL) : 0;
+	if (v == NULL)
+		return true;
+	errno = 0;
+	d = strtod(v, &end);
+	if (errno != 0 || end == v || *end != '\0' || !isfinite(d) ||
+	    d < s->min || d > s->max)
+		return false;
+	*out = d;
 	return true;
 }

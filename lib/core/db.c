@@ -218,7 +218,8 @@ log_result(const PGresult *res)
  * DB_STMT_MAX (or without memory) a statement runs unprepared.
  */
 static PGresult *
-exec(struct db *db, const char *sql, int nparams, const char *const *params)
+exec(struct db *db, const char *sql, int nparams, const char *const *params,
+     const int *lengths, const int *formats)
 {
 	char name[16];
 	PGresult *r;
@@ -230,7 +231,7 @@ exec(struct db *db, const char *sql, int nparams, const char *const *params)
 	if (i == db->nstmt) {
 		if (db->nstmt == DB_STMT_MAX)
 			return PQexecParams(db->conn, sql, nparams, NULL,
-					    params, NULL, NULL, 0);
+					    params, lengths, formats, 0);
 		snprintf(name, sizeof(name), "xm%d", i);
 		r = PQprepare(db->conn, name, sql, nparams, NULL);
 		if (db_status_of(r) != DB_OK)
@@ -238,17 +239,21 @@ exec(struct db *db, const char *sql, int nparams, const char *const *params)
 		PQclear(r);
 		if ((db->stmt[i] = strdup(sql)) == NULL)
 			return PQexecParams(db->conn, sql, nparams, NULL,
-					    params, NULL, NULL, 0);
+					    params, lengths, formats, 0);
 		db->nstmt++;
 	}
 	snprintf(name, sizeof(name), "xm%d", i);
-	return PQexecPrepared(db->conn, name, nparams, params, NULL, NULL, 0);
+	return PQexecPrepared(db->conn, name, nparams, params, lengths, formats,
+			      0);
 }
 
-/* db_query() and db_query_ro(); retry: once after a lost connection. */
+/* db_query(), db_query_ro() and db_query_bin(); lengths and formats as
+ * PQexecParams takes them (NULL: all text); retry: once after a lost
+ * connection. */
 static enum db_status
 query(struct db *db, PGresult **res, const char *sql, int nparams,
-      const char *const *params, bool retry)
+      const char *const *params, const int *lengths, const int *formats,
+      bool retry)
 {
 	enum db_status st;
 	PGresult *r;
@@ -256,7 +261,7 @@ query(struct db *db, PGresult **res, const char *sql, int nparams,
 	*res = NULL;
 	if (!connected(db))
 		return DB_UNAVAILABLE;
-	r = exec(db, sql, nparams, params);
+	r = exec(db, sql, nparams, params, lengths, formats);
 	if ((st = db_status_of(r)) == DB_OK) {
 		*res = r;
 		return DB_OK;
@@ -265,7 +270,8 @@ query(struct db *db, PGresult **res, const char *sql, int nparams,
 		log_msg("connection lost", PQerrorMessage(db->conn));
 		PQclear(r);
 		if (retry && !db->in_tx)
-			return query(db, res, sql, nparams, params, false);
+			return query(db, res, sql, nparams, params, lengths,
+				     formats, false);
 		return DB_UNAVAILABLE;
 	}
 	if (r != NULL)
@@ -280,14 +286,21 @@ enum db_status
 db_query(struct db *db, PGresult **res, const char *sql, int nparams,
 	 const char *const *params)
 {
-	return query(db, res, sql, nparams, params, false);
+	return query(db, res, sql, nparams, params, NULL, NULL, false);
 }
 
 enum db_status
 db_query_ro(struct db *db, PGresult **res, const char *sql, int nparams,
 	    const char *const *params)
 {
-	return query(db, res, sql, nparams, params, true);
+	return query(db, res, sql, nparams, params, NULL, NULL, true);
+}
+
+enum db_status
+db_query_bin(struct db *db, PGresult **res, const char *sql, int nparams,
+	     const char *const *params, const int *lengths, const int *formats)
+{
+	return query(db, res, sql, nparams, params, lengths, formats, false);
 }
 
 /* Runs a statement without parameters whose result is not needed. */
@@ -295,7 +308,7 @@ static enum db_status
 command(struct db *db, const char *sql)
 {
 	PGresult *res;
-	enum db_status st = query(db, &res, sql, 0, NULL, false);
+	enum db_status st = query(db, &res, sql, 0, NULL, NULL, NULL, false);
 
 	PQclear(res);
 	return st;
@@ -326,7 +339,8 @@ db_commit(struct db *db)
 		return DB_ERROR;
 	}
 	/* Whatever happens, the transaction is over. */
-	if ((st = query(db, &res, "COMMIT", 0, NULL, false)) == DB_OK &&
+	if ((st = query(db, &res, "COMMIT", 0, NULL, NULL, NULL, false)) ==
+		    DB_OK &&
 	    strcmp(PQcmdStatus(res), "COMMIT") != 0) {
 		/* The server answers a failed transaction's COMMIT so. */
 		fprintf(stderr, "db: COMMIT of a failed transaction rolled "

@@ -3,7 +3,7 @@
  *
  * There is no function here that takes SQL built at run time from
  * input: every statement is a constant string with $1..$n parameters
- * passed as text.  Each is prepared once per connection (the first 64
+ * passed as text (db_query_bin: also in binary form).  Each is prepared once per connection (the first 64
  * distinct ones; more run unprepared), so the server parses and plans it
  * once, not on every request.  A long-lived process keeps one struct db; when
  * the server goes away, queries answer DB_UNAVAILABLE (the API's 503) and the
@@ -50,6 +50,15 @@ enum db_status db_query(struct db *db, PGresult **res, const char *sql,
 /* As db_query(), for a read-only statement: retried once on reconnect. */
 enum db_status db_query_ro(struct db *db, PGresult **res, const char *sql,
 			   int nparams, const char *const *params);
+
+/*
+ * As db_query(), with parameters of any format: formats[i] 1 makes
+ * params[i] lengths[i] bytes of the type's binary form (bytea: the raw
+ * bytes, no hex text), 0 text (lengths[i] ignored).
+ */
+enum db_status db_query_bin(struct db *db, PGresult **res, const char *sql,
+			    int nparams, const char *const *params,
+			    const int *lengths, const int *formats);
 
 /* BEGIN, COMMIT, ROLLBACK.  ROLLBACK of a broken connection is DB_OK. */
 enum db_status db_begin(struct db *db);

@@ -34,6 +34,14 @@ struct probe_info {
 /* The argument that makes a program probe_sox_main() (see above). */
 #define PROBE_SOX_ARG "--probe-sox"
 
+/*
+ * The only containers ffprobe and ffmpeg may read an upload as (their
+ * -format_whitelist): audio files.  A playlist (HLS), a concat list or an
+ * image sequence would make them open other files than the upload.
+ */
+#define PROBE_FORMATS                                                         \
+	"wav,w64,aiff,flac,mp3,ogg,matroska,mov,aac,caf,au,amr,wv,ape,asf"
+
 /* Initialises libsox and keeps it quiet; probe_sox_main() calls it. */
 bool probe_init(void);
 

@@ -51,11 +51,10 @@ compact_opts_env(struct compact_opts *o, char *detail, size_t dlen)
 {
 	long long n, b, age;
 
-	if (!conf_int("XMHUB_COMPACT_TARGET_SAMPLES", 1000000, 1, 100000000,
-		      &n) ||
-	    !conf_int("XMHUB_COMPACT_TARGET_BYTES", 8 << 20, 1,
-		      XMCH_MAX_BYTES / 2, &b) ||
-	    !conf_int("XMHUB_COMPACT_MIN_AGE", 300, 0, 30 * 86400, &age)) {
+	/* settings.def's TARGET_BYTES range ends at XMCH_MAX_BYTES / 2. */
+	if (!conf_get_int("XMHUB_COMPACT_TARGET_SAMPLES", &n) ||
+	    !conf_get_int("XMHUB_COMPACT_TARGET_BYTES", &b) ||
+	    !conf_get_int("XMHUB_COMPACT_MIN_AGE", &age)) {
 		snprintf(detail, dlen,
 			 "XMHUB_COMPACT_TARGET_SAMPLES must be 1 to 100000000, "
 			 "XMHUB_COMPACT_TARGET_BYTES 1 to %u and "
@@ -66,7 +65,7 @@ compact_opts_env(struct compact_opts *o, char *detail, size_t dlen)
 	o->min_age = (unsigned)age;
 	o->target_samples = (uint64_t)n;
 	o->target_bytes = (size_t)b;
-	o->stall_file = conf_str("XMHUB_COMPACT_TEST_STALL", NULL);
+	o->stall_file = conf_get("XMHUB_COMPACT_TEST_STALL");
 	return true;
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "codec/streamaudio.h"
 #include "codec/uuid.h"
@@ -17,11 +18,6 @@
 #include "core/auth.h"
 #include "domain/chunks.h"
 #include "domain/ingest.h"
-
-/* What the steps below return besides an enum ingest_status: the
- * session's state changed under the step (or is not cached); read it
- * again. */
-#define STALE (-1)
 
 /* The status and detail of a failed query. */
 static int
@@ -128,13 +124,10 @@ struct stream_def {
 	struct streamaudio_decl audio; /* codec 0: no audio declared */
 };
 
-/* A session as read before a batch, its streams sorted by index. */
+/* What does not change in a session: its device and its streams, sorted
+ * by index. */
 struct session {
-	char id[UUID_LEN + 1], facility_id[UUID_LEN + 1];
-	char status[16];
-	struct ingest_gap gap;
-	uint64_t total; /* total_samples */
-	bool repeated;	/* the batch is one of its last stored ones */
+	char id[UUID_LEN + 1];
 	uint32_t device_uid;
 	char device_id[UUID_LEN + 1];
 	int nstreams;
@@ -142,10 +135,9 @@ struct session {
 };
 
 /*
- * What does not change in a session (its facility, device and streams),
- * kept per process for the sessions seen last, one per slot of a hash
- * of the id: with it a batch that follows the last one of its session
- * is written in one statement, without reading the session first.
+ * The unchanging part of the sessions seen last, one per slot of a hash
+ * of the id, so that a round reads only the sessions' counters.  Only
+ * the one thread that commits in a process (ingest_commit) uses it.
  */
 #define CACHE_SLOTS 1024
 static struct session *cache[CACHE_SLOTS];
@@ -160,136 +152,131 @@ cache_slot(const char *session_id)
 	return &cache[h % CACHE_SLOTS];
 }
 
-/* The cached session_id of facility_id, or NULL. */
-static const struct session *
-cache_get(const char *facility_id, const char *session_id)
+static size_t
+session_size(int nstreams)
 {
-	const struct session *s = *cache_slot(session_id);
-
-	if (s != NULL && strcmp(s->id, session_id) == 0 &&
-	    strcmp(s->facility_id, facility_id) == 0)
-		return s;
-	return NULL;
+	return sizeof(struct session) +
+	       (size_t)nstreams * sizeof(struct stream_def);
 }
 
-/* Keeps s (a copy) in its slot, replacing what was there. */
+/* A copy of the cached session_id (the caller frees it), or NULL. */
+static struct session *
+cache_copy(const char *session_id)
+{
+	const struct session *s = *cache_slot(session_id);
+	struct session *copy;
+
+	if (s == NULL || strcmp(s->id, session_id) != 0 ||
+	    (copy = malloc(session_size(s->nstreams))) == NULL)
+		return NULL;
+	memcpy(copy, s, session_size(s->nstreams));
+	return copy;
+}
+
+/* Keeps a copy of s in its slot, replacing what was there. */
 static void
 cache_put(const struct session *s)
 {
-	size_t size = sizeof(*s) + (size_t)s->nstreams * sizeof(s->streams[0]);
 	struct session **slot = cache_slot(s->id), *copy;
 
-	if ((copy = malloc(size)) == NULL)
+	if ((copy = malloc(session_size(s->nstreams))) == NULL)
 		return;
-	memcpy(copy, s, size);
+	memcpy(copy, s, session_size(s->nstreams));
 	free(*slot);
 	*slot = copy;
 }
 
-static const char read_sql[] =
-	"SELECT s.status, s.last_batch_seq, s.missed_batches, d.device_uid, "
-	"s.device_id, t.stream_index, t.value_type, t.id, s.total_samples, "
-	"$3::bytea = ANY (s.recent_batches), "
-	"COALESCE(t.audio_codec, ''), t.audio_channels, "
-	"t.audio_sample_rate_hz "
-	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
-	"JOIN ingest_streams t ON t.session_id = s.id "
-	"WHERE s.id = $1::uuid AND s.facility_id = $2::uuid "
-	"ORDER BY t.stream_index";
+/* What identifies a stored batch for retries (doc/ingest.md "Retries"):
+ * the first bytes of the SHA-256 of the whole batch; a session keeps
+ * those of its last RECENT_MAX stored batches. */
+#define DIGEST_HEX 32 /* 16 bytes, as hex digits */
+#define RECENT_MAX 64
 
-/*
- * One statement, hence one transaction, writes the batch: the session's
- * counters and its ring of the last 64 batch digests, but only while it
- * is active, its last_batch_seq is still the one the gap accounting
- * started from ($12) and the batch's digest ($16) is not in the ring (the
- * UPDATE takes the row's lock and, if another batch changed the row
- * meanwhile, checks the condition again on the new version); then, only when
- * that row was updated, a chunk row per stream block (their bytes are slices of
- * one bytea, $8, which spares PostgreSQL parsing a large array) and the
- * device's last_seen_at (at most once a second, to spare a row version
- * per batch).  No row: the caller reads the session again.
- */
-static const char write_sql[] =
-	"WITH s AS (UPDATE ingest_sessions SET "
-	"total_samples = total_samples + $9::bigint, "
-	"total_bytes = total_bytes + $10::bigint, "
-	"missed_batches = missed_batches + $11::bigint, "
-	"last_batch_seq = $13::integer, last_data_at = now(), "
-	"recent_batches = (recent_batches || $16::bytea)"
-	"[greatest(cardinality(recent_batches) - 62, 1):] "
-	"WHERE id = $1::uuid AND facility_id = $15::uuid "
-	"AND status = 'active' "
-	"AND last_batch_seq IS NOT DISTINCT FROM $12::integer "
-	"AND NOT ($16::bytea = ANY (recent_batches)) "
-	"RETURNING total_samples, missed_batches), "
-	"c AS (INSERT INTO stored_chunks (stream_id, start_ts_us, "
-	"end_ts_us, sample_count, byte_size, data, agg_count, agg_nan_count, "
-	"agg_min, agg_max, agg_sum, agg_grid) "
-	"SELECT x.id, x.first, x.last, x.n, x.len, "
-	"substring($8::bytea FROM x.off::integer FOR x.len::integer), "
-	"g.a[x.k][1]::bigint, g.a[x.k][2]::bigint, g.a[x.k][3]::bigint, "
-	"g.a[x.k][4]::bigint, g.a[x.k][5]::numeric, g.a[x.k][6]::bytea "
-	"FROM s, unnest($3::uuid[], $4::numeric[], $5::numeric[], "
-	"$6::bigint[], $7::bigint[], $14::bigint[]) WITH ORDINALITY "
-	"AS x(id, first, last, n, len, off, k), "
-	"(SELECT $17::text[] AS a) g), "
-	"d AS (UPDATE devices SET last_seen_at = now() WHERE id = $2::uuid "
-	"AND (last_seen_at IS NULL OR "
-	"last_seen_at < now() - interval '1 second') "
-	"AND EXISTS (SELECT FROM s)) "
-	"SELECT total_samples, missed_batches FROM s";
-
-/* The parameters of write_sql being built: array literals and the
- * chunks' bytes in bytea's hex form. */
-struct rows {
-	struct buf ids, starts, ends, counts, sizes, offs, data, aggs;
-	size_t off; /* bytes of chunks so far */
-	unsigned n;
-	bool done; /* finished: every block's chunk is in */
+/* A session of a round: its state read under its row lock, and what the
+ * round's batches did to it. */
+struct live {
+	const char *id;
+	bool found; /* the row exists */
+	char facility_id[UUID_LEN + 1], status[16];
+	char device_id[UUID_LEN + 1];
+	uint32_t device_uid;
+	struct session *def; /* its streams; NULL until read */
+	struct ingest_gap gap;
+	uint64_t total; /* total_samples, this round's included */
+	uint64_t add_samples, add_bytes;
+	char recent[RECENT_MAX * DIGEST_HEX]; /* oldest first */
+	size_t nrecent;
+	bool changed; /* a batch of the round is stored */
 };
+
+/* The chunk rows of a round: array literals (the last one the chunks'
+ * aggregates, sql/017) and the chunks' bytes, one after the other, sent
+ * as one binary bytea that the INSERT slices. */
+struct rows {
+	struct buf ids, starts, ends, counts, sizes, offs, aggs, data;
+	unsigned n;
+};
+
+/* Where rows stood before a batch: to take its rows back. */
+struct rows_mark {
+	size_t len[8];
+	unsigned n;
+};
+
+static void
+rows_all(struct rows *r, struct buf *all[8])
+{
+	all[0] = &r->ids;
+	all[1] = &r->starts;
+	all[2] = &r->ends;
+	all[3] = &r->counts;
+	all[4] = &r->sizes;
+	all[5] = &r->offs;
+	all[6] = &r->aggs;
+	all[7] = &r->data;
+}
 
 static void
 rows_init(struct rows *r)
 {
-	struct buf *all[] = {&r->ids,	&r->starts, &r->ends, &r->counts,
-			     &r->sizes, &r->offs,   &r->data, &r->aggs};
+	struct buf *all[8];
 
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+	rows_all(r, all);
+	for (int i = 0; i < 8; i++)
 		buf_init(all[i], 0);
-	buf_puts(&r->data, "\\x");
-	r->off = 0;
 	r->n = 0;
-	r->done = false;
 }
 
 static void
 rows_free(struct rows *r)
 {
-	struct buf *all[] = {&r->ids,	&r->starts, &r->ends, &r->counts,
-			     &r->sizes, &r->offs,   &r->data, &r->aggs};
+	struct buf *all[8];
 
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+	rows_all(r, all);
+	for (int i = 0; i < 8; i++)
 		buf_free(all[i]);
 }
 
-/* Closes the array literals; false when memory ran out. */
-static bool
-rows_finish(struct rows *r)
+static void
+rows_mark(struct rows *r, struct rows_mark *m)
 {
-	struct buf *arrays[] = {&r->ids,   &r->starts, &r->ends, &r->counts,
-				&r->sizes, &r->offs,   &r->aggs};
-	bool ok = true;
+	struct buf *all[8];
 
-	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
-		if (r->n == 0)
-			buf_putc(arrays[i], '{');
-		buf_putc(arrays[i], '}');
-		buf_putc(arrays[i], '\0');
-		ok &= !arrays[i]->failed;
-	}
-	buf_putc(&r->data, '\0');
-	r->done = true;
-	return ok && !r->data.failed;
+	rows_all(r, all);
+	for (int i = 0; i < 8; i++)
+		m->len[i] = all[i]->len;
+	m->n = r->n;
+}
+
+static void
+rows_reset(struct rows *r, const struct rows_mark *m)
+{
+	struct buf *all[8];
+
+	rows_all(r, all);
+	for (int i = 0; i < 8; i++)
+		all[i]->len = m->len[i];
+	r->n = m->n;
 }
 
 /* Appends one chunk row: stream id, the chunk's time span, its bytes. */
@@ -297,9 +284,7 @@ static void
 rows_add(struct rows *r, const char *stream_id, const struct xmch_writer *w,
 	 const struct buf *chunk)
 {
-	static const char hex[] = "0123456789abcdef";
 	char sep = r->n == 0 ? '{' : ',';
-	uint8_t *p;
 
 	buf_putc(&r->ids, sep);
 	buf_puts(&r->ids, stream_id);
@@ -307,18 +292,30 @@ rows_add(struct rows *r, const char *stream_id, const struct xmch_writer *w,
 	buf_printf(&r->ends, "%c%" PRIu64, sep, w->last_ts);
 	buf_printf(&r->counts, "%c%" PRIu32, sep, w->count);
 	buf_printf(&r->sizes, "%c%zu", sep, chunk->len);
-	buf_printf(&r->offs, "%c%zu", sep, r->off + 1); /* substring: 1-based */
+	/* substring() counts from 1 */
+	buf_printf(&r->offs, "%c%zu", sep, r->data.len + 1);
 	chunks_agg_literal(&r->aggs, sep, chunk->p, chunk->len);
-	if (buf_reserve(&r->data, 2 * chunk->len)) {
-		p = r->data.p + r->data.len;
-		for (size_t i = 0; i < chunk->len; i++) {
-			*p++ = (uint8_t)hex[chunk->p[i] >> 4];
-			*p++ = (uint8_t)hex[chunk->p[i] & 15];
-		}
-		r->data.len += 2 * chunk->len;
-	}
-	r->off += chunk->len;
+	buf_append(&r->data, chunk->p, chunk->len);
 	r->n++;
+}
+
+/* Closes the array literals as text parameters; false when memory ran
+ * out at any point. */
+static bool
+rows_finish(struct rows *r)
+{
+	struct buf *all[8];
+	bool ok = true;
+
+	rows_all(r, all);
+	for (int i = 0; i < 7; i++) {
+		if (r->n == 0)
+			buf_putc(all[i], '{');
+		buf_putc(all[i], '}');
+		buf_putc(all[i], '\0');
+		ok &= !all[i]->failed;
+	}
+	return ok && !r->data.failed;
 }
 
 /* A sample's place in its block, to sort a block by timestamp. */
@@ -418,86 +415,27 @@ find_stream(const struct session *s, uint16_t index)
 	return NULL;
 }
 
-/* Copies the text of column col of res's first row into out. */
-static bool
-copy_text(const PGresult *res, int col, char *out, size_t len)
-{
-	return (size_t)snprintf(out, len, "%s", PQgetvalue(res, 0, col)) < len;
-}
-
 /*
- * The session of the rows of read_sql, in memory the caller frees; NULL
- * when they are malformed or memory runs out.
- */
-static struct session *
-read_session(const PGresult *res, const char *facility_id,
-	     const char *session_id)
-{
-	int n = PQntuples(res);
-	struct session *s;
-
-	if (n > INGEST_MAX_STREAMS ||
-	    (s = malloc(sizeof(*s) + (size_t)n * sizeof(s->streams[0]))) ==
-		    NULL)
-		return NULL;
-	snprintf(s->id, sizeof(s->id), "%s", session_id);
-	snprintf(s->facility_id, sizeof(s->facility_id), "%s", facility_id);
-	s->gap.has_last = !PQgetisnull(res, 0, 1);
-	s->gap.last = (uint16_t)strtoul(PQgetvalue(res, 0, 1), NULL, 10);
-	s->gap.missed = strtoull(PQgetvalue(res, 0, 2), NULL, 10);
-	s->device_uid = (uint32_t)strtoul(PQgetvalue(res, 0, 3), NULL, 10);
-	s->total = strtoull(PQgetvalue(res, 0, 8), NULL, 10);
-	s->repeated = strcmp(PQgetvalue(res, 0, 9), "t") == 0;
-	s->nstreams = n;
-	if (!copy_text(res, 0, s->status, sizeof(s->status)) ||
-	    !copy_text(res, 4, s->device_id, sizeof(s->device_id)))
-		goto bad;
-	for (int i = 0; i < n; i++) {
-		s->streams[i].index =
-			(uint16_t)strtoul(PQgetvalue(res, i, 5), NULL, 10);
-		if (!sample_type_from_name(PQgetvalue(res, i, 6),
-					   &s->streams[i].type))
-			goto bad;
-		snprintf(s->streams[i].id, sizeof(s->streams[i].id), "%s",
-			 PQgetvalue(res, i, 7));
-		if (!streamaudio_decl_parse(
-			    PQgetvalue(res, i, 10), PQgetvalue(res, i, 11),
-			    PQgetvalue(res, i, 12), &s->streams[i].audio))
-			goto bad;
-	}
-	return s;
-bad:
-	free(s);
-	return NULL;
-}
-
-/*
- * Checks every block of batch b against the session and adds its chunk
- * to r, which it finishes.  Returns INGEST_OK, or INGEST_INVALID or
- * INGEST_ERROR with detail.
+ * Checks batch b against the session (device id, every block's stream
+ * and type): INGEST_OK, or INGEST_INVALID with detail.
  */
 static int
-build_rows(const struct session *s, const struct xmbp_batch *b, struct rows *r,
-	   uint64_t *samples, char *detail, size_t dlen)
+check_batch(const struct live *l, const struct xmbp_batch *b, char *detail,
+	    size_t dlen)
 {
 	const struct stream_def *def;
 	struct xmbp_stream st;
-	struct xmch_writer w;
-	struct xmch_error err;
-	struct buf chunk;
-	enum xmch_status cs;
 
-	if (b->has_device_id && b->device_id != s->device_uid) {
+	if (b->has_device_id && b->device_id != l->device_uid) {
 		snprintf(detail, dlen,
 			 "the batch's device_id %" PRIu32
 			 " is not the session's device_uid %" PRIu32,
-			 b->device_id, s->device_uid);
+			 b->device_id, l->device_uid);
 		return INGEST_INVALID;
 	}
-	*samples = 0;
 	for (uint16_t i = 0; i < b->stream_count; i++) {
 		xmbp_stream_at(b, i, &st);
-		if ((def = find_stream(s, st.stream_id)) == NULL) {
+		if ((def = find_stream(l->def, st.stream_id)) == NULL) {
 			snprintf(detail, dlen,
 				 "stream block %u: stream %u is not declared "
 				 "in this session",
@@ -514,27 +452,41 @@ build_rows(const struct session *s, const struct xmbp_batch *b, struct rows *r,
 		}
 		if (!streamaudio_check_block(&st, &def->audio, detail, dlen))
 			return INGEST_INVALID;
+	}
+	return INGEST_OK;
+}
+
+/* Adds the chunk of every block of the checked batch b to r, its
+ * samples to *samples; false when memory runs out. */
+static bool
+build_rows(const struct live *l, const struct xmbp_batch *b, struct rows *r,
+	   uint64_t *samples)
+{
+	struct xmbp_stream st;
+	struct xmch_writer w;
+	struct xmch_error err;
+	struct buf chunk;
+	enum xmch_status cs;
+
+	*samples = 0;
+	for (uint16_t i = 0; i < b->stream_count; i++) {
+		xmbp_stream_at(b, i, &st);
 		/* An empty block adds nothing worth a row. */
 		if (st.sample_count == 0)
 			continue;
 		buf_init(&chunk, 0);
 		cs = build_chunk(&w, &st, &chunk, &err);
 		if (cs == XMCH_OK)
-			rows_add(r, def->id, &w, &chunk);
+			rows_add(r, find_stream(l->def, st.stream_id)->id, &w,
+				 &chunk);
 		xmch_writer_free(&w);
 		buf_free(&chunk);
-		if (cs != XMCH_OK) {
-			/* The decoder checked all the writer checks again. */
-			snprintf(detail, dlen, "internal error");
-			return INGEST_ERROR;
-		}
+		/* The decoder checked all the writer checks again. */
+		if (cs != XMCH_OK)
+			return false;
 		*samples += st.sample_count;
 	}
-	if (!rows_finish(r)) {
-		snprintf(detail, dlen, "out of memory");
-		return INGEST_ERROR;
-	}
-	return INGEST_OK;
+	return true;
 }
 
 /* The counters of an acknowledgement, saturating. */
@@ -547,192 +499,511 @@ set_ack(struct ingest_ack *ack, uint64_t total, uint64_t missed)
 		missed > UINT32_MAX ? UINT32_MAX : (uint32_t)missed;
 }
 
-/* What identifies a stored batch for retries: the first bytes of the
- * SHA-256 of the whole batch, passed as bytea's hex text. */
-#define INGEST_DIGEST_LEN 16
-#define INGEST_DIGEST_HEX (2 + 2 * INGEST_DIGEST_LEN + 1)
-
-/* Tries of write_sql before giving up on a session that other batches
- * keep changing between its read and its write. */
-#define WRITE_TRIES 32
-
-/*
- * Writes the checked batch (write_sql) as the gap accounting of seq from
- * the session's state before, *from, says: INGEST_OK with ack filled,
- * STALE when the session is not (or no longer) in that state, or a
- * database failure.
- */
-static int
-write_batch(struct db *db, const struct session *s,
-	    const struct ingest_gap *from, const struct rows *r, uint16_t seq,
-	    const char *digest, uint64_t samples, size_t len,
-	    struct ingest_ack *ack, char *detail, size_t dlen)
+/* True when digest is among the session's last stored batches. */
+static bool
+is_recent(const struct live *l, const char *digest)
 {
-	char nsamples[24], nbytes[24], missed[24], prev[8], last[8];
-	const char *params[17];
-	struct ingest_gap g = *from;
-	PGresult *res = NULL;
-	enum db_status st;
-	uint64_t total, nmissed;
-
-	ingest_gap_account(&g, seq);
-	snprintf(nsamples, sizeof(nsamples), "%" PRIu64, samples);
-	snprintf(nbytes, sizeof(nbytes), "%zu", len);
-	snprintf(missed, sizeof(missed), "%" PRIu64, g.missed - from->missed);
-	snprintf(prev, sizeof(prev), "%u", from->last);
-	snprintf(last, sizeof(last), "%u", g.last);
-	params[0] = s->id;
-	params[1] = s->device_id;
-	params[2] = (const char *)r->ids.p;
-	params[3] = (const char *)r->starts.p;
-	params[4] = (const char *)r->ends.p;
-	params[5] = (const char *)r->counts.p;
-	params[6] = (const char *)r->sizes.p;
-	params[7] = (const char *)r->data.p;
-	params[8] = nsamples;
-	params[9] = nbytes;
-	params[10] = missed;
-	params[11] = from->has_last ? prev : NULL;
-	params[12] = last;
-	params[13] = (const char *)r->offs.p;
-	params[14] = s->facility_id;
-	params[15] = digest;
-	params[16] = (const char *)r->aggs.p;
-	if ((st = db_query(db, &res, write_sql, 17, params)) != DB_OK)
-		return db_fail(st, detail, dlen);
-	if (PQntuples(res) == 0) {
-		PQclear(res);
-		return STALE;
-	}
-	total = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
-	nmissed = strtoull(PQgetvalue(res, 0, 1), NULL, 10);
-	PQclear(res);
-	set_ack(ack, total, nmissed);
-	return INGEST_OK;
+	for (size_t i = 0; i < l->nrecent; i++)
+		if (memcmp(l->recent + i * DIGEST_HEX, digest, DIGEST_HEX) == 0)
+			return true;
+	return false;
 }
 
-/* Reads session_id of facility_id into *s (the caller frees it; it is
- * also cached), with whether the batch of digest was stored lately:
- * INGEST_OK, INGEST_NOT_FOUND, INGEST_NOT_ACTIVE, or a
- * database failure. */
-static int
-read_active(struct db *db, const char *facility_id, const char *session_id,
-	    const char *digest, struct session **s, char *detail, size_t dlen)
+/* Adds digest as the newest, dropping the oldest past RECENT_MAX. */
+static void
+push_recent(struct live *l, const char *digest)
 {
-	const char *params[3] = {session_id, facility_id, digest};
+	if (l->nrecent == RECENT_MAX) {
+		memmove(l->recent, l->recent + DIGEST_HEX,
+			(RECENT_MAX - 1) * DIGEST_HEX);
+		l->nrecent--;
+	}
+	memcpy(l->recent + l->nrecent * DIGEST_HEX, digest, DIGEST_HEX);
+	l->nrecent++;
+}
+
+/* The digest of the len bytes of batch into out; false when OpenSSL
+ * fails. */
+static bool
+digest_of(const uint8_t *batch, size_t len, char out[DIGEST_HEX])
+{
+	char hex[AUTH_SHA256_HEX];
+
+	auth_sha256_hex(batch, len, hex);
+	memcpy(out, hex, DIGEST_HEX);
+	return hex[0] != '\0';
+}
+
+/* The rows of the sessions of a round, locked in id order (so that two
+ * writers never wait for each other in a cycle): their counters, the
+ * digests of their last batches, their device. */
+static const char lock_sql[] =
+	"SELECT s.id, s.facility_id, s.status, s.last_batch_seq, "
+	"s.missed_batches, s.total_samples, "
+	"(SELECT string_agg(encode(r, 'hex'), '' ORDER BY o) "
+	"FROM unnest(s.recent_batches) WITH ORDINALITY AS u(r, o)), "
+	"d.device_uid, s.device_id "
+	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
+	"WHERE s.id = ANY ($1::uuid[]) ORDER BY s.id FOR UPDATE OF s";
+
+/* The streams of the sessions of a round not in the cache. */
+static const char streams_sql[] =
+	"SELECT session_id, stream_index, value_type, id, "
+	"COALESCE(audio_codec, ''), audio_channels, audio_sample_rate_hz "
+	"FROM ingest_streams WHERE session_id = ANY ($1::uuid[]) "
+	"ORDER BY session_id, stream_index";
+
+/*
+ * What a round stores, in one statement: the chunk rows (their bytes are
+ * slices of one binary bytea, $7; their aggregates rows of $15), the counters,
+ * last_batch_seq and digests of every session it changed (counted in C under
+ * the row locks: $8..$13), and the devices' last_seen_at (at most once a
+ * second, to spare a row version per batch; locked in id order).
+ */
+static const char write_sql[] =
+	"WITH c AS (INSERT INTO stored_chunks (stream_id, start_ts_us, "
+	"end_ts_us, sample_count, byte_size, data, agg_count, agg_nan_count, "
+	"agg_min, agg_max, agg_sum, agg_grid) "
+	"SELECT x.id, x.first, x.last, x.n, x.len, "
+	"substring($7::bytea FROM x.off::integer FOR x.len::integer), "
+	"g.a[x.k][1]::bigint, g.a[x.k][2]::bigint, g.a[x.k][3]::bigint, "
+	"g.a[x.k][4]::bigint, g.a[x.k][5]::numeric, g.a[x.k][6]::bytea "
+	"FROM unnest($1::uuid[], $2::numeric[], $3::numeric[], "
+	"$4::bigint[], $5::bigint[], $6::bigint[]) WITH ORDINALITY "
+	"AS x(id, first, last, n, len, off, k), "
+	"(SELECT $15::text[] AS a) g), "
+	"s AS (UPDATE ingest_sessions t SET "
+	"total_samples = t.total_samples + y.samples, "
+	"total_bytes = t.total_bytes + y.bytes, "
+	"missed_batches = y.missed, last_batch_seq = y.last, "
+	"last_data_at = now(), recent_batches = "
+	"ARRAY(SELECT decode(substr(y.recent, i * 32 + 1, 32), 'hex') "
+	"FROM generate_series(0, length(y.recent) / 32 - 1) AS i ORDER BY i) "
+	"FROM unnest($8::uuid[], $9::bigint[], $10::bigint[], $11::bigint[], "
+	"$12::integer[], $13::text[]) "
+	"AS y(id, samples, bytes, missed, last, recent) "
+	"WHERE t.id = y.id), "
+	"d AS (UPDATE devices SET last_seen_at = now() WHERE id IN "
+	"(SELECT e.id FROM devices e WHERE e.id = ANY ($14::uuid[]) "
+	"AND (e.last_seen_at IS NULL OR "
+	"e.last_seen_at < now() - interval '1 second') "
+	"ORDER BY e.id FOR UPDATE)) "
+	"SELECT 1";
+
+/* A round: its sessions and their rows. */
+struct round {
+	struct live *lv;
+	size_t nlive;
+	size_t *which; /* per job: its session in lv */
+	struct rows rows;
+	struct xmbp_batch *b; /* the batch being looked at */
+};
+
+static bool
+pick_any(const struct live *l)
+{
+	(void)l;
+	return true;
+}
+
+static bool
+pick_uncached(const struct live *l)
+{
+	return l->found && l->def == NULL;
+}
+
+static bool
+pick_changed(const struct live *l)
+{
+	return l->changed;
+}
+
+/* Starts the next element of an array literal in a. */
+static void
+elem(struct buf *a)
+{
+	buf_putc(a, a->len == 0 ? '{' : ',');
+}
+
+/* Ends the array literal in a as a C string. */
+static void
+elems_end(struct buf *a)
+{
+	if (a->len == 0)
+		buf_putc(a, '{');
+	buf_putc(a, '}');
+	buf_putc(a, '\0');
+}
+
+/* The array literal of the ids (or device ids) of the sessions of r
+ * that pick takes, into the empty a. */
+static void
+id_array(const struct round *r, bool (*pick)(const struct live *), bool device,
+	 struct buf *a)
+{
+	for (size_t i = 0; i < r->nlive; i++) {
+		if (!pick(r->lv + i))
+			continue;
+		elem(a);
+		buf_puts(a, device ? r->lv[i].device_id : r->lv[i].id);
+	}
+	elems_end(a);
+}
+
+/* The session of r with id, or NULL. */
+static struct live *
+find_live(struct round *r, const char *id)
+{
+	for (size_t i = 0; i < r->nlive; i++)
+		if (strcasecmp(r->lv[i].id, id) == 0)
+			return r->lv + i;
+	return NULL;
+}
+
+/* Fills the found sessions of r from the rows of lock_sql. */
+static void
+read_live(struct round *r, const PGresult *res)
+{
+	for (int i = 0; i < PQntuples(res); i++) {
+		struct live *l = find_live(r, PQgetvalue(res, i, 0));
+		const char *hex = PQgetvalue(res, i, 6);
+		size_t n = strlen(hex) / DIGEST_HEX;
+
+		if (l == NULL)
+			continue;
+		l->found = true;
+		snprintf(l->facility_id, sizeof(l->facility_id), "%s",
+			 PQgetvalue(res, i, 1));
+		snprintf(l->status, sizeof(l->status), "%s",
+			 PQgetvalue(res, i, 2));
+		l->gap.has_last = !PQgetisnull(res, i, 3);
+		l->gap.last =
+			(uint16_t)strtoul(PQgetvalue(res, i, 3), NULL, 10);
+		l->gap.missed = strtoull(PQgetvalue(res, i, 4), NULL, 10);
+		l->total = strtoull(PQgetvalue(res, i, 5), NULL, 10);
+		l->nrecent = n > RECENT_MAX ? RECENT_MAX : n;
+		memcpy(l->recent, hex + (n - l->nrecent) * DIGEST_HEX,
+		       l->nrecent * DIGEST_HEX);
+		l->device_uid =
+			(uint32_t)strtoul(PQgetvalue(res, i, 7), NULL, 10);
+		snprintf(l->device_id, sizeof(l->device_id), "%s",
+			 PQgetvalue(res, i, 8));
+		l->def = cache_copy(l->id);
+	}
+}
+
+/* Builds the streams of the sessions of r not cached from the rows of
+ * streams_sql (and caches them); false when out of memory or when the
+ * rows are malformed. */
+static bool
+read_streams(struct round *r, const PGresult *res)
+{
+	int n = PQntuples(res), i = 0, k;
+
+	while (i < n) {
+		struct live *l = find_live(r, PQgetvalue(res, i, 0));
+		struct session *s;
+
+		for (k = i; k < n && strcmp(PQgetvalue(res, k, 0),
+					    PQgetvalue(res, i, 0)) == 0;
+		     k++)
+			;
+		if (l == NULL || k - i > INGEST_MAX_STREAMS ||
+		    (s = malloc(session_size(k - i))) == NULL)
+			return false;
+		snprintf(s->id, sizeof(s->id), "%s", l->id);
+		s->nstreams = k - i;
+		for (int j = 0; j < s->nstreams; j++) {
+			struct stream_def *d = &s->streams[j];
+
+			d->index = (uint16_t)strtoul(PQgetvalue(res, i + j, 1),
+						     NULL, 10);
+			snprintf(d->id, sizeof(d->id), "%s",
+				 PQgetvalue(res, i + j, 3));
+			if (!sample_type_from_name(PQgetvalue(res, i + j, 2),
+						   &d->type) ||
+			    !streamaudio_decl_parse(PQgetvalue(res, i + j, 4),
+						    PQgetvalue(res, i + j, 5),
+						    PQgetvalue(res, i + j, 6),
+						    &d->audio)) {
+				free(s);
+				return false;
+			}
+		}
+		free(l->def);
+		l->def = s;
+		cache_put(s);
+		i = k;
+	}
+	/* A session has at least one stream: none read is a broken row. */
+	for (size_t j = 0; j < r->nlive; j++)
+		if (r->lv[j].found && r->lv[j].def == NULL)
+			return false;
+	return true;
+}
+
+/* Locks and reads the sessions of r: INGEST_OK or a database failure. */
+static int
+lock_sessions(struct db *db, struct round *r, char *detail, size_t dlen)
+{
 	PGresult *res = NULL;
-	enum db_status st;
+	struct buf ids;
+	const char *p;
+	enum db_status st = DB_ERROR;
 	int status = INGEST_OK;
 
-	*s = NULL;
-	if ((st = db_query_ro(db, &res, read_sql, 3, params)) != DB_OK)
-		return db_fail(st, detail, dlen);
-	if (PQntuples(res) == 0) {
-		snprintf(detail, dlen, "ingest session not found");
-		status = INGEST_NOT_FOUND;
-	} else if ((*s = read_session(res, facility_id, session_id)) == NULL)
-		status = db_fail(DB_ERROR, detail, dlen);
-	else if (strcmp((*s)->status, "active") != 0)
-		status = not_active((*s)->status, detail, dlen);
-	else
-		cache_put(*s);
+	buf_init(&ids, 0);
+	id_array(r, pick_any, false, &ids);
+	p = (const char *)ids.p;
+	if (ids.failed || (st = db_query(db, &res, lock_sql, 1, &p)) != DB_OK) {
+		status = db_fail(st, detail, dlen);
+		goto out;
+	}
+	read_live(r, res);
 	PQclear(res);
-	return status;
-}
-
-/*
- * The batch b of len bytes as the next of its session, when the session
- * is cached: the chunks built into r (INGEST_INVALID for a batch that
- * does not fit the session) and written if the session's last batch was
- * seq - 1, it is active and the batch is not a retry.  STALE when that could
- * not be tried or did not hold.
- */
-static int
-try_next(struct db *db, const char *facility_id, const char *session_id,
-	 const struct xmbp_batch *b, const char *digest, size_t len,
-	 struct rows *r, uint64_t *samples, struct ingest_ack *ack,
-	 char *detail, size_t dlen)
-{
-	const struct session *s = cache_get(facility_id, session_id);
-	struct ingest_gap prev = {true, (uint16_t)(b->batch_seq - 1u), 0};
-	int status;
-
-	if (s == NULL)
-		return STALE;
-	if ((status = build_rows(s, b, r, samples, detail, dlen)) != INGEST_OK)
-		return status;
-	return write_batch(db, s, &prev, r, b->batch_seq, digest, *samples, len,
-			   ack, detail, dlen);
-}
-
-enum ingest_status
-ingest_data(struct db *db, const char *facility_id, const char *session_id,
-	    const uint8_t *batch, size_t len, struct ingest_ack *ack,
-	    char *detail, size_t dlen)
-{
-	struct xmbp_batch *b = NULL;
-	struct session *s = NULL;
-	struct xmbp_error err;
-	struct rows r;
-	char sha[AUTH_SHA256_HEX], digest[INGEST_DIGEST_HEX];
-	uint64_t samples = 0;
-	int status = INGEST_ERROR;
-
-	rows_init(&r);
-	memset(ack, 0, sizeof(*ack));
-	snprintf(detail, dlen, "internal error");
-	if (!uuid_valid(session_id, strlen(session_id)) ||
-	    !uuid_valid(facility_id, strlen(facility_id))) {
-		snprintf(detail, dlen, "ingest session not found");
-		status = INGEST_NOT_FOUND;
-		goto out;
+	res = NULL;
+	ids.len = 0;
+	id_array(r, pick_uncached, false, &ids);
+	p = (const char *)ids.p;
+	if (ids.failed) {
+		status = db_fail(DB_ERROR, detail, dlen);
+	} else if (strcmp(p, "{}") != 0) {
+		if ((st = db_query(db, &res, streams_sql, 1, &p)) != DB_OK)
+			status = db_fail(st, detail, dlen);
+		else if (!read_streams(r, res))
+			status = db_fail(DB_ERROR, detail, dlen);
 	}
-	if ((b = malloc(sizeof(*b))) == NULL) {
-		snprintf(detail, dlen, "out of memory");
-		goto out;
-	}
-	if (xmbp_decode(batch, len, b, &err) != XMBP_OK) {
-		snprintf(detail, dlen, "XMBP decode error: %s: %s (byte %zu)",
-			 xmbp_status_name(err.status), err.msg, err.offset);
-		status = INGEST_INVALID;
-		goto out;
-	}
-	auth_sha256_hex(batch, len, sha);
-	if (sha[0] == '\0')
-		goto out;
-	snprintf(digest, sizeof(digest), "\\x%.*s", 2 * INGEST_DIGEST_LEN, sha);
-	if ((status = try_next(db, facility_id, session_id, b, digest, len, &r,
-			       &samples, ack, detail, dlen)) != STALE)
-		goto out;
-	/* The streams and the device do not change: chunks built from the
-	 * cache, or else from the first read, stay good. */
-	for (int i = 0; i < WRITE_TRIES; i++) {
-		free(s);
-		if ((status = read_active(db, facility_id, session_id, digest,
-					  &s, detail, dlen)) != INGEST_OK)
-			goto out;
-		/* A retry of a stored batch: acknowledged, not stored. */
-		if (s->repeated) {
-			set_ack(ack, s->total, s->gap.missed);
-			goto out;
-		}
-		if (!r.done && (status = build_rows(s, b, &r, &samples, detail,
-						    dlen)) != INGEST_OK)
-			goto out;
-		if ((status = write_batch(db, s, &s->gap, &r, b->batch_seq,
-					  digest, samples, len, ack, detail,
-					  dlen)) != STALE)
-			goto out;
-	}
-	snprintf(detail, dlen,
-		 "the ingest session is changed by other batches all the "
-		 "time; try again");
-	status = INGEST_BUSY;
 out:
-	rows_free(&r);
-	free(s);
-	free(b);
+	PQclear(res);
+	buf_free(&ids);
 	return status;
+}
+
+/* Takes job j (the i-th) into the round: its answer, and when it is
+ * stored, its rows and its session's new state. */
+static void
+take(struct round *r, struct ingest_job *j, size_t i)
+{
+	struct live *l = &r->lv[r->which[i]];
+	struct xmbp_error err;
+	struct rows_mark m;
+	char digest[DIGEST_HEX];
+	uint64_t samples;
+
+	if (xmbp_decode(j->batch, j->len, r->b, &err) != XMBP_OK) {
+		snprintf(j->detail, sizeof(j->detail),
+			 "XMBP decode error: %s: %s (byte %zu)",
+			 xmbp_status_name(err.status), err.msg, err.offset);
+		j->status = INGEST_INVALID;
+		return;
+	}
+	if (!l->found || strcasecmp(l->facility_id, j->facility_id) != 0) {
+		snprintf(j->detail, sizeof(j->detail),
+			 "ingest session not found");
+		j->status = INGEST_NOT_FOUND;
+		return;
+	}
+	if (strcmp(l->status, "active") != 0) {
+		j->status = not_active(l->status, j->detail, sizeof(j->detail));
+		return;
+	}
+	if (!digest_of(j->batch, j->len, digest)) {
+		j->status = db_fail(DB_ERROR, j->detail, sizeof(j->detail));
+		return;
+	}
+	/* A retry of a stored batch: acknowledged, not stored. */
+	if (is_recent(l, digest)) {
+		set_ack(&j->ack, l->total, l->gap.missed);
+		return;
+	}
+	if ((j->status = check_batch(l, r->b, j->detail, sizeof(j->detail))) !=
+	    INGEST_OK)
+		return;
+	rows_mark(&r->rows, &m);
+	if (!build_rows(l, r->b, &r->rows, &samples)) {
+		rows_reset(&r->rows, &m);
+		j->status = db_fail(DB_ERROR, j->detail, sizeof(j->detail));
+		return;
+	}
+	ingest_gap_account(&l->gap, r->b->batch_seq);
+	l->total += samples;
+	l->add_samples += samples;
+	l->add_bytes += j->len;
+	push_recent(l, digest);
+	l->changed = true;
+	set_ack(&j->ack, l->total, l->gap.missed);
+}
+
+/* Writes what the round changed (write_sql): INGEST_OK or a database
+ * failure. */
+static int
+write_round(struct db *db, struct round *r, char *detail, size_t dlen)
+{
+	/* The changed sessions' arrays: ids, samples, bytes, missed, last,
+	 * their digests (hex, oldest first); then the devices. */
+	struct buf a[6], dev;
+	const char *params[15];
+	int lengths[15] = {0}, formats[15] = {0};
+	PGresult *res = NULL;
+	enum db_status st = DB_ERROR;
+	bool ok;
+
+	for (int k = 0; k < 6; k++)
+		buf_init(&a[k], 0);
+	buf_init(&dev, 0);
+	for (size_t i = 0; i < r->nlive; i++) {
+		const struct live *l = r->lv + i;
+
+		if (!l->changed)
+			continue;
+		for (int k = 0; k < 6; k++)
+			elem(&a[k]);
+		buf_puts(&a[0], l->id);
+		buf_printf(&a[1], "%" PRIu64, l->add_samples);
+		buf_printf(&a[2], "%" PRIu64, l->add_bytes);
+		buf_printf(&a[3], "%" PRIu64, l->gap.missed);
+		buf_printf(&a[4], "%u", l->gap.last);
+		buf_append(&a[5], l->recent, l->nrecent * DIGEST_HEX);
+	}
+	ok = rows_finish(&r->rows);
+	for (int k = 0; k < 6; k++) {
+		elems_end(&a[k]);
+		ok &= !a[k].failed;
+	}
+	id_array(r, pick_changed, true, &dev);
+	if (!ok || dev.failed)
+		goto out;
+	params[0] = (const char *)r->rows.ids.p;
+	params[1] = (const char *)r->rows.starts.p;
+	params[2] = (const char *)r->rows.ends.p;
+	params[3] = (const char *)r->rows.counts.p;
+	params[4] = (const char *)r->rows.sizes.p;
+	params[5] = (const char *)r->rows.offs.p;
+	/* Binary: the bytes as they are (NULL would be SQL NULL). */
+	params[6] = r->rows.data.len > 0 ? (const char *)r->rows.data.p : "";
+	lengths[6] = (int)r->rows.data.len;
+	formats[6] = 1;
+	for (int k = 0; k < 6; k++)
+		params[7 + k] = (const char *)a[k].p;
+	params[13] = (const char *)dev.p;
+	params[14] = (const char *)r->rows.aggs.p;
+	st = db_query_bin(db, &res, write_sql, 15, params, lengths, formats);
+out:
+	PQclear(res);
+	for (int k = 0; k < 6; k++)
+		buf_free(&a[k]);
+	buf_free(&dev);
+	return st == DB_OK ? INGEST_OK : db_fail(st, detail, dlen);
+}
+
+/* Every job still INGEST_OK gets status and detail instead. */
+static void
+fail_pending(struct ingest_job *const *jobs, size_t n, int status,
+	     const char *detail)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (jobs[i]->status != INGEST_OK)
+			continue;
+		jobs[i]->status = status;
+		memset(&jobs[i]->ack, 0, sizeof(jobs[i]->ack));
+		snprintf(jobs[i]->detail, sizeof(jobs[i]->detail), "%s",
+			 detail);
+	}
+}
+
+/* The session of job j in r (added when new); false when its ids are
+ * not UUIDs (the job is then answered). */
+static bool
+add_live(struct round *r, struct ingest_job *j, size_t i)
+{
+	struct live *l;
+
+	if (!uuid_valid(j->session_id, strlen(j->session_id)) ||
+	    !uuid_valid(j->facility_id, strlen(j->facility_id))) {
+		snprintf(j->detail, sizeof(j->detail),
+			 "ingest session not found");
+		j->status = INGEST_NOT_FOUND;
+		return false;
+	}
+	if ((l = find_live(r, j->session_id)) == NULL) {
+		l = &r->lv[r->nlive++];
+		l->id = j->session_id;
+	}
+	r->which[i] = (size_t)(l - r->lv);
+	return true;
+}
+
+void
+ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
+	      bool stop)
+{
+	struct round r;
+	char detail[128];
+	bool refused = false, changed = false;
+	int status;
+	enum db_status st;
+
+	memset(&r, 0, sizeof(r));
+	rows_init(&r.rows);
+	for (size_t i = 0; i < n; i++) {
+		jobs[i]->status = INGEST_OK;
+		jobs[i]->detail[0] = '\0';
+		memset(&jobs[i]->ack, 0, sizeof(jobs[i]->ack));
+	}
+	r.lv = calloc(n, sizeof(*r.lv));
+	r.which = calloc(n, sizeof(*r.which));
+	r.b = malloc(sizeof(*r.b));
+	if (r.lv == NULL || r.which == NULL || r.b == NULL) {
+		fail_pending(jobs, n, INGEST_ERROR, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		add_live(&r, jobs[i], i);
+	if (r.nlive == 0)
+		goto out;
+	if ((st = db_begin(db)) != DB_OK) {
+		fail_pending(jobs, n, db_fail(st, detail, sizeof(detail)),
+			     detail);
+		goto out;
+	}
+	if ((status = lock_sessions(db, &r, detail, sizeof(detail))) !=
+	    INGEST_OK) {
+		fail_pending(jobs, n, status, detail);
+		goto out;
+	}
+	/* In arrival order: that is the order of the gap accounting. */
+	for (size_t i = 0; i < n; i++) {
+		if (jobs[i]->status != INGEST_OK) {
+			refused = true;
+			continue;
+		}
+		if (stop && refused) {
+			jobs[i]->status = INGEST_ERROR;
+			snprintf(jobs[i]->detail, sizeof(jobs[i]->detail),
+				 "not stored: an earlier batch was refused");
+			continue;
+		}
+		take(&r, jobs[i], i);
+		refused |= jobs[i]->status != INGEST_OK;
+	}
+	for (size_t i = 0; i < r.nlive; i++)
+		changed |= r.lv[i].changed;
+	if (changed && (status = write_round(db, &r, detail, sizeof(detail))) !=
+			       INGEST_OK) {
+		fail_pending(jobs, n, status, detail);
+		goto out;
+	}
+	if ((st = db_commit(db)) != DB_OK)
+		fail_pending(jobs, n, db_fail(st, detail, sizeof(detail)),
+			     detail);
+out:
+	db_rollback(db);
+	for (size_t i = 0; r.lv != NULL && i < r.nlive; i++)
+		free(r.lv[i].def);
+	rows_free(&r.rows);
+	free(r.lv);
+	free(r.which);
+	free(r.b);
 }
 
 static const char usable_sql[] =

@@ -5,10 +5,12 @@
  *
  * A device (API key with the ingest scope) opens a session naming its
  * device_uid and typed streams, sends XMBP batches, and closes it.  Every
- * committed batch adds one inline XMCH chunk row per stream block to
+ * stored batch adds one inline XMCH chunk row per stream block to
  * stored_chunks, in the same transaction that updates the session's
- * counters, so an acknowledgement means the data is durable.  Storage,
- * counters, limits and errors: doc/ingest.md.
+ * counters, so an acknowledgement means the data is durable.  Batches are
+ * committed in rounds (ingest_commit: group commit; lib/domain/ingestq
+ * feeds it from many requests).  Storage, counters, retries, limits and
+ * errors: doc/ingest.md.
  */
 #ifndef XMHUB_INGEST_H
 #define XMHUB_INGEST_H
@@ -71,7 +73,7 @@ enum ingest_status {
 	INGEST_NOT_FOUND,	/* no such session in the facility */
 	INGEST_NOT_ACTIVE,	/* the session is closed or in error */
 	INGEST_DEVICE_INACTIVE, /* the device is deactivated */
-	INGEST_BUSY,		/* other batches kept changing the session */
+	INGEST_BUSY,		/* the queue of batches is full */
 	INGEST_UNAVAILABLE,	/* the database is unavailable */
 	INGEST_ERROR		/* anything else (logged) */
 };
@@ -92,20 +94,35 @@ enum ingest_status ingest_session_create(struct db *db, const char *facility_id,
 					 char id[UUID_LEN + 1], char *detail,
 					 size_t dlen);
 
+/* One batch of a round of ingest_commit(). */
+struct ingest_job {
+	/* in: the caller authenticated an API key of facility_id with the
+	 * ingest scope; the batch's bytes stay the caller's */
+	const char *facility_id, *session_id;
+	const uint8_t *batch;
+	size_t len;
+	/* out */
+	enum ingest_status status;
+	struct ingest_ack ack; /* INGEST_OK: the session's counters */
+	char detail[256];      /* otherwise: why */
+};
+
 /*
- * Checks and commits one XMBP batch to session_id of facility_id (the
- * caller authenticated an API key of that facility with the ingest
- * scope).  INGEST_OK once committed (durable; ack filled); otherwise
- * INGEST_INVALID (the detail names the XMBP error kind, TrailingData,
- * the undeclared stream, the wrong type, the device id mismatch or the
- * audio frame that does not fit the stream's declaration),
- * INGEST_NOT_FOUND, INGEST_NOT_ACTIVE, INGEST_BUSY, INGEST_UNAVAILABLE or
- * INGEST_ERROR, with detail.
+ * Commits the n batches of jobs to their sessions in one transaction
+ * (group commit), accounted in that order under the sessions' row locks.
+ * Each job answers INGEST_OK once committed (durable; ack filled; also a
+ * retry, acknowledged and not stored again: doc/ingest.md "Retries"), or
+ * INGEST_INVALID (the detail names the XMBP error kind, TrailingData, the
+ * undeclared stream, the wrong type, the device id mismatch or the audio
+ * frame that does not fit the stream's declaration),
+ * INGEST_NOT_FOUND or INGEST_NOT_ACTIVE: such a batch is left out and does
+ * not hold the others back, unless stop is true, when every batch after
+ * it is left out too (INGEST_ERROR).  A failed database fails every batch
+ * not refused (INGEST_UNAVAILABLE, INGEST_ERROR) and stores nothing.  Not
+ * thread-safe: one thread of a process commits (it keeps a cache).
  */
-enum ingest_status ingest_data(struct db *db, const char *facility_id,
-			       const char *session_id, const uint8_t *batch,
-			       size_t len, struct ingest_ack *ack, char *detail,
-			       size_t dlen);
+void ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
+		   bool stop);
 
 /* INGEST_OK when session_id is an active session of facility_id, else
  * INGEST_NOT_FOUND, INGEST_NOT_ACTIVE, INGEST_UNAVAILABLE or

@@ -29,8 +29,8 @@ bitrate_ok(const char *s)
 bool
 jobs_init(char *detail, size_t dlen)
 {
-	const char *format = conf_str("XMHUB_TRANSCODE_FORMAT", "webm");
-	const char *bitrate = conf_str("XMHUB_TRANSCODE_BITRATE", "128k");
+	const char *format = conf_get("XMHUB_TRANSCODE_FORMAT");
+	const char *bitrate = conf_get("XMHUB_TRANSCODE_BITRATE");
 	long long rate, attempts;
 
 	if (strcmp(format, "webm") == 0)
@@ -48,10 +48,10 @@ jobs_init(char *detail, size_t dlen)
 		return false;
 	}
 	strcpy(target.bitrate, bitrate);
-	if (!conf_int("XMHUB_TRANSCODE_SAMPLE_RATE", 0, 8000, 192000, &rate) ||
-	    !conf_int("XMHUB_TRANSCODE_MAX_ATTEMPTS", 3, 1, 100, &attempts) ||
-	    !conf_int("XMHUB_TRANSCODE_LEASE", 600, 1, 86400, &lease_s) ||
-	    !conf_int("XMHUB_TRANSCODE_BACKOFF", 30, 0, 86400, &backoff_s)) {
+	if (!conf_get_int("XMHUB_TRANSCODE_SAMPLE_RATE", &rate) ||
+	    !conf_get_int("XMHUB_TRANSCODE_MAX_ATTEMPTS", &attempts) ||
+	    !conf_get_int("XMHUB_TRANSCODE_LEASE", &lease_s) ||
+	    !conf_get_int("XMHUB_TRANSCODE_BACKOFF", &backoff_s)) {
 		snprintf(detail, dlen,
 			 "XMHUB_TRANSCODE_SAMPLE_RATE (8000-192000), "
 			 "_MAX_ATTEMPTS (1-100), _LEASE (1-86400 s) or "

@@ -31,7 +31,7 @@
 enum out_kind { OUT_NONE = 0, OUT_ACK, OUT_MSG };
 
 struct wsingest {
-	uint8_t in[WSINGEST_MAX_BATCH];
+	uint8_t in[WSINGEST_IN_MAX];
 	size_t off, len; /* input not yet cut: in[off..len) */
 	uint32_t acks[WSINGEST_MAX_ACKS];
 	size_t ack_head, nacks; /* a ring */
@@ -85,19 +85,20 @@ wsingest_cut(struct wsingest *w, const uint8_t **batch, size_t *len,
 	if (w->failed || avail == 0)
 		return WSINGEST_NONE;
 	st = xmbp_frame(w->in + w->off, avail, &blen, &err);
-	if (st == XMBP_OK) {
+	if (st == XMBP_OK && blen <= WSINGEST_MAX_BATCH) {
 		*batch = w->in + w->off;
 		*len = blen;
 		w->off += blen;
 		return WSINGEST_BATCH;
 	}
-	if (st != XMBP_NEED_MORE) {
+	if (st != XMBP_NEED_MORE && st != XMBP_OK) {
 		snprintf(detail, dlen, "%s at byte %zu of the batch: %s",
 			 xmbp_status_name(st), err.offset, err.msg);
 		return WSINGEST_BAD;
 	}
-	/* The buffer holds exactly the largest batch allowed. */
-	if (avail == sizeof(w->in)) {
+	/* More than the largest batch allowed is in and it does not end
+	 * there. */
+	if (st == XMBP_OK || avail >= WSINGEST_MAX_BATCH) {
 		snprintf(detail, dlen,
 			 "the batch is larger than %d bytes (the maximum "
 			 "message is 256 KB)",
@@ -227,9 +228,12 @@ struct loop {
 	bool fionread; /* pacing by FIONREAD: the pipe could not be shrunk */
 	bool busy;     /* written, and websocketd may not have read it yet */
 	bool in_open;
+	bool full;    /* the input buffer filled: commit now */
 	long wait_ns; /* FIONREAD pacing: the next wait for the pipe */
 	long long last_in, ended; /* ms: last input, end of session (0) */
 	int rc;
+	struct ingest_job *jobs;  /* a round's, io->max_batches */
+	struct ingest_job **ptrs; /* pointers to them */
 };
 
 static long long
@@ -314,33 +318,19 @@ out_pump(struct loop *l)
 	return out_write(l);
 }
 
-/* Cuts and commits the complete batches read so far.  False when the
- * pipe to websocketd broke. */
+/* Commits the n batches of jobs in one round and queues their acks, in
+ * order, up to the first that failed.  False when the pipe to
+ * websocketd broke. */
 static bool
-take_batches(struct loop *l)
+commit_round(struct loop *l, size_t n)
 {
-	const uint8_t *batch;
-	size_t len;
-	uint32_t accepted;
-	char detail[512];
-
-	for (;;) {
-		switch (wsingest_cut(l->w, &batch, &len, detail,
-				     sizeof(detail))) {
-		case WSINGEST_NONE:
-			return true;
-		case WSINGEST_BAD:
-			fail(l, detail, 1);
-			return true;
-		case WSINGEST_BATCH:
-			break;
-		}
-		if (!l->io->commit(l->io->arg, batch, len, &accepted, detail,
-				   sizeof(detail))) {
-			fail(l, detail, 1);
+	l->io->commit(l->io->arg, l->ptrs, n);
+	for (size_t i = 0; i < n; i++) {
+		if (l->jobs[i].status != INGEST_OK) {
+			fail(l, l->jobs[i].detail, 1);
 			return true;
 		}
-		if (!wsingest_ack(l->w, accepted)) {
+		if (!wsingest_ack(l->w, l->jobs[i].ack.accepted_samples)) {
 			fail(l,
 			     "too many acknowledgements not read by the client",
 			     1);
@@ -349,22 +339,61 @@ take_batches(struct loop *l)
 		if (!out_pump(l))
 			return false;
 	}
+	return true;
 }
 
-/* Reads what stdin has.  False when the pipe to websocketd broke. */
+/* Cuts and commits the complete batches read so far, in rounds.  False
+ * when the pipe to websocketd broke. */
+static bool
+take_batches(struct loop *l)
+{
+	char detail[512];
+	enum wsingest_cut cut = WSINGEST_BATCH;
+	size_t n;
+
+	while (cut == WSINGEST_BATCH && !wsingest_failed(l->w)) {
+		for (n = 0; n < (size_t)l->io->max_batches; n++) {
+			memset(&l->jobs[n], 0, sizeof(l->jobs[n]));
+			cut = wsingest_cut(l->w, &l->jobs[n].batch,
+					   &l->jobs[n].len, detail,
+					   sizeof(detail));
+			if (cut != WSINGEST_BATCH)
+				break;
+		}
+		/* The batches before a bad one are committed first. */
+		if (n > 0 && !commit_round(l, n))
+			return false;
+		if (cut == WSINGEST_BAD)
+			fail(l, detail, 1);
+	}
+	return true;
+}
+
+/* Reads what stdin has, all of it while more is waiting and there is
+ * room.  False when the pipe to websocketd broke. */
 static bool
 read_input(struct loop *l)
 {
+	struct pollfd pfd = {.fd = l->io->in, .events = POLLIN};
 	uint8_t *p;
-	size_t room = wsingest_room(l->w, &p);
-	ssize_t k = read(l->io->in, p, room);
+	size_t room;
+	ssize_t k;
 
-	if (k > 0) {
+	for (;;) {
+		room = wsingest_room(l->w, &p);
+		k = read(l->io->in, p, room);
+		if (k <= 0)
+			break;
 		l->last_in = now_ms();
 		wsingest_fill(l->w, (size_t)k);
-		return take_batches(l);
+		if ((size_t)k == room || poll(&pfd, 1, 0) != 1 ||
+		    !(pfd.revents & POLLIN))
+			break;
 	}
-	if (k < 0 && (errno == EAGAIN || errno == EINTR))
+	/* A full buffer is committed at once: websocketd may not wait on
+	 * this program's stdin. */
+	l->full |= room == 0 || (size_t)k == room;
+	if (k > 0 || (k < 0 && (errno == EAGAIN || errno == EINTR)))
 		return true;
 	if (k < 0)
 		fprintf(stderr, "xmhub-ingest-ws: read: %s\n", strerror(errno));
@@ -404,11 +433,19 @@ turn(struct loop *l, const sigset_t *wait_mask)
 	struct timespec ts;
 	const uint8_t *p;
 	long long now = now_ms(), left;
-	bool ending = wsingest_failed(l->w) || !l->in_open;
-	bool pending = wsingest_next(l->w, &p) > 0;
+	bool ending, pending;
 
 	if (stop_signal != 0)
 		return false;
+	/* A round takes the batches that came while the acks of the last
+	 * one went out: rounds grow with the client's window. */
+	if (wsingest_next(l->w, &p) == 0 || l->full) {
+		l->full = false;
+		if (!take_batches(l))
+			return false;
+	}
+	ending = wsingest_failed(l->w) || !l->in_open;
+	pending = wsingest_next(l->w, &p) > 0;
 	if (ending && !pending && !l->busy)
 		return false;
 	if (ending && now - l->ended >= DRAIN_MS) {
@@ -469,10 +506,17 @@ wsingest_serve(const struct wsingest_io *io)
 	struct sigaction sa, old_int, old_term, old_pipe;
 	sigset_t block, orig;
 
-	if ((l.w = wsingest_new()) == NULL) {
+	l.jobs = calloc((size_t)io->max_batches, sizeof(*l.jobs));
+	l.ptrs = calloc((size_t)io->max_batches, sizeof(*l.ptrs));
+	if (io->max_batches < 1 || l.jobs == NULL || l.ptrs == NULL ||
+	    (l.w = wsingest_new()) == NULL) {
 		fprintf(stderr, "xmhub-ingest-ws: out of memory\n");
+		free(l.jobs);
+		free(l.ptrs);
 		return 2;
 	}
+	for (int i = 0; i < io->max_batches; i++)
+		l.ptrs[i] = &l.jobs[i];
 	/* SIGINT and SIGTERM (websocketd's way of ending a child whose
 	 * client left) only arrive inside ppoll, never mid-commit. */
 	stop_signal = 0;
@@ -500,5 +544,7 @@ wsingest_serve(const struct wsingest_io *io)
 	sigaction(SIGPIPE, &old_pipe, NULL);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 	wsingest_free(l.w);
+	free(l.jobs);
+	free(l.ptrs);
 	return l.rc;
 }

@@ -22,9 +22,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "domain/ingest.h"
+
 /* The largest batch taken: the maximum message, 256 KB (doc/websocket.md
  * "Limits"). */
 #define WSINGEST_MAX_BATCH 262144
+/* The input buffer: batches waiting for a round, four of the largest. */
+#define WSINGEST_IN_MAX (4 * WSINGEST_MAX_BATCH)
 /* Acknowledgements waiting for the client to take them; one more ends
  * the session (a client that sends and never reads). */
 #define WSINGEST_MAX_ACKS 65536
@@ -92,25 +96,31 @@ size_t wsingest_next(struct wsingest *w, const uint8_t **p);
 void wsingest_sent(struct wsingest *w);
 
 /*
- * Commits one batch: true once it is durable, with *accepted set (the
- * session's running total); false with a detail that ends the session.
+ * Commits the n batches of jobs (batch and len set; the callee fills in
+ * the rest of each job) in one round, in order, as ingest_commit() with
+ * stop: each INGEST_OK once durable, with the session's running total;
+ * the first that is not ends the session with its detail.
  */
-typedef bool (*wsingest_commit_fn)(void *arg, const uint8_t *batch, size_t len,
-				   uint32_t *accepted, char *detail,
-				   size_t dlen);
+typedef void (*wsingest_commit_fn)(void *arg, struct ingest_job *const *jobs,
+				   size_t n);
 
 struct wsingest_io {
-	int in, out; /* websocketd's pipes: stdin, stdout */
-	int idle_ms; /* end after this long without input */
+	int in, out;	 /* websocketd's pipes: stdin, stdout */
+	int idle_ms;	 /* end after this long without input */
+	int max_batches; /* batches of a round at most (1 or more) */
 	wsingest_commit_fn commit;
 	void *arg;
 };
 
 /*
- * Runs the session until the client leaves (end of input; SIGINT or
- * SIGTERM, which are blocked here except while waiting, so never taken
- * mid-commit), websocketd goes away, the session fails (a decode error,
- * a batch too large, a non-200 commit: the error message is sent first)
+ * Runs the session until the client leaves.  Input is always read (up
+ * to WSINGEST_IN_MAX buffered); a round commits every complete batch
+ * buffered (at most max_batches) once the acks of the last round are all
+ * written, or at once when the buffer is full; acks go out in order;
+ * nothing is read while a round commits (back-pressure).  It runs (end
+ * of input; SIGINT or SIGTERM, which are blocked here except while waiting, so
+ * never taken mid-commit), websocketd goes away, the session fails (a decode
+ * error, a batch too large, a non-200 commit: the error message is sent first)
  * or idle_ms pass without input (a message saying so is sent).  Sets out
  * non-blocking and, when it is a pipe, its size to one page (the
  * pacing; otherwise FIONREAD paces, logged); SIGPIPE is ignored

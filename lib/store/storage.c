@@ -25,21 +25,18 @@ store_open_env(char *detail, size_t dlen)
 {
 	struct store_s3_conf c;
 	long long page;
-	const char *dir;
 
-	if ((c.endpoint = conf_str("XMHUB_S3_ENDPOINT", NULL)) == NULL) {
-		if ((dir = conf_str("XMHUB_STORAGE_DIR", NULL)) == NULL) {
-			store_detail(detail, dlen,
-				     "XMHUB_STORAGE_DIR (or XMHUB_S3_ENDPOINT) "
-				     "is not set");
-			return NULL;
-		}
-		return store_fs_open(dir, detail, dlen);
+	if ((c.endpoint = conf_get("XMHUB_S3_ENDPOINT")) == NULL) {
+		/* Unset: settings.def's default under localstatedir (a
+		 * package creates it; the readiness check reports a missing
+		 * root). */
+		return store_fs_open(conf_get("XMHUB_STORAGE_DIR"), detail,
+				     dlen);
 	}
-	c.bucket = conf_str("XMHUB_S3_BUCKET", NULL);
-	c.access_key = conf_str("XMHUB_S3_ACCESS_KEY", NULL);
-	c.secret_key = conf_str("XMHUB_S3_SECRET_KEY", NULL);
-	c.region = conf_str("XMHUB_S3_REGION", "us-east-1");
+	c.bucket = conf_get("XMHUB_S3_BUCKET");
+	c.access_key = conf_get("XMHUB_S3_ACCESS_KEY");
+	c.secret_key = conf_get("XMHUB_S3_SECRET_KEY");
+	c.region = conf_get("XMHUB_S3_REGION");
 	c.tmp_dir = conf_str("XMHUB_TMP_DIR", conf_str("TMPDIR", "/tmp"));
 	if (c.bucket == NULL || c.access_key == NULL || c.secret_key == NULL) {
 		store_detail(detail, dlen,
@@ -48,7 +45,7 @@ store_open_env(char *detail, size_t dlen)
 			     "must be set too");
 		return NULL;
 	}
-	if (!conf_int("XMHUB_S3_PAGE_KEYS", 1000, 1, 1000, &page)) {
+	if (!conf_get_int("XMHUB_S3_PAGE_KEYS", &page)) {
 		store_detail(detail, dlen,
 			     "XMHUB_S3_PAGE_KEYS must be an integer from 1 "
 			     "to 1000");

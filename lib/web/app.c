@@ -3,8 +3,11 @@
  */
 #include "config.h"
 
+#include <pthread.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -12,6 +15,7 @@
 #include "web/app.h"
 #include "web/authn.h"
 #include "web/mediaurl.h"
+#include "web/fcgiproc.h"
 #include "core/conf.h"
 #include "store/storage.h"
 
@@ -55,73 +59,263 @@ dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
 	r->fn(ctx);
 }
 
-int
-app_main(const char *name, const struct route *table, size_t n,
-	 bool (*init)(const char *name))
-{
-	FCGX_Request fcgi;
+/* What app_main() and app_main_threads() set up before the first
+ * request. */
+struct setup {
+	const char *secret;
 	struct db *db;
+};
+
+/* Reads the settings, opens the store, runs init, makes the database
+ * handle and FastCGI's library ready: false (logged) when it cannot. */
+static bool
+set_up(const char *name, const struct route *table, size_t n,
+       bool (*init)(const char *name), struct setup *su)
+{
 	char detail[256];
-	const char *secret = NULL, *url;
+	const char *url;
 	bool need_jwt = false;
 
+	su->secret = NULL;
+	su->db = NULL;
+	/* Dies with the web server: an orphan would keep its socket, and a
+	 * web server started again would use it and never respawn it. */
+	if (!fcgiproc_watch_parent()) {
+		fprintf(stderr, "%s: parent watch: %s\n", name,
+			strerror(errno));
+		return false;
+	}
 	if (!conf_init(detail, sizeof(detail))) {
 		fprintf(stderr, "%s: %s\n", name, detail);
-		return 1;
+		return false;
 	}
+	/* Only readiness needs it, which then says the groups can not be
+	 * checked: the program serves on. */
+	if (!fcgiproc_alive(name, detail, sizeof(detail)))
+		fprintf(stderr, "%s: liveness: %s\n", name, detail);
 	for (size_t i = 0; i < n; i++)
 		need_jwt |= table[i].auth == ROUTE_JWT ||
 			    table[i].auth == ROUTE_JWT_OR_SIGNED;
 	/* A JWT program without its secret would accept nothing; say so. */
-	if (need_jwt &&
-	    ((secret = conf_str("XMHUB_JWT_SECRET", NULL)) == NULL ||
-	     strlen(secret) < AUTH_JWT_SECRET_MIN)) {
+	if (need_jwt && ((su->secret = conf_get("XMHUB_JWT_SECRET")) == NULL ||
+			 strlen(su->secret) < AUTH_JWT_SECRET_MIN)) {
 		fprintf(stderr,
 			"%s: XMHUB_JWT_SECRET must be set, %d characters "
 			"or more\n",
 			name, AUTH_JWT_SECRET_MIN);
-		return 1;
+		return false;
 	}
-	if ((url = conf_str("XMHUB_DATABASE_URL", NULL)) == NULL) {
+	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
 		fprintf(stderr, "%s: XMHUB_DATABASE_URL is not set\n", name);
-		return 1;
+		return false;
 	}
 	/* Bad store settings stop only the programs that need the store
 	 * (app_store_needed); readiness reports them. */
 	if ((store = store_open_env(detail, sizeof(detail))) == NULL)
 		fprintf(stderr, "%s: object store: %s\n", name, detail);
-	if (init != NULL && !init(name)) {
-		store_close(store);
-		return 1;
-	}
-	if ((db = db_new(url)) == NULL || FCGX_Init() != 0 ||
-	    FCGX_InitRequest(&fcgi, 0, 0) != 0 || !app_stop_on_signals()) {
+	if (init != NULL && !init(name))
+		goto fail;
+	if ((su->db = db_new(url)) == NULL || FCGX_Init() != 0 ||
+	    !app_stop_on_signals()) {
 		fprintf(stderr, "%s: cannot start\n", name);
-		db_free(db);
+		goto fail;
+	}
+	return true;
+fail:
+	db_free(su->db);
+	su->db = NULL;
+	store_close(store);
+	store = NULL;
+	return false;
+}
+
+/* Serves the request accepted in fcgi; lock, when not NULL, is held
+ * while the handler runs (up to app_unlock()) and around the checks of
+ * the caller. */
+static void
+serve(FCGX_Request *fcgi, const struct route *table, size_t n,
+      const struct setup *su, pthread_mutex_t *lock)
+{
+	struct http_req req;
+	struct http_resp resp;
+	struct app_ctx ctx;
+
+	if (app_request(&ctx, &req, &resp, fcgi, su->db)) {
+		ctx.jwt_secret = su->secret;
+		ctx.store = store;
+		ctx.lock = lock;
+		if (lock != NULL)
+			pthread_mutex_lock(lock);
+		ctx.locked = lock != NULL;
+		dispatch(&ctx, table, n);
+		if (lock != NULL && !ctx.locked)
+			pthread_mutex_lock(lock);
+		/* Before the answer: the client may ask another process
+		 * next. */
+		authn_settle(su->db);
+		if (lock != NULL)
+			pthread_mutex_unlock(lock);
+	}
+	http_send(&resp, fcgi);
+	http_req_free(&req);
+	http_resp_free(&resp);
+	FCGX_Finish_r(fcgi);
+}
+
+int
+app_main(const char *name, const struct route *table, size_t n,
+	 bool (*init)(const char *name))
+{
+	FCGX_Request fcgi;
+	struct setup su;
+
+	if (!set_up(name, table, n, init, &su))
+		return 1;
+	if (FCGX_InitRequest(&fcgi, 0, 0) != 0) {
+		fprintf(stderr, "%s: cannot start\n", name);
+		db_free(su.db);
 		store_close(store);
 		return 1;
 	}
-	while (FCGX_Accept_r(&fcgi) >= 0) {
-		struct http_req req;
-		struct http_resp resp;
-		struct app_ctx ctx;
-
-		if (app_request(&ctx, &req, &resp, &fcgi, db)) {
-			ctx.jwt_secret = secret;
-			ctx.store = store;
-			dispatch(&ctx, table, n);
-			/* Before the answer: the client may ask another
-			 * process next. */
-			authn_settle(db);
-		}
-		http_send(&resp, &fcgi);
-		http_req_free(&req);
-		http_resp_free(&resp);
-		FCGX_Finish_r(&fcgi);
-	}
-	db_free(db);
+	while (FCGX_Accept_r(&fcgi) >= 0)
+		serve(&fcgi, table, n, &su, NULL);
+	db_free(su.db);
 	store_close(store);
 	return 0;
+}
+
+/* The request threads of app_main_threads(). */
+struct pool;
+
+struct worker {
+	struct pool *p;
+	pthread_t thread;
+	FCGX_Request fcgi;
+	bool busy; /* it has a request to serve */
+	pthread_cond_t go;
+};
+
+struct pool {
+	const struct route *table;
+	size_t n;
+	struct setup su;
+	pthread_mutex_t lock; /* the process's: su.db, caches, handlers */
+	pthread_mutex_t mu;   /* busy, stop */
+	pthread_cond_t idle;  /* a worker became idle */
+	bool stop;
+};
+
+static void *
+work(void *arg)
+{
+	struct worker *w = arg;
+	struct pool *p = w->p;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		while (!w->busy && !p->stop)
+			pthread_cond_wait(&w->go, &p->mu);
+		if (!w->busy)
+			break;
+		pthread_mutex_unlock(&p->mu);
+		serve(&w->fcgi, p->table, p->n, &p->su, &p->lock);
+		pthread_mutex_lock(&p->mu);
+		w->busy = false;
+		pthread_cond_signal(&p->idle);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* An idle worker of the nw in ws, waiting for one (holding p->mu). */
+static struct worker *
+idle_worker(struct pool *p, struct worker *ws, int nw)
+{
+	for (;;) {
+		for (int i = 0; i < nw; i++)
+			if (!ws[i].busy)
+				return &ws[i];
+		pthread_cond_wait(&p->idle, &p->mu);
+	}
+}
+
+int
+app_main_threads(const char *name, const struct route *table, size_t n,
+		 bool (*init)(const char *name), const int *threads)
+{
+	struct pool p = {.table = table, .n = n};
+	struct worker *ws = NULL, *w;
+	sigset_t all, old;
+	int nw = 0, rc = 1;
+
+	if (!set_up(name, table, n, init, &p.su))
+		return 1;
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.idle, NULL);
+	if (*threads < 1 ||
+	    (ws = calloc((size_t)*threads, sizeof(*ws))) == NULL)
+		goto out;
+	/* Signals go to this thread, which accepts: the workers block
+	 * them. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (; nw < *threads; nw++) {
+		ws[nw].p = &p;
+		pthread_cond_init(&ws[nw].go, NULL);
+		if (FCGX_InitRequest(&ws[nw].fcgi, 0, 0) != 0 ||
+		    pthread_create(&ws[nw].thread, NULL, work, &ws[nw]) != 0) {
+			pthread_cond_destroy(&ws[nw].go);
+			break;
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (nw < *threads) {
+		fprintf(stderr, "%s: cannot start %d threads\n", name,
+			*threads);
+		goto stop;
+	}
+	rc = 0;
+	pthread_mutex_lock(&p.mu);
+	for (;;) {
+		w = idle_worker(&p, ws, nw);
+		pthread_mutex_unlock(&p.mu);
+		if (FCGX_Accept_r(&w->fcgi) < 0)
+			break;
+		pthread_mutex_lock(&p.mu);
+		w->busy = true;
+		pthread_cond_signal(&w->go);
+	}
+stop:
+	/* The requests being served are answered first. */
+	pthread_mutex_lock(&p.mu);
+	p.stop = true;
+	for (int i = 0; i < nw; i++)
+		pthread_cond_signal(&ws[i].go);
+	pthread_mutex_unlock(&p.mu);
+	for (int i = 0; i < nw; i++) {
+		pthread_join(ws[i].thread, NULL);
+		pthread_cond_destroy(&ws[i].go);
+	}
+out:
+	if (rc != 0 && ws == NULL)
+		fprintf(stderr, "%s: cannot start\n", name);
+	free(ws);
+	pthread_cond_destroy(&p.idle);
+	pthread_mutex_destroy(&p.mu);
+	pthread_mutex_destroy(&p.lock);
+	db_free(p.su.db);
+	store_close(store);
+	return rc;
+}
+
+void
+app_unlock(struct app_ctx *ctx)
+{
+	if (ctx->lock != NULL && ctx->locked) {
+		pthread_mutex_unlock(ctx->lock);
+		ctx->locked = false;
+	}
 }
 
 bool

@@ -11,6 +11,7 @@
 #ifndef XMHUB_APP_H
 #define XMHUB_APP_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -29,11 +30,14 @@ struct app_ctx {
 	struct db *db; /* the process's handle; never NULL */
 	char params[ROUTE_MAX_PARAMS][ROUTE_UUID_LEN + 1];
 	struct authn_who who;
-	char facility_filter[AUTH_UUID_LEN + 1]; /* lib/web/scope's list filter */
-	const char *jwt_secret; /* NULL when the program does no JWT */
-	struct store *store;	/* the process's object store (lib/store),
-				 * opened once by app_main; NULL when its
-				 * settings are bad (logged then) */
+	char facility_filter[AUTH_UUID_LEN +
+			     1]; /* lib/web/scope's list filter */
+	const char *jwt_secret;	 /* NULL when the program does no JWT */
+	struct store *store;	 /* the process's object store (lib/store),
+				  * opened once by app_main; NULL when its
+				  * settings are bad (logged then) */
+	pthread_mutex_t *lock;	 /* app_main_threads: held by the handler */
+	bool locked;		 /* until app_unlock() */
 };
 
 /*
@@ -46,6 +50,28 @@ struct app_ctx {
  */
 int app_main(const char *name, const struct route *table, size_t n,
 	     bool (*init)(const char *name));
+
+/*
+ * As app_main(), serving up to *threads requests at once (read after
+ * init, which may set it from the settings): the main thread accepts, a
+ * pool of threads serves.  One lock of the process is held while a
+ * request is authenticated and while its handler runs, so handlers, the
+ * database handle and the caches of lib/web/authn need no other care; a
+ * handler that waits for long (lib/api/ingestapi's data: on the body and
+ * on the group commit) calls app_unlock() first.  Under a web server
+ * that sends one request at a time per process (Apache's mod_fcgid) it
+ * serves one at a time.
+ */
+int app_main_threads(const char *name, const struct route *table, size_t n,
+		     bool (*init)(const char *name), const int *threads);
+
+/*
+ * Lets the other requests of the process run while this handler goes on
+ * (app_main_threads); from then on the handler must not use ctx->db or
+ * anything else of the process but what it synchronises itself.  A
+ * no-op under app_main().
+ */
+void app_unlock(struct app_ctx *ctx);
 
 /* Answers a db_* failure: 503 when the database is unavailable, 500
  * otherwise (details only in the log). */

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "codec/wsframe.h"
+#include "web/http.h"
 #include "web/wsguard.h"
 
 /* Connections past the cap that get a 503 rather than a wait. */
@@ -292,13 +293,20 @@ answer(struct guard *g, struct conn *c, int status, const char *reason,
 	struct half *d = &c->down;
 	int n;
 
+	/* A 503 says when to try again, as the programs' do (http.h). */
+	char retry[32] = "";
+
+	if (status == 503)
+		snprintf(retry, sizeof(retry), "Retry-After: %d\r\n",
+			 HTTP_RETRY_AFTER);
 	n = snprintf((char *)d->b, WSGUARD_BUF,
 		     "HTTP/1.1 %d %s\r\n"
 		     "Content-Type: application/json\r\n"
 		     "Content-Length: %zu\r\n"
+		     "%s"
 		     "Connection: close\r\n\r\n"
 		     "{\"detail\":\"%s\"}",
-		     status, reason, strlen(detail) + 13, detail);
+		     status, reason, strlen(detail) + 13, retry, detail);
 	d->off = 0;
 	d->walk = d->len = (size_t)n;
 	flush_then_end(g, c);

@@ -133,6 +133,31 @@ is_deeply(\@got, \@want,
 is($p->sql("SELECT total_samples FROM ingest_sessions WHERE id = "
 	. "'$s->{id}'"), $want, 'and counted');
 
+# A connection lives past the web server's body limits: 3 MiB of
+# batches of 12 KB through lighttpd, every one acknowledged on the one
+# connection (lighttpd counts an upgraded stream as the request's body).
+{
+	my $big = $in->session(9, [0, 'f32']);
+	my ($bc, $bst) = ws($big->{id});
+	is($bst, 101, 'long connection: upgrade 101');
+	my ($n, $acked, $ok) = (0, 0, 1);
+	for my $k (0 .. 255) {
+		my $bb = batch($k, undef,
+		    [0, 'f32', [map { [$k * 1000 + $_, $_] } 1 .. 1000]]);
+		$n += 1000;
+		$bc->send_binary($bb);
+		my $a = ack($bc);
+		if (!defined $a || $a != $n) {
+			$ok = 0;
+			diag "batch $k: ack " . ($a // 'none') . ", want $n";
+			last;
+		}
+		$acked++;
+	}
+	ok($ok && $acked == 256,
+	    "long connection: 256 batches (3 MiB) acknowledged ($acked)");
+}
+
 # Several batches in one message, a batch over several messages.  Each
 # batch has a seq of its own: a batch identical to one of the last 64 is
 # a retry, acknowledged but not stored again (t/e2e/ingest-retry.t).
@@ -448,6 +473,7 @@ my $third = $in->session(20, [0, 'f32']);
 ($rc, $rst, $rhead, $rbody) = ws($third->{id});
 ok(!$rc, 'a third: no upgrade');
 is_error($rst, eval { decode_json($rbody) }, 503, 'a third');
+like($rhead, qr/^Retry-After: \d+\r?$/mi, 'a third: Retry-After');
 like(log_text('ws-guard.log'), qr/2 connections: 503/, "the front's log");
 $open[0]->close_frame(1000);
 is(close_of($open[0]), '1000', 'one of the two leaves');

@@ -49,6 +49,11 @@ for my $u (grep { /\.service$/ } @made) {
 	my $t = slurp("$dir/$u");
 	like($t, qr/^UMask=0027$/m, "$u: UMask=0027");
 	like($t, qr/^User=xmhub$/m, "$u: runs as xmhub");
+	if ($u eq 'xmhub-lighttpd.service') {
+		like($t, qr{^ExecStart=/usr/sbin/lighttpd -D -f /etc/lighttpd/xmhub\.conf$}m,
+		    "$u: lighttpd in the foreground on xmhub's configuration");
+		next;
+	}
 	my ($prog) = $t =~ m{^ExecStart=.*?/xmhub/((?:jobs|ws|cgi-bin)/[\w-]+)}m;
 	ok(defined $prog && -x "$build/$prog",
 	    "$u: runs a program of the build (" . ($prog // 'none') . ')');

@@ -31,6 +31,19 @@ my %PLATFORM = (
 	'content-security-policy' => "frame-ancestors 'none'",
 	'referrer-policy' => 'no-referrer',
 );
+# What lighttpd answers itself (a 413, a 404, a malformed request) is
+# outside the programs: it carries the console's stricter policy, which
+# also forbids framing (httpd-conf/programs, "header console").
+my ($console_csp) = map {
+	/^header console Content-Security-Policy "(.*)"$/ ? $1 : ()
+} split /\n/, do {
+	local (@ARGV, $/) = ("$ENV{XMHUB_SRCDIR}/httpd-conf/programs");
+	<>;
+};
+$console_csp =~ s/\@FACE_PORT\@/$s->face_port/ge;
+like($console_csp, qr/frame-ancestors 'none'/,
+    'the console\'s policy forbids framing');
+my %OWN = (%PLATFORM, 'content-security-policy' => $console_csp);
 
 # Bytes of the files lighttpd spools request bodies to.
 sub spooled {
@@ -128,7 +141,7 @@ for my $c (['/api/auth/login', 'JSON API, no login needed', $MiB],
 	    "$label: 413: JSON");
 	cmp_ok($r->{spooled}, '<', $cap, "$label: nothing spooled to VAR/tmp");
 	cmp_ok($r->{sent}, '<', 16 * $MiB, "$label: refused at once");
-	headers_are($r->{headers}, \%PLATFORM, "$label: 413");
+	headers_are($r->{headers}, \%OWN, "$label: 413");
 }
 my $r = huge($s->face_port, '/api/v1/detect');
 is($r->{status}, 413, 'face detect: 3 GB Content-Length: 413');
@@ -165,11 +178,11 @@ is_error($st, $b, 401, 'a program\'s 401');
 headers_are($res->{headers}, \%PLATFORM, 'a program\'s 401');
 ($st, $b, $res) = $p->req(GET => '/no/such/path');
 is_error($st, $b, 404, 'lighttpd\'s own 404');
-headers_are($res->{headers}, \%PLATFORM, 'lighttpd\'s own 404');
+headers_are($res->{headers}, \%OWN, 'lighttpd\'s own 404');
 $r = exchange($s->port, "GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 	    . "Content-Length: 12x\r\n\r\n", sub { undef });
 is($r->{status}, 400, 'a malformed request: 400');
-headers_are($r->{headers}, \%PLATFORM, 'lighttpd\'s own 400');
+headers_are($r->{headers}, \%OWN, 'lighttpd\'s own 400');
 
 # --- the access log keeps paths, not queries ---
 my $ua = 'xmhub-limits-' . int(rand(1e9));

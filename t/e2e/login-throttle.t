@@ -252,7 +252,12 @@ sub cli {
 # Its wait of 1 s has passed: one more failure makes it 2 s.
 ($st) = attempt('127.0.0.4', 'nobody@example.org', 'x');
 is($st, 401, 'nobody@example.org: a 6th failure at 127.0.0.4');
-($st) = attempt('127.0.0.4', 'nobody@example.org', 'x');
+# On a loaded machine an attempt can outlast the 2 s: a failure then
+# doubles the wait again, until one attempt falls inside it.
+for (1 .. 4) {
+	($st) = attempt('127.0.0.4', 'nobody@example.org', 'x');
+	last if $st == 429;
+}
 is($st, 429, '... and it is throttled there');
 my ($rc, $out, $err) = cli('--email', 'NOBODY@example.org');
 is($rc, 0, 'xmhub user unthrottle --email: exit 0') or diag $err;

@@ -4,11 +4,15 @@
 # the same name that is not this stack's.  `stack down`, `stack up` and
 # `stack daemon-stop` with such stale pid files leave those processes
 # (each leading its own process group, as the daemons do) alone, and
-# `up` starts the stack's own.
+# `up` starts the stack's own.  Its supervisor leaves a daemon stopped on
+# purpose stopped (t/e2e/self-heal.t: it restarts what dies).  A port
+# held by another process fails `stack up` before anything starts, and
+# says which port and which setting chooses it (doc/deploy.md).
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
 use HTTP::Tiny;
+use IO::Socket::INET;
 use POSIX qw(setsid);
 use Test::More;
 use Time::HiRes qw(sleep);
@@ -117,10 +121,38 @@ ok($s->stop_daemon('transcode'), 'daemon-stop: the transcode runner stops');
 spew("$var/run/transcode.pid", "$by{'xmhub-transcode'}\n");
 ok($s->stop_daemon('transcode'), 'daemon-stop with a stale pid file');
 ok(alive($by{'xmhub-transcode'}), 'daemon-stop: the bystander still runs');
+ok($s->running('supervisor'), 'up: the supervisor runs');
+sleep 3;
+ok(!$s->running('transcode'),
+    'the supervisor leaves a daemon stopped on purpose stopped');
 
 $s->stack('down', $var);
 ($st) = status();
 is($st, 3, 'down: the stack\'s own processes stopped');
 ok(alive($by{$_}), "down: $_ still runs") for sort keys %by;
+ok(!$s->running('supervisor'), 'down: the supervisor stopped');
+
+# A port another process listens on.
+my $held = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
+	Proto => 'tcp', Listen => 1) or die "listen: $!\n";
+my $hp = $held->sockport;
+for ([port => 'lighttpd', 'XMHUB_PORT'], [face_port => 'the face service (lighttpd)',
+	'FACE_API_PORT'], [ws_port => 'ws-guard', 'XMHUB_WS_PORT'],
+    [wsd_port => 'websocketd', 'XMHUB_WSD_PORT']) {
+	my ($which, $who, $setting) = @$_;
+	my $v = tempdir('xmhub-stack-t-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	chown((getpwnam('xmhub'))[2, 3], $v) if $> == 0;
+	my %ports = (map({ $_ => Xmhub::Stack::free_port() }
+		qw(port face_port ws_port wsd_port)), $which => $hp);
+	local $ENV{XMHUB_SQL_DIR} = "$ENV{XMHUB_SRCDIR}/sql";
+	my ($ust, $uout, $uerr) = run([Xmhub::Stack::script(), 'up', $v,
+		$ENV{XMHUB_BUILDDIR}, @ports{qw(port face_port ws_port wsd_port)}]);
+	isnt($ust, 0, "$which held: stack up fails");
+	like($uerr, qr/port $hp \(\Q$who\E's, $setting\) is in use by another process/,
+	    "$which held: the port, the part and the setting named") or diag $uerr;
+	my ($vst) = run([Xmhub::Stack::script(), 'status', $v]);
+	is($vst, 3, "$which held: nothing was started");
+	ok(!-e "$v/pg/PG_VERSION", "$which held: not even PostgreSQL");
+}
 
 done_testing;

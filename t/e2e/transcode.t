@@ -194,7 +194,19 @@ my @good = (
 	['r48k.wav', 3000, 48000, 2, 16, 'pcm_s16le'],
 	['long.wav', 600000, 44100, 2, 16, 'pcm_s16le'],
 );
-my @bad = qw(empty.wav text.wav cut.wav ch9.wav);
+# An HLS playlist named .wav whose segment is a local file the runner's
+# user can read: ffprobe and ffmpeg would follow it (and so read any such
+# file) unless they are held to audio containers.
+{
+	my $seg = tempdir(CLEANUP => 1);
+	chmod 0755, $seg;
+	sh('ffmpeg', '-v', 'error', '-y', '-i', "$dir/s16-mono.wav",
+	    '-c:a', 'aac', "$seg/local.aac");
+	chmod 0644, "$seg/local.aac";
+	$in{'playlist.wav'} = "#EXTM3U\n#EXT-X-TARGETDURATION:4\n"
+	    . "#EXTINF:3.2,\n$seg/local.aac\n#EXT-X-ENDLIST\n";
+}
+my @bad = qw(empty.wav text.wav cut.wav ch9.wav playlist.wav);
 
 my (%upload, %job);
 for my $name ((map { $_->[0] } @good), @bad) {

@@ -1,6 +1,6 @@
 /*
- * t/unit/wsingest.c - the WebSocket ingest session (lib/domain/wsingest.h): cutting
- * batches out of a byte stream, the 256 KB limit, the queue of answers,
+ * t/unit/wsingest.c - the WebSocket ingest session (lib/domain/wsingest.h):
+ * cutting batches out of a byte stream, the 256 KB limit, the queue of answers,
  * the error message; then wsingest_serve() in a child process between
  * two pipes, as websocketd runs it: pipelined batches get one
  * acknowledgement per read of the output pipe (the pacing, by pipe size
@@ -230,7 +230,7 @@ test_answers(void)
 	is_int(wsingest_next(w, &p), n, "not sent: offered again");
 	wsingest_sent(w);
 	is_int(wsingest_next(w, &p), 0, "then nothing");
-	ok(wsingest_room(w, &room) == WSINGEST_MAX_BATCH,
+	ok(wsingest_room(w, &room) == WSINGEST_IN_MAX,
 	   "after a failure input is still read (and dropped)");
 	wsingest_fill(w, 10);
 	is_int(wsingest_cut(w, &b, &len, d, sizeof(d)), WSINGEST_NONE,
@@ -277,26 +277,38 @@ struct fake {
 	int notify; /* a byte written here per commit */
 };
 
-static bool
-fake_commit(void *arg, const uint8_t *batch, size_t len, uint32_t *accepted,
-	    char *detail, size_t dlen)
+/* Rounds of at most this many batches in the tests. */
+#define FAKE_MAX 8
+
+static void
+fake_commit(void *arg, struct ingest_job *const *jobs, size_t n)
 {
 	struct fake *f = arg;
 	struct xmbp_batch xb;
 	struct xmbp_stream s;
+	bool refused = false;
 
-	if (f->count++ == f->fail_at) {
-		snprintf(detail, dlen, "the session is closed");
-		return false;
+	if (n == 0 || n > FAKE_MAX)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		struct ingest_job *j = jobs[i];
+
+		if (refused || f->count++ == f->fail_at) {
+			snprintf(j->detail, sizeof(j->detail),
+				 "the session is closed");
+			j->status = INGEST_NOT_ACTIVE;
+			refused = true;
+			continue;
+		}
+		if (xmbp_decode(j->batch, j->len, &xb, NULL) != XMBP_OK)
+			abort();
+		xmbp_stream_at(&xb, 0, &s);
+		f->total += s.sample_count;
+		j->status = INGEST_OK;
+		j->ack.accepted_samples = f->total;
+		if (write(f->notify, "c", 1) != 1)
+			abort();
 	}
-	if (xmbp_decode(batch, len, &xb, NULL) != XMBP_OK)
-		abort();
-	xmbp_stream_at(&xb, 0, &s);
-	f->total += s.sample_count;
-	*accepted = f->total;
-	if (write(f->notify, "c", 1) != 1)
-		abort();
-	return true;
 }
 
 struct child {
@@ -324,6 +336,7 @@ start(int idle_ms, int fail_at, size_t prefill)
 		struct wsingest_io io = {.in = in[0],
 					 .out = out[1],
 					 .idle_ms = idle_ms,
+					 .max_batches = FAKE_MAX,
 					 .commit = fake_commit,
 					 .arg = &f};
 

@@ -13,6 +13,7 @@
 #include "face/service/faceapi.h"
 #include "face/service/faceapi_resp.h"
 #include "face/service/faceapi_store.h"
+#include "web/fcgiproc.h"
 
 #define BASIC_MAX 1024 /* bytes of an Authorization header looked at */
 
@@ -146,8 +147,10 @@ faceapi_main(const char *name, enum faceapi_program prog,
 	FCGX_Request fcgi;
 	int status = 1;
 
-	if (!start(name, prog) || FCGX_Init() != 0 ||
-	    FCGX_InitRequest(&fcgi, 0, 0) != 0 || !app_stop_on_signals())
+	/* fcgiproc_watch_parent(): ends with the web server (fcgiproc.h). */
+	if (!fcgiproc_watch_parent() || !start(name, prog) ||
+	    FCGX_Init() != 0 || FCGX_InitRequest(&fcgi, 0, 0) != 0 ||
+	    !app_stop_on_signals())
 		goto out;
 	while (FCGX_Accept_r(&fcgi) >= 0) {
 		struct http_req req;

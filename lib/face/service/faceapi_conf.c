@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "core/conf.h"
+#include "core/settings.h"
 #include "face/service/faceapi_conf.h"
 
 static const char *const method_names[] = {
@@ -43,20 +44,7 @@ faceapi_method_name(enum face_method m)
 bool
 faceapi_bool_parse(const char *s, bool *out)
 {
-	static const char *const yes[] = {"true", "1", "yes", "on"};
-	static const char *const no[] = {"false", "0", "no", "off"};
-
-	for (size_t i = 0; i < 4; i++) {
-		if (strcasecmp(s, yes[i]) == 0) {
-			*out = true;
-			return true;
-		}
-		if (strcasecmp(s, no[i]) == 0) {
-			*out = false;
-			return true;
-		}
-	}
-	return false;
+	return settings_bool(s, out);
 }
 
 static const char *
@@ -109,59 +97,35 @@ faceapi_rate_parse(const char *s, struct faceapi_rate *out)
 	return false;
 }
 
-/* A float setting in [min, max] into *out (def when unset). */
+/* An integer setting as int, with settings.def's default and range. */
 static bool
-conf_double(const char *name, double def, double min, double max, double *out)
-{
-	const char *v = conf_str(name, NULL);
-	char *end;
-	double d;
-
-	*out = def;
-	if (v == NULL)
-		return true;
-	errno = 0;
-	d = strtod(v, &end);
-	if (errno != 0 || end == v || *end != '\0' || !isfinite(d) || d < min ||
-	    d > max)
-		return false;
-	*out = d;
-	return true;
-}
-
-/* An integer setting as int. */
-static bool
-conf_int_i(const char *name, int def, int min, int max, int *out)
+conf_int_i(const char *name, int *out)
 {
 	long long v;
-	bool ok = conf_int(name, def, min, max, &v);
+	bool ok = conf_get_int(name, &v);
 
 	*out = (int)v;
 	return ok;
 }
 
+/* A boolean setting, settings.def's default when unset. */
 static bool
-conf_bool(const char *name, bool def, bool *out)
+conf_bool(const char *name, bool *out)
 {
-	const char *v = conf_str(name, NULL);
-
-	*out = def;
-	return v == NULL || faceapi_bool_parse(v, out);
+	return faceapi_bool_parse(conf_get(name), out);
 }
 
 static bool
-conf_copy(const char *name, const char *def, char *out, size_t len)
+conf_copy(const char *name, char *out, size_t len)
 {
-	const char *v = conf_str(name, def);
-
-	return (size_t)snprintf(out, len, "%s", v) < len;
+	return (size_t)snprintf(out, len, "%s", conf_get(name)) < len;
 }
 
 /* FACE_API_CORS_ORIGINS: comma-separated origins, blanks trimmed. */
 static bool
 parse_origins(struct faceapi_conf *c)
 {
-	const char *s = conf_str("FACE_API_CORS_ORIGINS", ""), *e;
+	const char *s = conf_get("FACE_API_CORS_ORIGINS"), *e;
 	size_t n;
 
 	c->norigins = 0;
@@ -190,19 +154,19 @@ parse_origins(struct faceapi_conf *c)
 static bool
 map_s3(void)
 {
-	static const char *const map[][3] = {
-		{"FACE_API_S3_ENDPOINT", "XMHUB_S3_ENDPOINT", NULL},
-		{"FACE_API_S3_BUCKET", "XMHUB_S3_BUCKET", "face-api"},
-		{"FACE_API_S3_ACCESS_KEY", "XMHUB_S3_ACCESS_KEY", NULL},
-		{"FACE_API_S3_SECRET_KEY", "XMHUB_S3_SECRET_KEY", NULL},
-		{"FACE_API_S3_REGION", "XMHUB_S3_REGION", "us-east-1"},
+	static const char *const map[][2] = {
+		{"FACE_API_S3_ENDPOINT", "XMHUB_S3_ENDPOINT"},
+		{"FACE_API_S3_BUCKET", "XMHUB_S3_BUCKET"},
+		{"FACE_API_S3_ACCESS_KEY", "XMHUB_S3_ACCESS_KEY"},
+		{"FACE_API_S3_SECRET_KEY", "XMHUB_S3_SECRET_KEY"},
+		{"FACE_API_S3_REGION", "XMHUB_S3_REGION"},
 	};
 	const char *v;
 
-	if (conf_str("FACE_API_S3_ENDPOINT", NULL) == NULL)
+	if (conf_get("FACE_API_S3_ENDPOINT") == NULL)
 		return true;
 	for (size_t i = 0; i < sizeof(map) / sizeof(*map); i++) {
-		v = conf_str(map[i][0], map[i][2]);
+		v = conf_get(map[i][0]);
 		if (v == NULL)
 			unsetenv(map[i][1]);
 		else if (setenv(map[i][1], v, 1) != 0)
@@ -225,74 +189,67 @@ faceapi_conf_load(struct faceapi_conf *c, char *detail, size_t dlen)
 	const char *bad = NULL, *v;
 
 	memset(c, 0, sizeof(*c));
-	if (!conf_copy("FACE_API_MODEL_DIR", XMHUB_MODELDIR, c->model_dir,
+	if (!conf_copy("FACE_API_MODEL_DIR", c->model_dir,
 		       sizeof(c->model_dir)))
 		bad = "FACE_API_MODEL_DIR";
-	else if (!conf_copy("FACE_API_MODEL",
-			    faceapi_default_model(c->model_dir), c->model,
-			    sizeof(c->model)))
+	/* Unset: the best model present (settings.def has no default). */
+	else if ((size_t)snprintf(
+			 c->model, sizeof(c->model), "%s",
+			 conf_str("FACE_API_MODEL",
+				  faceapi_default_model(c->model_dir))) >=
+		 sizeof(c->model))
 		bad = "FACE_API_MODEL";
-	else if (!conf_int_i("FACE_API_DET_SIZE", 640, 32, 4096,
-			     &c->det_size) ||
+	else if (!conf_int_i("FACE_API_DET_SIZE", &c->det_size) ||
 		 c->det_size % 32 != 0)
 		bad = "FACE_API_DET_SIZE (a multiple of 32, 32 to 4096)";
-	else if (!conf_int_i("FACE_API_ORT_THREADS", 0, 0, 256, &c->threads))
+	else if (!conf_int_i("FACE_API_ORT_THREADS", &c->threads))
 		bad = "FACE_API_ORT_THREADS (0 to 256)";
-	else if (!conf_double("FACE_API_CONFIDENCE", 0.5, 0.01, 1.0,
-			      &c->confidence))
+	else if (!conf_get_num("FACE_API_CONFIDENCE", &c->confidence))
 		bad = "FACE_API_CONFIDENCE (0.01 to 1.0)";
-	else if (!conf_double("FACE_API_NMS_THRESHOLD", 0.4, 0.01, 1.0,
-			      &c->nms))
+	else if (!conf_get_num("FACE_API_NMS_THRESHOLD", &c->nms))
 		bad = "FACE_API_NMS_THRESHOLD (0.01 to 1.0)";
-	else if (!faceapi_method_parse(
-			 conf_str("FACE_API_BLUR_METHOD", "gaussian"),
-			 &c->method))
+	else if (!faceapi_method_parse(conf_get("FACE_API_BLUR_METHOD"),
+				       &c->method))
 		bad = "FACE_API_BLUR_METHOD";
-	else if (!conf_int_i("FACE_API_BLUR_STRENGTH", 199, 1, 999,
-			     &c->strength))
+	else if (!conf_int_i("FACE_API_BLUR_STRENGTH", &c->strength))
 		bad = "FACE_API_BLUR_STRENGTH (1 to 999)";
-	else if (!conf_double("FACE_API_PADDING", 0.15, 0.0, 2.0, &c->padding))
+	else if (!conf_get_num("FACE_API_PADDING", &c->padding))
 		bad = "FACE_API_PADDING (0.0 to 2.0)";
-	else if (!conf_int("FACE_API_MAX_IMAGE_BYTES", 20971520, 1024,
-			   1073741824LL, &c->max_bytes))
+	else if (!conf_get_int("FACE_API_MAX_IMAGE_BYTES", &c->max_bytes))
 		bad = "FACE_API_MAX_IMAGE_BYTES (1024 to 1073741824)";
-	else if (!conf_int("FACE_API_MAX_IMAGE_PIXELS", 30000000, 100,
-			   1000000000LL, &c->max_pixels))
+	else if (!conf_get_int("FACE_API_MAX_IMAGE_PIXELS", &c->max_pixels))
 		bad = "FACE_API_MAX_IMAGE_PIXELS (100 to 1000000000)";
-	else if (!conf_int_i("FACE_API_MAX_CONCURRENT_REQUESTS", 10, 1, 1000,
+	else if (!conf_int_i("FACE_API_MAX_CONCURRENT_REQUESTS",
 			     &c->max_requests))
 		bad = "FACE_API_MAX_CONCURRENT_REQUESTS (1 to 1000)";
-	else if (!conf_int_i("FACE_API_MAX_CONCURRENT_INFERENCE", 2, 1, 256,
+	else if (!conf_int_i("FACE_API_MAX_CONCURRENT_INFERENCE",
 			     &c->max_inference))
 		bad = "FACE_API_MAX_CONCURRENT_INFERENCE (1 to 256)";
-	else if (!faceapi_rate_parse(
-			 conf_str("FACE_API_RATE_LIMIT_DETECT", "60/minute"),
-			 &c->rate_detect))
+	else if (!faceapi_rate_parse(conf_get("FACE_API_RATE_LIMIT_DETECT"),
+				     &c->rate_detect))
 		bad = "FACE_API_RATE_LIMIT_DETECT (like 60/minute)";
-	else if (!faceapi_rate_parse(
-			 conf_str("FACE_API_RATE_LIMIT_MASK", "30/minute"),
-			 &c->rate_mask))
+	else if (!faceapi_rate_parse(conf_get("FACE_API_RATE_LIMIT_MASK"),
+				     &c->rate_mask))
 		bad = "FACE_API_RATE_LIMIT_MASK (like 30/minute)";
-	else if (!conf_bool("FACE_API_STORAGE_ENABLED", false, &c->storage))
+	else if (!conf_bool("FACE_API_STORAGE_ENABLED", &c->storage))
 		bad = "FACE_API_STORAGE_ENABLED (true or false)";
-	else if (!conf_bool("FACE_API_API_KEY_ENABLED", false, &c->keys))
+	else if (!conf_bool("FACE_API_API_KEY_ENABLED", &c->keys))
 		bad = "FACE_API_API_KEY_ENABLED (true or false)";
 	else if (c->keys && !c->storage)
 		bad = "FACE_API_API_KEY_ENABLED: API keys live in the "
 		      "database, which needs FACE_API_STORAGE_ENABLED=true";
 	else if (!parse_origins(c))
 		bad = "FACE_API_CORS_ORIGINS (at most 16 origins)";
-	else if (!conf_copy("FACE_API_STATE_DIR", "/run/xmhub-face",
-			    c->state_dir, sizeof(c->state_dir)) ||
+	else if (!conf_copy("FACE_API_STATE_DIR", c->state_dir,
+			    sizeof(c->state_dir)) ||
 		 c->state_dir[0] != '/')
 		bad = "FACE_API_STATE_DIR (an absolute path)";
-	else if ((v = conf_str("FACE_API_URL_SECRET", NULL)) != NULL &&
+	else if ((v = conf_get("FACE_API_URL_SECRET")) != NULL &&
 		 strlen(v) < FACEAPI_SECRET_MIN)
 		bad = "FACE_API_URL_SECRET (32 characters or more)";
-	else if (!conf_int_i("FACE_API_URL_TTL", 300, 1, 604800, &c->url_ttl))
+	else if (!conf_int_i("FACE_API_URL_TTL", &c->url_ttl))
 		bad = "FACE_API_URL_TTL (1 to 604800 seconds)";
-	else if (!conf_int_i("FACE_API_WORKER_TIMEOUT", 60, 1, 3600,
-			     &c->worker_timeout))
+	else if (!conf_int_i("FACE_API_WORKER_TIMEOUT", &c->worker_timeout))
 		bad = "FACE_API_WORKER_TIMEOUT (1 to 3600 seconds)";
 	else if (!map_s3())
 		bad = "FACE_API_S3_*";
@@ -300,11 +257,11 @@ faceapi_conf_load(struct faceapi_conf *c, char *detail, size_t dlen)
 		snprintf(detail, dlen, "bad setting %s", bad);
 		return false;
 	}
-	c->url_secret = conf_str("FACE_API_URL_SECRET", NULL);
+	c->url_secret = conf_get("FACE_API_URL_SECRET");
 	c->database_url = conf_str("FACE_API_DATABASE_URL",
-				   conf_str("XMHUB_DATABASE_URL", NULL));
-	c->admin_user = conf_str("FACE_API_ADMIN_USER", "admin");
-	c->admin_password = conf_str("FACE_API_ADMIN_PASSWORD", NULL);
+				   conf_get("XMHUB_DATABASE_URL"));
+	c->admin_user = conf_get("FACE_API_ADMIN_USER");
+	c->admin_password = conf_get("FACE_API_ADMIN_PASSWORD");
 	/* A value in the form of a libargon2 hash is one: an $argon2i$ or
 	 * $argon2d$ hash taken for a clear password would lock the admin
 	 * out without a word. */

@@ -87,7 +87,7 @@ state_key(const char *dir, char *detail, size_t dlen)
 static bool
 open_public(struct faceapi *f, char *detail, size_t dlen)
 {
-	const char *pub = conf_str("FACE_API_S3_PUBLIC_ENDPOINT", NULL);
+	const char *pub = conf_get("FACE_API_S3_PUBLIC_ENDPOINT");
 	char *inner;
 
 	if (pub == NULL || store_is_fs(f->store))

@@ -23,6 +23,14 @@ package Xmhub::Stack;
 #   $s->psql($sql)                     # ($status, $stdout, $stderr)
 #   $s->stop_db; $s->start_db;         # PostgreSQL only
 #   $s->stop_daemon('transcode')       # one daemon of the stack
+#   Xmhub::Stack->start(ports => { ws_port => 8082 })
+#                                      # a port chosen (port, face_port,
+#                                      # ws_port, wsd_port), not a free one
+#   $s->status                         # ($exit, $output) of `stack status`
+#   $s->running('websocketd')          # the pid of lighttpd, a daemon or
+#                                      # 'supervisor' when it runs, else undef
+#   Xmhub::Stack::descendants($pid)    # the processes under $pid
+#   Xmhub::Stack::alive($pid)          # runs (a zombie does not)
 #
 # The stack always has a PostgreSQL of its own: an XMHUB_DATABASE_URL of
 # the caller is ignored, so that tests never touch a real database.
@@ -73,6 +81,7 @@ sub start {
 		face_port => free_port(),
 		ws_port => free_port(),
 		wsd_port => free_port(),
+		%{$opt{ports} // {}},
 		build => $build,
 		pid => $$,
 	}, $class;
@@ -187,6 +196,51 @@ sub stop_daemon {
 	my ($self, $name) = @_;
 	$self->stack('daemon-stop', $self->{var}, $name);
 	return !-e "$self->{var}/run/$name.pid";
+}
+
+# status: ($exit, $output) of `stack status` (0: all runs, 1: a part
+# does, 3: nothing does).
+sub status {
+	my ($self) = @_;
+	my ($st, $out) = run([script(), 'status', $self->{var}]);
+	return ($st, $out);
+}
+
+# running($name): the pid of lighttpd, of daemon $name or of the
+# supervisor while `stack status` says it runs; undef otherwise.
+sub running {
+	my ($self, $name) = @_;
+	my (undef, $out) = $self->status;
+	return $out =~ /^stack: \Q$name\E: running, pid (\d+)/m ? $1 : undef;
+}
+
+# alive($pid): $pid runs (a zombie, which no one may reap, does not).
+sub alive {
+	my ($pid) = @_;
+	open my $f, '<', "/proc/$pid/stat" or return 0;
+	my $stat = <$f> // '';
+	return $stat =~ /\) ([A-Za-z]) / && $1 ne 'Z';
+}
+
+# descendants($pid): the pids of every process under $pid (children,
+# their children...), zombies left out.
+sub descendants {
+	my ($top) = @_;
+	my %kids;
+	for my $stat (glob '/proc/[0-9]*/stat') {
+		open my $f, '<', $stat or next;
+		my $line = <$f> // '';
+		push @{$kids{$3}}, $1 if $line =~ /^(\d+) \(.*\) (\S) (\d+) / && $2 ne 'Z';
+	}
+	my (@all, @todo);
+	@todo = ($top);
+	while (defined(my $p = shift @todo)) {
+		for (@{$kids{$p} // []}) {
+			push @all, $_;
+			push @todo, $_;
+		}
+	}
+	return @all;
 }
 
 # Stops everything and removes the var directory (kept if stopping

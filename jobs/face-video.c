@@ -1,0 +1,350 @@
+/*
+ * xmhub-face-video - the runner of the face service's video
+ * anonymization jobs (doc/face-video.md).
+ *
+ *   xmhub-face-video --drain [--worker-id ID]   run jobs until none is left
+ *   xmhub-face-video --loop [--worker-id ID]    drain, sleep, again; SIGTERM
+ *                                               stops it cleanly
+ *
+ * Each job: the input is fetched from the store into a private
+ * temporary directory, probed, decoded, masked and encoded
+ * (lib/face/service/faceapi_vrun: two ffmpegs through FIFOs, the model
+ * in this process) while the job's progress renews its lease; the output
+ * goes to the store before the job is completed.  A progress report that
+ * finds the job no longer ours (cancelled, taken over) stops the run.
+ * Settings are the face service's (FACE_API_*, doc/face.md) and
+ * FACE_API_VIDEO_* (doc/face-video.md).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/conf.h"
+#include "core/db.h"
+#include "core/runner.h"
+#include "face/service/faceapi_conf.h"
+#include "face/service/faceapi_vqueue.h"
+#include "face/service/faceapi_vrun.h"
+#include "store/storage.h"
+
+#define LOOP_SLEEP_S 2 /* --loop: pause between drains */
+#define PROBE_MS 60000
+#define TMP_MAX_LEN 1024 /* bytes of $TMPDIR */
+#define DIR_MAX (TMP_MAX_LEN + 64)
+#define FILE_MAX (DIR_MAX + 32)
+
+struct vrunner {
+	struct faceapi_conf conf;
+	struct faceapi_vconf vc;
+	struct db *db;
+	struct store *st;
+	struct face_model *model;
+	char worker[FACEAPI_VWORKER_MAX + 1];
+	const char *tmp;
+	bool no_model; /* the last attempt to load it failed (and said so) */
+};
+
+/* What became of one job. */
+enum run_end { RUN_OK, RUN_STOP, RUN_DB };
+
+/* The progress callback's state. */
+struct prog {
+	struct vrunner *r;
+	const struct faceapi_vclaim *job;
+	bool lost, db_failed;
+};
+
+static bool
+on_progress(void *arg, long long done, double fps)
+{
+	struct prog *p = arg;
+
+	if (runner_stopping())
+		return false;
+	if (faceapi_vjob_progress(p->r->db, p->job, done, fps, -1, &p->lost) !=
+	    DB_OK) {
+		p->db_failed = true;
+		return false;
+	}
+	return !p->lost;
+}
+
+/* The unmasked input is removed as soon as the job is over: it shows
+ * the faces the job exists to hide. */
+static void
+drop_input(struct vrunner *r, const struct faceapi_vclaim *job)
+{
+	char detail[256];
+
+	if (store_delete(r->st, job->input_key, detail, sizeof(detail)) !=
+	    STORE_OK)
+		fprintf(stderr, "xmhub-face-video: %s: %s\n", job->input_key,
+			detail);
+}
+
+static enum run_end
+fail(struct vrunner *r, const struct faceapi_vclaim *job, const char *msg,
+     bool final)
+{
+	bool lost;
+
+	fprintf(stderr, "xmhub-face-video: job %s attempt %d failed: %s\n",
+		job->id, job->attempts, msg);
+	if (faceapi_vjob_fail(r->db, &r->vc, job, msg, final, &lost) != DB_OK)
+		return RUN_DB;
+	if (final && !lost)
+		drop_input(r, job);
+	return RUN_OK;
+}
+
+/* Everything after the claim, in the directory dir. */
+static enum run_end
+run_in(struct vrunner *r, const struct faceapi_vclaim *job, const char *dir,
+       const char *in, char *out, size_t olen)
+{
+	struct faceapi_vmask m = {(float)job->confidence, (float)job->nms,
+				  (size_t)job->max_faces, job->method,
+				  job->strength,	  job->padding,
+				  r->vc.detect_every};
+	struct prog pr = {r, job, false, false};
+	char detail[512], key[128], msg[FACEAPI_VERROR_MAX];
+	struct faceapi_vstats stats;
+	struct faceapi_vinfo vi;
+	const char *container;
+	enum faceapi_vend end;
+	uint64_t size;
+	bool lost;
+
+	switch (store_get_file(r->st, job->input_key, in, detail,
+			       sizeof(detail))) {
+	case STORE_OK:
+		break;
+	case STORE_NOT_FOUND:
+		return fail(r, job, "the input video is missing from the store",
+			    true);
+	default:
+		fprintf(stderr, "xmhub-face-video: %s: %s\n", job->input_key,
+			detail);
+		return fail(r, job,
+			    "the input could not be read from the store",
+			    false);
+	}
+	if (!faceapi_video_probe(in, &vi, PROBE_MS, detail, sizeof(detail)))
+		return runner_stopping() ? RUN_STOP
+					 : fail(r, job, detail, true);
+	if (faceapi_vjob_progress(r->db, job, 0, 0, vi.frames, &lost) != DB_OK)
+		return RUN_DB;
+	if (lost)
+		return RUN_OK;
+	container = faceapi_video_container(&vi);
+	snprintf(out, olen, "%s/output.%s", dir, container);
+	end = faceapi_video_mask(r->model, in, &vi, out, dir, &m, on_progress,
+				 &pr, &stats, detail, sizeof(detail));
+	switch (end) {
+	case FACEAPI_V_OK:
+		break;
+	case FACEAPI_V_FAILED:
+		return fail(r, job, detail, true);
+	case FACEAPI_V_ERROR:
+		return fail(r, job, detail, false);
+	default:
+		if (pr.db_failed)
+			return RUN_DB;
+		return pr.lost ? RUN_OK : RUN_STOP;
+	}
+	/* ffmpeg decodes what there is of a damaged file without failing. */
+	if (stats.frames * 10 < vi.frames * 9) {
+		snprintf(msg, sizeof(msg),
+			 "the video is truncated or damaged: its header says "
+			 "%lld frames, %lld could be decoded",
+			 vi.frames, stats.frames);
+		return fail(r, job, msg, true);
+	}
+	snprintf(key, sizeof(key), "face/videos/%s/output", job->id);
+	if (!faceapi_vput_file(r->st, out, key, faceapi_video_mime(container),
+			       &size, detail, sizeof(detail))) {
+		fprintf(stderr, "xmhub-face-video: %s: %s\n", key, detail);
+		return fail(r, job, "the output could not be stored", false);
+	}
+	if (faceapi_vjob_complete(r->db, job, face_model_name(r->model), key,
+				  faceapi_video_mime(container),
+				  (long long)size, stats.frames, stats.fps,
+				  stats.detected, &lost) != DB_OK)
+		return RUN_DB;
+	if (lost)
+		store_delete(r->st, key, detail, sizeof(detail));
+	else
+		drop_input(r, job);
+	return RUN_OK;
+}
+
+/* Removes the run's directory and what a run leaves in it. */
+static void
+remove_dir(const char *dir)
+{
+	static const char *const names[] = {"input",	   "output.mp4",
+					    "output.mkv",  "decoded.fifo",
+					    "masked.fifo", NULL};
+	char path[FILE_MAX];
+
+	for (size_t i = 0; names[i] != NULL; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	if (rmdir(dir) != 0)
+		fprintf(stderr, "xmhub-face-video: %s can not be removed: %s\n",
+			dir, strerror(errno));
+}
+
+static enum run_end
+run(struct vrunner *r, const struct faceapi_vclaim *job)
+{
+	char dir[DIR_MAX], in[FILE_MAX], out[FILE_MAX];
+	enum run_end end;
+	bool lost;
+
+	snprintf(dir, sizeof(dir), "%s/xmhub-face-video-run-XXXXXX", r->tmp);
+	if (mkdtemp(dir) == NULL) {
+		fprintf(stderr, "xmhub-face-video: %s: %s\n", dir,
+			strerror(errno));
+		return fail(r, job, "no temporary space for the video", false);
+	}
+	snprintf(in, sizeof(in), "%s/input", dir);
+	end = run_in(r, job, dir, in, out, sizeof(out));
+	remove_dir(dir);
+	if (end == RUN_STOP && faceapi_vjob_release(r->db, job, &lost) != DB_OK)
+		return RUN_DB;
+	return end;
+}
+
+/* Claims and runs jobs until none is left: 0, or 1 on failure. */
+static int
+drain(struct vrunner *r)
+{
+	char note[256] = "", detail[256];
+
+	if (r->model == NULL &&
+	    (r->model = face_model_open(r->conf.model_dir, r->conf.model,
+					r->conf.det_size, r->conf.threads, note,
+					sizeof(note), detail,
+					sizeof(detail))) == NULL) {
+		/* Said once: a loop waits for the model without filling its
+		 * log. */
+		if (!r->no_model)
+			fprintf(stderr,
+				"xmhub-face-video: no model in %s: %s; jobs "
+				"wait until there is one\n",
+				r->conf.model_dir, detail);
+		r->no_model = true;
+		return 1;
+	}
+	if (r->no_model || note[0] != '\0')
+		fprintf(stderr, "xmhub-face-video: model %s%s%s\n",
+			face_model_name(r->model), note[0] != '\0' ? ": " : "",
+			note);
+	r->no_model = false;
+	while (!runner_stopping()) {
+		struct faceapi_vclaim job;
+		bool got;
+
+		if (faceapi_vjob_claim(r->db, &r->vc, r->worker, &job, &got) !=
+		    DB_OK)
+			return 1;
+		if (!got)
+			return 0;
+		switch (run(r, &job)) {
+		case RUN_OK:
+			break;
+		case RUN_STOP:
+			return 0;
+		default:
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int
+usage(void)
+{
+	fprintf(stderr,
+		"usage: xmhub-face-video --drain|--loop [--worker-id ID]\n");
+	return 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct vrunner r;
+	char detail[512], host[64];
+	int mode = 0, rc = 1;
+
+	memset(&r, 0, sizeof(r));
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--drain") == 0 && mode == 0)
+			mode = 'd';
+		else if (strcmp(argv[i], "--loop") == 0 && mode == 0)
+			mode = 'l';
+		else if (strcmp(argv[i], "--worker-id") == 0 && i + 1 < argc &&
+			 argv[i + 1][0] != '\0' &&
+			 strlen(argv[i + 1]) <= FACEAPI_VWORKER_MAX)
+			snprintf(r.worker, sizeof(r.worker), "%s", argv[++i]);
+		else
+			return usage();
+	}
+	if (mode == 0)
+		return usage();
+	if (r.worker[0] == '\0') {
+		if (gethostname(host, sizeof(host)) != 0)
+			snprintf(host, sizeof(host), "localhost");
+		host[sizeof(host) - 1] = '\0';
+		snprintf(r.worker, sizeof(r.worker), "%s:%ld", host,
+			 (long)getpid());
+	}
+	runner_signals();
+	signal(SIGPIPE, SIG_IGN);
+	if (!conf_init(detail, sizeof(detail)) ||
+	    !faceapi_conf_load(&r.conf, detail, sizeof(detail)) ||
+	    !faceapi_vconf_load(&r.vc, detail, sizeof(detail))) {
+		fprintf(stderr, "xmhub-face-video: %s\n", detail);
+		return 1;
+	}
+	if (r.conf.database_url == NULL) {
+		fprintf(stderr, "xmhub-face-video: FACE_API_DATABASE_URL (or "
+				"XMHUB_DATABASE_URL) is not set\n");
+		return 1;
+	}
+	if ((r.st = store_open_env(detail, sizeof(detail))) == NULL) {
+		fprintf(stderr, "xmhub-face-video: %s\n", detail);
+		goto out;
+	}
+	if ((r.db = db_new(r.conf.database_url)) == NULL)
+		goto out;
+	r.tmp = conf_str("TMPDIR", "/tmp");
+	if (strlen(r.tmp) > TMP_MAX_LEN) {
+		fprintf(stderr, "xmhub-face-video: TMPDIR is too long\n");
+		goto out;
+	}
+	if (mode == 'd') {
+		rc = drain(&r);
+		goto out;
+	}
+	do {
+		/* A database or model that is not there yet is waited for. */
+		if (drain(&r) != 0 && !r.no_model)
+			fprintf(stderr, "xmhub-face-video: the database is "
+					"unavailable; trying again\n");
+	} while (runner_sleep(LOOP_SLEEP_S));
+	rc = 0;
+out:
+	face_model_close(r.model);
+	db_free(r.db);
+	store_close(r.st);
+	return rc;
+}
