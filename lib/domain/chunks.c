@@ -27,8 +27,7 @@ struct row {
 	bool is_inline;
 	bool has_agg; /* agg holds the stored aggregates */
 	struct sampleagg agg;
-	uint8_t *grid; /* its grid (aligned reads only), or NULL */
-	size_t grid_len;
+	bool has_grid;	  /* it has a grid (aligned reads only) */
 	char *object_key; /* NULL for an inline row */
 };
 
@@ -76,7 +75,7 @@ struct chunks_reader {
 static const char page_sql[] =
 	"SELECT id, start_ts_us, seq, object_key, data IS NOT NULL, "
 	"end_ts_us, agg_count, agg_nan_count, agg_min, agg_max, agg_sum, "
-	"CASE WHEN $7::boolean THEN agg_grid END "
+	"$7::boolean AND agg_grid IS NOT NULL "
 	"FROM stored_chunks WHERE stream_id = $1::uuid "
 	"AND start_ts_us <= $3::numeric AND end_ts_us >= $2::numeric "
 	"AND (start_ts_us, seq) > ($4::numeric, $5::bigint) "
@@ -126,7 +125,6 @@ free_page(struct chunks_reader *r)
 {
 	for (int i = 0; i < r->npage; i++) {
 		free(r->page[i].object_key);
-		PQfreemem(r->page[i].grid);
 	}
 	r->npage = r->ipage = 0;
 }
@@ -182,13 +180,7 @@ fetch_page(struct chunks_reader *r)
 		w->is_inline = PQgetvalue(res, i, 4)[0] == 't';
 		w->end_ts = strtoull(PQgetvalue(res, i, 5), NULL, 10);
 		w->has_agg = r->bucket > 0 && read_agg(r, res, i, &w->agg);
-		/* A grid that does not unescape is not used: decoded. */
-		w->grid = w->has_agg && !PQgetisnull(res, i, 11)
-				  ? PQunescapeBytea(
-					    (const unsigned char *)PQgetvalue(
-						    res, i, 11),
-					    &w->grid_len)
-				  : NULL;
+		w->has_grid = w->has_agg && PQgetvalue(res, i, 11)[0] == 't';
 		w->object_key = NULL;
 		if (!w->is_inline &&
 		    (w->object_key = strdup(PQgetvalue(res, i, 3))) == NULL) {
@@ -415,12 +407,42 @@ by_grid(const struct chunks_reader *r, const struct row *w)
 {
 	const struct row *n = w + 1;
 
-	if (!r->aligned || w->grid == NULL || w->start_ts < r->o.from ||
+	if (!r->aligned || !w->has_grid || w->start_ts < r->o.from ||
 	    w->end_ts > r->o.to || r->nheap > 0)
 		return false;
 	if (r->ipage + 1 < r->npage)
 		return n->start_ts > w->end_ts;
 	return r->page_end;
+}
+
+static const char grid_sql[] =
+	"SELECT agg_grid FROM stored_chunks WHERE id = $1::uuid";
+
+/* Reads row w's grid, whose cells come next (one grid in memory at a
+ * time: at most 3 bytes a sample of its chunk). */
+static enum chunks_status
+load_grid(struct chunks_reader *r, const struct row *w)
+{
+	const char *params[1] = {w->id};
+	PGresult *res = NULL;
+
+	if ((r->db_status = db_query(r->db, &res, grid_sql, 1, params)) !=
+	    DB_OK)
+		return fail(r, CHUNKS_DB, "reading the grid of chunk %s failed",
+			    w->id);
+	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0)) {
+		PQclear(res);
+		return fail(r, CHUNKS_DB, "the grid of chunk %s has gone",
+			    w->id);
+	}
+	r->grid = PQunescapeBytea((const unsigned char *)PQgetvalue(res, 0, 0),
+				  &r->grid_len);
+	PQclear(res);
+	if (r->grid == NULL)
+		return fail(r, CHUNKS_MEMORY, "out of memory");
+	r->grid_pos = 0;
+	r->grid_start = w->start_ts;
+	return CHUNKS_OK;
 }
 
 /* The next cell of the grid being read into *ts and *agg; false when it
@@ -485,11 +507,8 @@ next(struct chunks_reader *r, uint64_t *ts, struct sample_value *v,
 				*ts = w->start_ts;
 				return CHUNKS_AGG;
 			}
-			r->grid = w->grid;
-			r->grid_len = w->grid_len;
-			r->grid_pos = 0;
-			r->grid_start = w->start_ts;
-			w->grid = NULL;
+			if (load_grid(r, w) != CHUNKS_OK)
+				return r->status;
 			if (next_cell(r, ts, agg))
 				return CHUNKS_AGG;
 			if (r->status != CHUNKS_OK)
