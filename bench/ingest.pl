@@ -12,6 +12,13 @@
 #   has bytes of its own (its batch_seq), so none is a retry.
 # - WebSocket: one connection with 1, 8 and 32 batches in flight, one
 #   4-byte ack per batch.
+# - xmhub sim as the client (doc/sender.md): HTTP with 8, 32 and 128
+#   devices (a connection each, one batch in flight), and one device over
+#   the WebSocket (through lighttpd) with 1, 8 and 32 in flight, unpaced
+#   (--rate 0), batches of 2 f32 streams x 500 samples (1,000 values,
+#   12,010 bytes: the cellular batch's size). "vs raw client" is its rate
+#   over the wrk or Perl row with as many connections and batches in
+#   flight: near 1 means the simulator is not the bottleneck.
 # - InfluxDB 1.6.7 (Debian's influxdb, started here on a temporary
 #   directory, its WAL fsynced on every write, and stopped by PID): wrk
 #   POSTs the same 1,000 values per request as line protocol (250 lines
@@ -134,16 +141,16 @@ sub ingest_rss {
 	return $max;
 }
 
-# Mean batches per commit of the sessions @ids: chunk rows (4 per batch)
-# per distinct inserting transaction.
+# Mean batches per commit of the sessions @ids: chunk rows ($streams per
+# batch) per distinct inserting transaction.
 sub per_commit {
-	my @ids = @_;
+	my ($streams, @ids) = @_;
 	my $list = join ',', map { "'$_'" } @ids;
 	my ($rows, $tx) = split /\|/, psql('SELECT count(*), '
 		. 'count(DISTINCT c.xmin::text) FROM stored_chunks c JOIN '
 		. 'ingest_streams t ON t.id = c.stream_id WHERE t.session_id '
 		. "IN ($list)");
-	return $tx ? $rows / 4 / $tx : 0;
+	return $tx ? $rows / $streams / $tx : 0;
 }
 
 my $lua_headers = <<"LUA";
@@ -182,7 +189,7 @@ end
 LUA
 	my $r = wrk($s->url('/'), $conns, "$tmp/post$conns.lua");
 	$r->{rss} = ingest_rss();
-	$r->{per_commit} = per_commit(@sids);
+	$r->{per_commit} = per_commit(4, @sids);
 	$res{"http$conns"} = $r;
 }
 
@@ -214,7 +221,26 @@ for my $window (1, 8, 32) {
 	$ws->close;
 	@lat = sort { $a <=> $b } @lat;
 	$res{"ws$window"} = {rate => $rate, p50 => $lat[int(@lat * 0.5)],
-		p99 => $lat[int(@lat * 0.99)], per_commit => per_commit($sid)};
+		p99 => $lat[int(@lat * 0.99)], per_commit => per_commit(4, $sid)};
+}
+
+# xmhub sim as the client, same batch size, same run.
+my $sim_uid = 2_000_000;
+for my $case ((map { ["simhttp$_", "http$_", '--devices', $_] } 8, 32, 128),
+    (map { ["simws$_", "ws$_", '--devices', 1, '--ws', '--in-flight', $_] }
+	1, 8, 32)) {
+	my ($name, $raw, @opt) = @$case;
+	my ($st, $out, $err) = run(["$build/cli/xmhub", 'sim', '--url',
+		$s->url(''), '--key', $key, '--streams', 2, '--rate', 0,
+		'--batch', 500, '--duration', $seconds, '--device-uid', $sim_uid,
+		'--json', @opt]);
+	die "xmhub sim: $err" if $st != 0;
+	my $j = decode_json($out);
+	$sim_uid += $j->{devices};
+	$res{$name} = {rate => $j->{batches_per_s}, p50 => $j->{ack_p50_ms},
+		p99 => $j->{ack_p99_ms}, raw => $res{$raw}{rate},
+		per_commit => per_commit(2, map { $_->{id} } @{$j->{sessions}}),
+		$name =~ /http/ ? (rss => ingest_rss()) : ()};
 }
 
 # InfluxDB 1.6.7 with the same values as line protocol.
@@ -322,21 +348,26 @@ my $influx = $res{influx};
 printf "wrk: 2 threads, %d s per case, loopback; the cellular batch: %d "
     . "bytes, 1,000 f32 values\n\n", $seconds, length $batch;
 print "| case | batches/s | values/s | p50 ms | p99 ms | batches per commit "
-    . "| ingest RSS MiB | vs FastCGI sink | vs InfluxDB |\n"
-    . "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    . "| ingest RSS MiB | vs FastCGI sink | vs InfluxDB | vs raw client |\n"
+    . "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 for my $row (['sink', 'POST to the FastCGI sink, 32 connections'],
 	(map { ["http$_", "xmhub HTTP, 64 sessions, $_ connections"] }
 	    8, 32, 128),
 	(map { ["ws$_", "xmhub WebSocket, one connection, $_ in flight"] }
 	    1, 8, 32),
+	(map { ["simhttp$_", "xmhub sim HTTP, $_ devices (connections)"] }
+	    8, 32, 128),
+	(map { ["simws$_", "xmhub sim WebSocket, one device, $_ in flight"] }
+	    1, 8, 32),
 	['influx', 'InfluxDB 1.6.7 /write, 32 connections']) {
 	my $c = $res{$row->[0]} or next;
-	printf "| %s | %.0f | %.0f | %.2f | %.2f | %s | %s | %.2fx | %s |\n",
+	printf "| %s | %.0f | %.0f | %.2f | %.2f | %s | %s | %.2fx | %s | %s |\n",
 	    $row->[1], $c->{rate}, $c->{rate} * 1000, $c->{p50}, $c->{p99},
 	    defined $c->{per_commit} ? sprintf('%.1f', $c->{per_commit}) : '-',
 	    $c->{rss} ? sprintf('%.1f', $c->{rss} / 1024) : '-',
 	    $c->{rate} / $res{sink}{rate},
-	    $influx ? sprintf('%.2fx', $c->{rate} / $influx->{rate}) : '-';
+	    $influx ? sprintf('%.2fx', $c->{rate} / $influx->{rate}) : '-',
+	    $c->{raw} ? sprintf('%.2fx', $c->{rate} / $c->{raw}) : '-';
 }
 print "\nInfluxDB was not run: apt-get install influxdb\n" unless $influx;
 printf "\nStored bytes per f32 sample (timestamp included; raw: 4 + 8 = "

@@ -14,6 +14,7 @@
 
 static const struct route routes[] = {
 	{"GET", "/health", ROUTE_PUBLIC, 0, NULL, faceapi_health},
+	{"GET", "/metrics", ROUTE_PUBLIC, 0, NULL, faceapi_metrics},
 	{"POST", "/api/v1/detect", ROUTE_PUBLIC, 0, NULL, faceapi_detect},
 	{"POST", "/api/v1/mask", ROUTE_PUBLIC, 0, NULL, faceapi_mask},
 };

@@ -44,6 +44,7 @@ static const enum sample_type kind_type[KINDS] = {
 struct sim {
 	const char *url, *key;
 	int devices, streams, timeout_ms;
+	int in_flight;	    /* WebSocket batches sent before their acks */
 	double rate;	    /* per stream, Hz; 0: as fast as acks come */
 	double duration;    /* seconds, when samples is 0 */
 	uint64_t samples;   /* per stream and device; 0: duration */
@@ -57,15 +58,23 @@ struct sim {
 	struct dev *dev;
 };
 
+/* A batch in flight: its length, samples per stream, send time. */
+struct slot {
+	size_t len;
+	uint32_t n;
+	double t0;
+};
+
 struct dev {
 	struct sim *sim;
 	int i;
 	char session[64];
 	struct hclient c;
-	uint8_t *mem;
+	uint8_t *mem; /* in_flight buffers of cap bytes */
 	size_t cap;
-	double *lat; /* ack latencies, ms */
-	size_t nlat;
+	struct slot *slot; /* in_flight of them */
+	double *lat;	   /* ack latencies, ms */
+	size_t nlat, lcap;
 	uint64_t batches, values, errors, reconnects, rng, counter;
 	double walk;
 	int64_t missed, stored; /* from the close answer; -1 unknown */
@@ -104,9 +113,10 @@ sample_bytes(const struct sim *sim, int k)
 	}
 }
 
-/* Encodes batch number b (n samples per stream) into d->mem. */
+/* Encodes batch number b (n samples per stream) into mem (d->cap
+ * bytes). */
 static bool
-encode(struct dev *d, uint64_t b, uint32_t n, size_t *len)
+encode(struct dev *d, uint8_t *mem, uint64_t b, uint32_t n, size_t *len)
 {
 	struct sim *sim = d->sim;
 	struct xmbp_enc enc;
@@ -114,7 +124,7 @@ encode(struct dev *d, uint64_t b, uint32_t n, size_t *len)
 	double period = sim->rate > 0 ? 1e6 / sim->rate : 1000.0;
 	uint64_t j0 = b * sim->per_batch;
 
-	xmbp_enc_init(&enc, d->mem, d->cap);
+	xmbp_enc_init(&enc, mem, d->cap);
 	xmbp_enc_begin(&enc, (uint16_t)b, NULL);
 	for (int m = 0; m < sim->streams; m++) {
 		int k = m % KINDS;
@@ -165,6 +175,27 @@ encode(struct dev *d, uint64_t b, uint32_t n, size_t *len)
 	return xmbp_enc_finish(&enc, len) == XMBP_ENC_OK;
 }
 
+/* Opens d's WebSocket unless it is open; NULL, or why not with *lost set
+ * when the connection failed (rather than the server refusing). */
+static const char *
+ws_connect(struct dev *d, struct buf *resp, bool *lost)
+{
+	char path[160];
+	int st;
+
+	*lost = false;
+	if (d->c.ws)
+		return NULL;
+	snprintf(path, sizeof(path), "/api/v1/ingest/ws?session_id=%s",
+		 d->session);
+	if ((st = hclient_ws_open(&d->c, path, resp)) != 101) {
+		*lost = st < 0;
+		return st < 0 ? "no connection" : "upgrade refused";
+	}
+	resp->len = 0;
+	return NULL;
+}
+
 /* Sends one batch and waits for its acknowledgement; NULL, or why not
  * with *lost set when the connection failed (rather than the server
  * refusing). */
@@ -172,6 +203,7 @@ static const char *
 send_batch(struct dev *d, size_t len, struct buf *resp, bool *lost)
 {
 	char path[160];
+	const char *why;
 	int st, r;
 
 	resp->len = 0;
@@ -185,15 +217,8 @@ send_batch(struct dev *d, size_t len, struct buf *resp, bool *lost)
 		*lost = st < 0;
 		return st == 200 ? NULL : st < 0 ? "no answer" : "refused";
 	}
-	if (!d->c.ws) {
-		snprintf(path, sizeof(path), "/api/v1/ingest/ws?session_id=%s",
-			 d->session);
-		if ((st = hclient_ws_open(&d->c, path, resp)) != 101) {
-			*lost = st < 0;
-			return st < 0 ? "no connection" : "upgrade refused";
-		}
-		resp->len = 0;
-	}
+	if ((why = ws_connect(d, resp, lost)) != NULL)
+		return why;
 	*lost = true;
 	if (!hclient_ws_send(&d->c, d->mem, len))
 		return "connection lost while sending";
@@ -220,73 +245,199 @@ error(struct dev *d, uint64_t b, const char *why, const struct buf *resp)
 			(const char *)resp->p);
 }
 
-static void *
-run_device(void *arg)
+/* Batch b's samples per stream. */
+static uint32_t
+batch_samples(const struct sim *sim, uint64_t b)
 {
-	struct dev *d = arg;
-	struct sim *sim = d->sim;
-	struct buf resp;
-	double start = now_s();
-	uint64_t nb = sim->samples > 0 ? (sim->samples + sim->per_batch - 1) /
-						 sim->per_batch
-				       : UINT64_MAX;
-	size_t cap = 1024;
+	uint32_t n = sim->per_batch;
 
-	buf_init(&resp, 1u << 20);
-	d->lat = malloc(cap * sizeof(*d->lat));
-	for (uint64_t b = 0; b < nb && d->lat != NULL; b++) {
-		uint32_t n = sim->per_batch;
+	if (sim->samples > 0 && (b + 1) * n > sim->samples)
+		n = (uint32_t)(sim->samples - b * n);
+	return n;
+}
+
+/* Waits until batch b of a run started at start is due; false when the
+ * run is over before it (nb batches, or the duration). */
+static bool
+wait_due(const struct sim *sim, double start, uint64_t b, uint64_t nb)
+{
+	double due = sim->rate > 0
+			     ? start + (double)(b * sim->per_batch) / sim->rate
+			     : 0,
+	       t0;
+
+	if (b >= nb || (sim->samples == 0 &&
+			(due > 0 ? due : now_s()) - start >= sim->duration))
+		return false;
+	t0 = now_s();
+	if (due > t0)
+		poll(NULL, 0, (int)((due - t0) * 1000));
+	return true;
+}
+
+/* Counts an acknowledged batch of n samples per stream sent at t0; false
+ * when out of memory. */
+static bool
+count_ack(struct dev *d, uint32_t n, double t0)
+{
+	struct sim *sim = d->sim;
+
+	if (d->nlat == d->lcap) {
+		size_t cap = d->lcap > 0 ? 2 * d->lcap : 1024;
+		double *p = realloc(d->lat, cap * sizeof(*p));
+
+		if (p == NULL)
+			return false;
+		d->lat = p;
+		d->lcap = cap;
+	}
+	d->lat[d->nlat++] = (now_s() - t0) * 1000;
+	d->batches++;
+	d->values += (uint64_t)n * (uint64_t)sim->streams;
+	atomic_fetch_add(&sim->batches, 1);
+	atomic_fetch_add(&sim->values, (uint64_t)n * (uint64_t)sim->streams);
+	return true;
+}
+
+/* One batch at a time: sent, acknowledged, the next. */
+static void
+run_one(struct dev *d, struct buf *resp, double start, uint64_t nb)
+{
+	struct sim *sim = d->sim;
+
+	for (uint64_t b = 0; wait_due(sim, start, b, nb); b++) {
+		uint32_t n = batch_samples(sim, b);
 		size_t len = 0;
-		double t0, due;
+		double t0 = now_s();
 		const char *why;
 		bool lost;
 
-		if (sim->samples > 0 && (b + 1) * n > sim->samples)
-			n = (uint32_t)(sim->samples - b * n);
-		due = sim->rate > 0
-			      ? start + (double)(b * sim->per_batch) / sim->rate
-			      : 0;
-		if (sim->samples == 0 &&
-		    (due > 0 ? due : now_s()) - start >= sim->duration)
-			break;
-		t0 = now_s();
-		if (due > t0) {
-			poll(NULL, 0, (int)((due - t0) * 1000));
-			t0 = now_s();
-		}
-		resp.len = 0;
-		if (!encode(d, b, n, &len)) {
-			error(d, b, "the batch does not encode", &resp);
+		resp->len = 0;
+		if (!encode(d, d->mem, b, n, &len)) {
+			error(d, b, "the batch does not encode", resp);
 			break;
 		}
-		why = send_batch(d, len, &resp, &lost);
+		why = send_batch(d, len, resp, &lost);
 		if (why != NULL && lost) {
 			/* A lost connection: once more on a new one, as a
 			 * device would (a batch stored already is acked
 			 * again, not stored twice). */
 			d->reconnects++;
 			atomic_fetch_add(&sim->reconnects, 1);
-			why = send_batch(d, len, &resp, &lost);
+			why = send_batch(d, len, resp, &lost);
 		}
 		if (why != NULL) {
-			error(d, b, why, &resp);
+			error(d, b, why, resp);
 			continue;
 		}
-		if (d->nlat == cap) {
-			double *p = realloc(d->lat, 2 * cap * sizeof(*p));
-
-			if (p == NULL)
-				break;
-			d->lat = p;
-			cap *= 2;
-		}
-		d->lat[d->nlat++] = (now_s() - t0) * 1000;
-		d->batches++;
-		d->values += (uint64_t)n * (uint64_t)sim->streams;
-		atomic_fetch_add(&sim->batches, 1);
-		atomic_fetch_add(&sim->values,
-				 (uint64_t)n * (uint64_t)sim->streams);
+		if (!count_ack(d, n, t0))
+			break;
 	}
+}
+
+/* (Re)sends the batches [from, to) of the window over d's WebSocket,
+ * connecting first when needed; NULL, or why not. */
+static const char *
+send_window(struct dev *d, struct buf *resp, uint64_t from, uint64_t to)
+{
+	int w = d->sim->in_flight;
+	const char *why;
+	bool lost;
+
+	if ((why = ws_connect(d, resp, &lost)) != NULL)
+		return why;
+	for (uint64_t b = from; b < to; b++)
+		if (!hclient_ws_send(&d->c, d->mem + (b % w) * d->cap,
+				     d->slot[b % w].len))
+			return "connection lost while sending";
+	return NULL;
+}
+
+/* WebSocket, --in-flight N batches sent before their acks (which come in
+ * order).  A failure sends the unacknowledged ones once more on a new
+ * connection (the server acks a stored one again, not storing it twice);
+ * a second failure before the oldest is acked counts them as errors. */
+static void
+run_window(struct dev *d, struct buf *resp, double start, uint64_t nb)
+{
+	struct sim *sim = d->sim;
+	uint64_t head = 0, tail = 0, retried = UINT64_MAX;
+	int w = sim->in_flight;
+	bool more = true, broken = false;
+	const char *why = NULL;
+
+	for (;;) {
+		while (more && !broken && head - tail < (uint64_t)w) {
+			struct slot *s = &d->slot[head % w];
+
+			if (!(more = wait_due(sim, start, head, nb)))
+				break;
+			s->n = batch_samples(sim, head);
+			if (!encode(d, d->mem + (head % w) * d->cap, head, s->n,
+				    &s->len)) {
+				error(d, head, "the batch does not encode",
+				      resp);
+				more = false;
+				break;
+			}
+			s->t0 = now_s();
+			head++;
+			broken = (why = send_window(d, resp, head - 1, head)) !=
+				 NULL;
+		}
+		if (tail == head)
+			break;
+		if (!broken) {
+			int r;
+
+			resp->len = 0;
+			r = hclient_ws_recv(&d->c, resp, sim->timeout_ms);
+			if (r == 1 && resp->len == 4) {
+				if (!count_ack(d, d->slot[tail % w].n,
+					       d->slot[tail % w].t0))
+					break;
+				tail++;
+				continue;
+			}
+			why = r == 0  ? "no acknowledgement in time"
+			      : r < 0 ? "connection lost before the "
+					"acknowledgement"
+				      : "an error message instead of an "
+					"acknowledgement";
+		}
+		hclient_disconnect(&d->c);
+		broken = false;
+		if (retried != tail) {
+			retried = tail;
+			d->reconnects++;
+			atomic_fetch_add(&sim->reconnects, 1);
+			broken = (why = send_window(d, resp, tail, head)) !=
+				 NULL;
+			if (!broken)
+				continue;
+			hclient_disconnect(&d->c);
+			broken = false;
+		}
+		for (; tail < head; tail++)
+			error(d, tail, why, resp);
+	}
+}
+
+static void *
+run_device(void *arg)
+{
+	struct dev *d = arg;
+	struct sim *sim = d->sim;
+	struct buf resp;
+	uint64_t nb = sim->samples > 0 ? (sim->samples + sim->per_batch - 1) /
+						 sim->per_batch
+				       : UINT64_MAX;
+
+	buf_init(&resp, 1u << 20);
+	if (sim->ws && sim->in_flight > 1)
+		run_window(d, &resp, now_s(), nb);
+	else
+		run_one(d, &resp, now_s(), nb);
 	buf_free(&resp);
 	atomic_fetch_sub(&sim->running, 1);
 	return NULL;
@@ -414,8 +565,10 @@ report(struct sim *sim, double secs)
 		n += sim->dev[i].nlat;
 	all = malloc((n > 0 ? n : 1) * sizeof(*all));
 	for (int i = 0; i < sim->devices && all != NULL; i++) {
-		memcpy(all + k, sim->dev[i].lat,
-		       sim->dev[i].nlat * sizeof(*all));
+		/* lat is NULL while a device has no acknowledgement. */
+		if (sim->dev[i].nlat > 0)
+			memcpy(all + k, sim->dev[i].lat,
+			       sim->dev[i].nlat * sizeof(*all));
 		k += sim->dev[i].nlat;
 		if (sim->dev[i].missed > 0)
 			missed += sim->dev[i].missed;
@@ -490,12 +643,14 @@ sim_main(int argc, char *argv[])
 		{"device-uid", required_argument, NULL, 'U'},
 		{"timeout", required_argument, NULL, 't'},
 		{"ws", no_argument, NULL, 'w'},
+		{"in-flight", required_argument, NULL, 'f'},
 		{"json", no_argument, NULL, 'j'},
 		{NULL, 0, NULL, 0}};
 	struct sim sim = {.devices = 1,
 			  .streams = KINDS,
 			  .rate = 100,
 			  .timeout_ms = 10000,
+			  .in_flight = 1,
 			  .device_uid = 1000000};
 	pthread_t *th = NULL;
 	double v, t0, secs, batch = 0;
@@ -560,6 +715,13 @@ sim_main(int argc, char *argv[])
 				goto out;
 			sim.timeout_ms = (int)v * 1000;
 			break;
+		case 'f':
+			/* The server recognises a resent batch among a
+			 * session's last 64. */
+			if (!number(optarg, 1, 64, &v) || v != floor(v))
+				goto out;
+			sim.in_flight = (int)v;
+			break;
 		default:
 			goto out;
 		}
@@ -610,7 +772,10 @@ sim_main(int argc, char *argv[])
 			rc = 2;
 			goto out;
 		}
-		if ((d->mem = malloc(bytes)) == NULL || !create_session(d))
+		if ((d->mem = malloc(bytes * (size_t)sim.in_flight)) == NULL ||
+		    (d->slot = calloc((size_t)sim.in_flight,
+				      sizeof(*d->slot))) == NULL ||
+		    !create_session(d))
 			goto out;
 	}
 	t0 = now_s();
@@ -647,6 +812,7 @@ out:
 		for (int i = 0; i < sim.devices; i++) {
 			hclient_free(&sim.dev[i].c);
 			free(sim.dev[i].mem);
+			free(sim.dev[i].slot);
 			free(sim.dev[i].lat);
 		}
 	free(sim.dev);

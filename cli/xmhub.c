@@ -26,6 +26,7 @@
 
 #include "api/admin.h"
 #include "api/apikeys.h"
+#include "backup.h"
 #include "device.h"
 #include "codec/buf.h"
 #include "core/auth.h"
@@ -132,9 +133,15 @@ static const struct cmd cmds[] = {
 	 "[FILE|-]",
 	 NULL, send_main,
 	 "sends CSV samples to an ingest session, spooled until acknowledged"},
+	{"backup", NULL, "DIR", NULL, backup_main,
+	 "backs up the database and the object store into DIR"},
+	{"restore", NULL, "[--force] DIR", NULL, restore_main,
+	 "restores a backup into an empty database and store (--force: "
+	 "over existing data)"},
 	{"sim", NULL,
 	 "--url BASE_URL [--key API_KEY] [--devices N] [--streams M] "
-	 "[--rate HZ] [--duration S | --samples N] [--batch N] [--ws] [--json] "
+	 "[--rate HZ] [--duration S | --samples N] [--batch N] [--ws] "
+	 "[--in-flight N] [--json] "
 	 "[--device-uid BASE] [--timeout S]",
 	 NULL, sim_main,
 	 "simulates devices sending generated streams, reports rates"},

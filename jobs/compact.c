@@ -25,6 +25,7 @@
 #include "core/db.h"
 #include "core/runner.h"
 #include "store/storage.h"
+#include "core/log.h"
 
 #define NAME "xmhub-ingest-compact"
 
@@ -87,24 +88,24 @@ main(int argc, char **argv)
 		return 2;
 	if (!conf_init(detail, sizeof(detail)) ||
 	    !compact_opts_env(&o, detail, sizeof(detail))) {
-		fprintf(stderr, NAME ": %s\n", detail);
+		log_error("%s", detail);
 		return 1;
 	}
 	if (!conf_get_int("XMHUB_COMPACT_INTERVAL", &interval)) {
-		fprintf(stderr, NAME ": XMHUB_COMPACT_INTERVAL must be seconds "
-				     "from 1 to 86400\n");
+		log_error("XMHUB_COMPACT_INTERVAL must be seconds from 1 to "
+			  "86400");
 		return 1;
 	}
 	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
-		fprintf(stderr, NAME ": XMHUB_DATABASE_URL is not set\n");
+		log_error("XMHUB_DATABASE_URL is not set");
 		return 1;
 	}
 	if ((st = store_open_env(detail, sizeof(detail))) == NULL) {
-		fprintf(stderr, NAME ": %s\n", detail);
+		log_error("%s", detail);
 		return 1;
 	}
 	if ((db = db_new(url)) == NULL || (side = db_new(url)) == NULL) {
-		fprintf(stderr, NAME ": out of memory\n");
+		log_error("out of memory");
 		goto out;
 	}
 	runner_signals();

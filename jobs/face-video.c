@@ -32,6 +32,7 @@
 #include "face/service/faceapi_vqueue.h"
 #include "face/service/faceapi_vrun.h"
 #include "store/storage.h"
+#include "core/log.h"
 
 #define LOOP_SLEEP_S 2 /* --loop: pause between drains */
 #define PROBE_MS 60000
@@ -84,8 +85,7 @@ drop_input(struct vrunner *r, const struct faceapi_vclaim *job)
 
 	if (store_delete(r->st, job->input_key, detail, sizeof(detail)) !=
 	    STORE_OK)
-		fprintf(stderr, "xmhub-face-video: %s: %s\n", job->input_key,
-			detail);
+		log_error("%s: %s", job->input_key, detail);
 }
 
 static enum run_end
@@ -94,8 +94,7 @@ fail(struct vrunner *r, const struct faceapi_vclaim *job, const char *msg,
 {
 	bool lost;
 
-	fprintf(stderr, "xmhub-face-video: job %s attempt %d failed: %s\n",
-		job->id, job->attempts, msg);
+	log_error("job %s attempt %d failed: %s", job->id, job->attempts, msg);
 	if (faceapi_vjob_fail(r->db, &r->vc, job, msg, final, &lost) != DB_OK)
 		return RUN_DB;
 	if (final && !lost)
@@ -129,8 +128,7 @@ run_in(struct vrunner *r, const struct faceapi_vclaim *job, const char *dir,
 		return fail(r, job, "the input video is missing from the store",
 			    true);
 	default:
-		fprintf(stderr, "xmhub-face-video: %s: %s\n", job->input_key,
-			detail);
+		log_error("%s: %s", job->input_key, detail);
 		return fail(r, job,
 			    "the input could not be read from the store",
 			    false);
@@ -169,7 +167,7 @@ run_in(struct vrunner *r, const struct faceapi_vclaim *job, const char *dir,
 	snprintf(key, sizeof(key), "face/videos/%s/output", job->id);
 	if (!faceapi_vput_file(r->st, out, key, faceapi_video_mime(container),
 			       &size, detail, sizeof(detail))) {
-		fprintf(stderr, "xmhub-face-video: %s: %s\n", key, detail);
+		log_error("%s: %s", key, detail);
 		return fail(r, job, "the output could not be stored", false);
 	}
 	if (faceapi_vjob_complete(r->db, job, face_model_name(r->model), key,
@@ -198,8 +196,7 @@ remove_dir(const char *dir)
 		unlink(path);
 	}
 	if (rmdir(dir) != 0)
-		fprintf(stderr, "xmhub-face-video: %s can not be removed: %s\n",
-			dir, strerror(errno));
+		log_error("%s can not be removed: %s", dir, strerror(errno));
 }
 
 static enum run_end
@@ -211,8 +208,7 @@ run(struct vrunner *r, const struct faceapi_vclaim *job)
 
 	snprintf(dir, sizeof(dir), "%s/xmhub-face-video-run-XXXXXX", r->tmp);
 	if (mkdtemp(dir) == NULL) {
-		fprintf(stderr, "xmhub-face-video: %s: %s\n", dir,
-			strerror(errno));
+		log_error("%s: %s", dir, strerror(errno));
 		return fail(r, job, "no temporary space for the video", false);
 	}
 	snprintf(in, sizeof(in), "%s/input", dir);
@@ -237,17 +233,15 @@ drain(struct vrunner *r)
 		/* Said once: a loop waits for the model without filling its
 		 * log. */
 		if (!r->no_model)
-			fprintf(stderr,
-				"xmhub-face-video: no model in %s: %s; jobs "
-				"wait until there is one\n",
-				r->conf.model_dir, detail);
+			log_warn("no model in %s: %s; jobs wait until there is "
+				 "one",
+				 r->conf.model_dir, detail);
 		r->no_model = true;
 		return 1;
 	}
 	if (r->no_model || note[0] != '\0')
-		fprintf(stderr, "xmhub-face-video: model %s%s%s\n",
-			face_model_name(r->model), note[0] != '\0' ? ": " : "",
-			note);
+		log_info("model %s%s%s", face_model_name(r->model),
+			 note[0] != '\0' ? ": " : "", note);
 	r->no_model = false;
 	while (!runner_stopping()) {
 		struct faceapi_vclaim job;
@@ -307,28 +301,29 @@ main(int argc, char **argv)
 		snprintf(r.worker, sizeof(r.worker), "%s:%ld", host,
 			 (long)getpid());
 	}
+	log_init("xmhub-face-video");
 	runner_signals();
 	signal(SIGPIPE, SIG_IGN);
 	if (!conf_init(detail, sizeof(detail)) ||
 	    !faceapi_conf_load(&r.conf, detail, sizeof(detail)) ||
 	    !faceapi_vconf_load(&r.vc, detail, sizeof(detail))) {
-		fprintf(stderr, "xmhub-face-video: %s\n", detail);
+		log_error("%s", detail);
 		return 1;
 	}
 	if (r.conf.database_url == NULL) {
-		fprintf(stderr, "xmhub-face-video: FACE_API_DATABASE_URL (or "
-				"XMHUB_DATABASE_URL) is not set\n");
+		log_error("FACE_API_DATABASE_URL (or XMHUB_DATABASE_URL) is "
+			  "not set");
 		return 1;
 	}
 	if ((r.st = store_open_env(detail, sizeof(detail))) == NULL) {
-		fprintf(stderr, "xmhub-face-video: %s\n", detail);
+		log_error("%s", detail);
 		goto out;
 	}
 	if ((r.db = db_new(r.conf.database_url)) == NULL)
 		goto out;
 	r.tmp = conf_str("TMPDIR", "/tmp");
 	if (strlen(r.tmp) > TMP_MAX_LEN) {
-		fprintf(stderr, "xmhub-face-video: TMPDIR is too long\n");
+		log_error("TMPDIR is too long");
 		goto out;
 	}
 	if (mode == 'd') {
@@ -338,8 +333,7 @@ main(int argc, char **argv)
 	do {
 		/* A database or model that is not there yet is waited for. */
 		if (drain(&r) != 0 && !r.no_model)
-			fprintf(stderr, "xmhub-face-video: the database is "
-					"unavailable; trying again\n");
+			log_error("the database is unavailable; trying again");
 	} while (runner_sleep(LOOP_SLEEP_S));
 	rc = 0;
 out:

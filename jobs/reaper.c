@@ -16,6 +16,7 @@
 #include "core/db.h"
 #include "domain/ingest.h"
 #include "core/runner.h"
+#include "core/log.h"
 
 /* One pass; false when the database failed. */
 static bool
@@ -25,8 +26,7 @@ pass(struct db *db, long long timeout)
 	enum db_status st = ingest_reap(db, timeout, &moved);
 
 	if (st != DB_OK) {
-		fprintf(stderr, "xmhub-ingest-reaper: the database failed "
-				"(see above); will retry\n");
+		log_error("the database failed (see above); will retry");
 		return false;
 	}
 	if (moved > 0)
@@ -49,21 +49,20 @@ main(int argc, char **argv)
 	if (!runner_args(argc, argv, "xmhub-ingest-reaper", &loop))
 		return 2;
 	if (!conf_init(detail, sizeof(detail))) {
-		fprintf(stderr, "xmhub-ingest-reaper: %s\n", detail);
+		log_error("%s", detail);
 		return 1;
 	}
 	if (!conf_get_int("XMHUB_SESSION_TIMEOUT", &timeout)) {
-		fprintf(stderr, "xmhub-ingest-reaper: XMHUB_SESSION_TIMEOUT "
-				"must be seconds from 1 to 2592000\n");
+		log_error("XMHUB_SESSION_TIMEOUT must be seconds from 1 to "
+			  "2592000");
 		return 1;
 	}
 	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
-		fprintf(stderr,
-			"xmhub-ingest-reaper: XMHUB_DATABASE_URL is not set\n");
+		log_error("XMHUB_DATABASE_URL is not set");
 		return 1;
 	}
 	if ((db = db_new(url)) == NULL) {
-		fprintf(stderr, "xmhub-ingest-reaper: out of memory\n");
+		log_error("out of memory");
 		return 1;
 	}
 	runner_signals();

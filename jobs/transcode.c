@@ -40,6 +40,7 @@
 #include "core/runner.h"
 #include "core/spectro.h"
 #include "store/storage.h"
+#include "core/log.h"
 
 #define LOOP_SLEEP_S 3	    /* --loop: pause between drains */
 #define FFMPEG_ERR_MAX 8192 /* bytes of ffmpeg's stderr kept */
@@ -69,24 +70,16 @@ enum run_end {
 };
 
 /* A child's raw words (ffmpeg's stderr, ffprobe's reason) into the
- * runner's log only, line by line, other than printable ASCII as "?":
- * error_message gets child_reason() of them. */
+ * runner's log only, line by line (lib/core/log escapes what is not
+ * printable): error_message gets child_reason() of them. */
 static void
 log_raw(const struct jobs_claim *job, const char *who, const char *text)
 {
 	while (*text != '\0') {
 		size_t n = strcspn(text, "\r\n");
 
-		if (n > 0) {
-			fprintf(stderr, "xmhub-transcode: job %s %s: ", job->id,
-				who);
-			for (size_t i = 0; i < n; i++)
-				fputc(text[i] >= 0x20 && text[i] < 0x7f
-					      ? text[i]
-					      : '?',
-				      stderr);
-			fputc('\n', stderr);
-		}
+		if (n > 0)
+			log_warn("job %s %s: %.*s", job->id, who, (int)n, text);
 		text += n;
 		text += strspn(text, "\r\n");
 	}
@@ -116,8 +109,7 @@ fail(struct runner *r, const struct jobs_claim *job, const char *msg)
 {
 	enum jobs_outcome o;
 
-	fprintf(stderr, "xmhub-transcode: job %s attempt %d failed: %s\n",
-		job->id, job->attempts, msg);
+	log_error("job %s attempt %d failed: %s", job->id, job->attempts, msg);
 	return jobs_fail(r->db, job, msg, &o) == DB_OK ? RUN_OK : RUN_DB;
 }
 
@@ -343,7 +335,7 @@ run_in(struct runner *r, const struct jobs_claim *job, const char *dir)
 		return fail(r, job,
 			    "the original file is missing from the store");
 	default:
-		fprintf(stderr, "xmhub-transcode: %s: %s\n", key, detail);
+		log_error("%s: %s", key, detail);
 		return fail(r, job,
 			    "the original could not be read from the store");
 	}
@@ -385,7 +377,7 @@ run_in(struct runner *r, const struct jobs_claim *job, const char *dir)
 	}
 	if (!put_file(r->st, out, okey, mp4 ? "audio/mp4" : "audio/webm", &size,
 		      detail, sizeof(detail))) {
-		fprintf(stderr, "xmhub-transcode: %s: %s\n", okey, detail);
+		log_error("%s: %s", okey, detail);
 		return fail(r, job, "the output could not be stored");
 	}
 	/* A stop cuts this short, but the transcode is done: completed. */
@@ -459,8 +451,7 @@ static void
 remove_dir(int fd, const char *dir)
 {
 	if (!clear_dir(fd) || rmdir(dir) != 0)
-		fprintf(stderr, "xmhub-transcode: %s can not be removed: %s\n",
-			dir, strerror(errno));
+		log_error("%s can not be removed: %s", dir, strerror(errno));
 	close(fd);
 }
 
@@ -478,8 +469,7 @@ sweep(const char *tmp)
 	DIR *d;
 
 	if ((d = opendir(tmp)) == NULL) {
-		fprintf(stderr, "xmhub-transcode: %s: %s\n", tmp,
-			strerror(errno));
+		log_error("%s: %s", tmp, strerror(errno));
 		return;
 	}
 	while ((e = readdir(d)) != NULL) {
@@ -499,15 +489,12 @@ sweep(const char *tmp)
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
 			if (clear_dir(fd) &&
 			    unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) == 0)
-				fprintf(stderr,
-					"xmhub-transcode: removed %s/%s, left "
-					"by a runner that died\n",
-					tmp, e->d_name);
+				log_warn("removed %s/%s, left by a runner that "
+					 "died",
+					 tmp, e->d_name);
 			else
-				fprintf(stderr,
-					"xmhub-transcode: %s/%s can not be "
-					"removed: %s\n",
-					tmp, e->d_name, strerror(errno));
+				log_error("%s/%s can not be removed: %s", tmp,
+					  e->d_name, strerror(errno));
 		}
 		close(fd);
 	}
@@ -522,8 +509,7 @@ run(struct runner *r, const struct jobs_claim *job)
 	int lock;
 
 	if ((lock = make_dir(r->tmp, dir, sizeof(dir))) < 0) {
-		fprintf(stderr, "xmhub-transcode: %s: %s\n", dir,
-			strerror(errno));
+		log_error("%s: %s", dir, strerror(errno));
 		return fail(r, job, "no temporary space for the transcode");
 	}
 	end = run_in(r, job, dir);
@@ -598,27 +584,27 @@ main(int argc, char **argv)
 		snprintf(r.worker, sizeof(r.worker), "%s:%ld", host,
 			 (long)getpid());
 	}
+	log_init("xmhub-transcode");
 	runner_signals();
 	signal(SIGPIPE, SIG_IGN);
 	if (!conf_init(detail, sizeof(detail)) ||
 	    !jobs_init(detail, sizeof(detail))) {
-		fprintf(stderr, "xmhub-transcode: %s\n", detail);
+		log_error("%s", detail);
 		return 1;
 	}
 	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
-		fprintf(stderr,
-			"xmhub-transcode: XMHUB_DATABASE_URL is not set\n");
+		log_error("XMHUB_DATABASE_URL is not set");
 		return 1;
 	}
 	if ((r.st = store_open_env(detail, sizeof(detail))) == NULL) {
-		fprintf(stderr, "xmhub-transcode: %s\n", detail);
+		log_error("%s", detail);
 		goto out;
 	}
 	if ((r.db = db_new(url)) == NULL)
 		goto out;
 	r.tmp = conf_str("TMPDIR", "/tmp");
 	if (strlen(r.tmp) > TMP_MAX_LEN) {
-		fprintf(stderr, "xmhub-transcode: TMPDIR is too long\n");
+		log_error("TMPDIR is too long");
 		goto out;
 	}
 	sweep(r.tmp);
@@ -633,8 +619,7 @@ main(int argc, char **argv)
 	do {
 		/* A database that went away is waited for, not fatal. */
 		if (drain(&r) != 0)
-			fprintf(stderr, "xmhub-transcode: the database is "
-					"unavailable; trying again\n");
+			log_error("the database is unavailable; trying again");
 	} while (runner_sleep(LOOP_SLEEP_S));
 	rc = 0;
 out:

@@ -11,6 +11,8 @@
 
 #include "core/conf.h"
 #include "core/db.h"
+#include "core/log.h"
+#include "web/app.h"
 #include "domain/ingest.h"
 #include "domain/ingestq.h"
 #include "api/wsgate.h"
@@ -65,22 +67,25 @@ main(void)
 	int threads, rc = 1;
 
 	buf_init(&answer, 0);
+	log_init("xmhub-ingest-ws");
 	if (!conf_init(detail, sizeof(detail))) {
-		fprintf(stderr, "xmhub-ingest-ws: %s\n", detail);
+		log_error("%s", detail);
 		goto out;
 	}
+	/* Its batches count with the platform's (/api/metrics). */
+	app_observe_init("ingest-ws", false, APP_METRICS_FILE);
 	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL ||
 	    !conf_get_int("XMHUB_WS_IDLE_TIMEOUT", &idle)) {
-		fprintf(stderr, "xmhub-ingest-ws: XMHUB_DATABASE_URL must be "
-				"set, XMHUB_WS_IDLE_TIMEOUT 1 to 86400 (s)\n");
+		log_error("XMHUB_DATABASE_URL must be set, "
+			  "XMHUB_WS_IDLE_TIMEOUT 1 to 86400 (s)");
 		goto out;
 	}
 	if (!ingestq_settings(&qc, &threads, detail, sizeof(detail))) {
-		fprintf(stderr, "xmhub-ingest-ws: %s\n", detail);
+		log_error("%s", detail);
 		goto out;
 	}
 	if ((t.db = db_new(url)) == NULL) {
-		fprintf(stderr, "xmhub-ingest-ws: out of memory\n");
+		log_error("out of memory");
 		goto out;
 	}
 	/* Checked before the upgrade already; again here, because this
@@ -89,7 +94,7 @@ main(void)
 	if (!wsgate_check_env(t.db, environ, t.facility_id, t.session_id,
 			      &answer)) {
 		if (write(1, answer.p, answer.len) < 0)
-			perror("xmhub-ingest-ws: write");
+			log_error("write: %m");
 		goto out;
 	}
 	t.key = getenv("HTTP_X_API_KEY");

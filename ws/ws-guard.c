@@ -18,6 +18,7 @@
 
 #include "core/conf.h"
 #include "web/wsguard.h"
+#include "core/log.h"
 
 /* File descriptors besides two per connection. */
 #define SPARE_FDS 32
@@ -50,6 +51,7 @@ main(int argc, char **argv)
 	bool have_listen = false, have_backend = false, bad = false;
 	int rc = 1;
 
+	log_init("xmhub-ws-guard");
 	for (int i = 1; i < argc; i++) {
 		if (strncmp(argv[i], "--listen=", 9) == 0)
 			have_listen = wsguard_addr(argv[i] + 9, &listen_at);
@@ -64,34 +66,31 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (!conf_init(detail, sizeof(detail))) {
-		fprintf(stderr, "xmhub-ws-guard: %s\n", detail);
+		log_error("%s", detail);
 		goto out;
 	}
 	if (!conf_get_int("XMHUB_WS_MAX_MESSAGE", &max_msg) ||
 	    !conf_get_int("XMHUB_WS_MAX_CONNECTIONS", &max_conns)) {
-		fprintf(stderr, "xmhub-ws-guard: XMHUB_WS_MAX_MESSAGE must be "
-				"1024 to 1073741824 (bytes), "
-				"XMHUB_WS_MAX_CONNECTIONS 1 to 65536\n");
+		log_error("XMHUB_WS_MAX_MESSAGE must be 1024 to 1073741824 "
+			  "(bytes), XMHUB_WS_MAX_CONNECTIONS 1 to 65536");
 		goto out;
 	}
 	if (!enough_fds(max_conns)) {
-		fprintf(stderr,
-			"xmhub-ws-guard: %lld connections need %lld "
-			"file descriptors (ulimit -n)\n",
-			max_conns, 2 * max_conns + SPARE_FDS);
+		log_error("%lld connections need %lld file descriptors (ulimit "
+			  "-n)",
+			  max_conns, 2 * max_conns + SPARE_FDS);
 		goto out;
 	}
 	c.max_message = (uint64_t)max_msg;
 	c.max_conns = (int)max_conns;
 	if ((c.listen_fd = wsguard_listen(&listen_at, detail, sizeof(detail))) <
 	    0) {
-		fprintf(stderr, "xmhub-ws-guard: %s\n", detail);
+		log_error("%s", detail);
 		goto out;
 	}
-	fprintf(stderr,
-		"xmhub-ws-guard: relaying to websocketd, messages up to %lld "
-		"bytes, %lld connections\n",
-		max_msg, max_conns);
+	log_info("relaying to websocketd, messages up to %lld bytes, %lld "
+		 "connections",
+		 max_msg, max_conns);
 	rc = wsguard_serve(&c);
 out:
 	if (c.listen_fd >= 0)

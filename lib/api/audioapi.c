@@ -19,6 +19,7 @@
 #include "domain/chunks.h"
 #include "web/scope.h"
 #include "web/valid.h"
+#include "core/log.h"
 
 static const char session_sql[] =
 	"SELECT facility_id FROM ingest_sessions WHERE id = $1::uuid";
@@ -193,8 +194,8 @@ audioapi_wav(struct app_ctx *ctx)
 	/* Past the head only a short body can tell the client. */
 	if ((s = audioexport_write(ctx->db, ctx->store, &q, &plan, fcgi_sink,
 				   ctx->req->fcgi, &dbst)) != AUDIOEXPORT_OK)
-		fprintf(stderr, "audioapi: stream %s: WAV cut short (%d)\n", id,
-			(int)s);
+		log_error("audioapi: stream %s: WAV cut short (%d)", id,
+			  (int)s);
 out:
 	db_rollback(ctx->db);
 }
@@ -249,7 +250,7 @@ draw(struct app_ctx *ctx, const char *path, struct spectro_req *rq,
 	rq->to_ms = (int64_t)(dur_ms > 0 ? dur_ms : 1);
 	if (!spectro_render(path, rq, NULL, AUDIOAPI_SPECTRO_MS,
 			    &ctx->resp->body, detail, sizeof(detail))) {
-		fprintf(stderr, "audioapi: spectrogram: %s\n", detail);
+		log_error("audioapi: spectrogram: %s", detail);
 		child_reason(detail, reason, sizeof(reason));
 		ctx->resp->body.len = 0;
 		http_error(ctx->resp, 500,
@@ -300,7 +301,7 @@ audioapi_spectrogram(struct app_ctx *ctx)
 	snprintf(path, sizeof(path), "%s/xmhub-audio-XXXXXX",
 		 dir != NULL && dir[0] != '\0' ? dir : "/tmp");
 	if ((fd = mkstemp(path)) < 0) {
-		fprintf(stderr, "audioapi: %s: %s\n", path, strerror(errno));
+		log_error("audioapi: %s: %s", path, strerror(errno));
 		path[0] = '\0';
 		http_error(ctx->resp, 500, "no temporary space");
 		goto out;
@@ -308,8 +309,7 @@ audioapi_spectrogram(struct app_ctx *ctx)
 	if ((s = audioexport_write(ctx->db, ctx->store, &q, &plan, file_sink,
 				   &fd, &dbst)) != AUDIOEXPORT_OK) {
 		if (s == AUDIOEXPORT_SINK)
-			fprintf(stderr, "audioapi: %s: %s\n", path,
-				strerror(errno));
+			log_error("audioapi: %s: %s", path, strerror(errno));
 		plan_error(ctx, &q, s, dbst);
 		goto out;
 	}

@@ -10,6 +10,7 @@
 #include "api/facilities.h"
 #include "store/storage.h"
 #include "web/valid.h"
+#include "core/log.h"
 
 /* The API's Facility, from a row of facilities. */
 #define COLS "id, name, slug, description, is_active, created_at, updated_at"
@@ -191,8 +192,8 @@ facilities_remove(struct db *db, struct store *store, const char *id,
 		snprintf(prefix, sizeof(prefix), "%s/", PQgetvalue(res, 0, 0));
 		if (store_delete_prefix(store, prefix, detail,
 					sizeof(detail)) != STORE_OK)
-			fprintf(stderr, "facilities: deleting %s: %s\n", prefix,
-				detail);
+			log_error("facilities: deleting %s: %s", prefix,
+				  detail);
 	}
 	PQclear(res);
 	return st;

@@ -11,6 +11,7 @@
 #include "core/conf.h"
 #include "store/storage.h"
 #include "web/fcgiproc.h"
+#include "core/log.h"
 
 void
 health_live(struct app_ctx *ctx)
@@ -27,11 +28,9 @@ static long long interval = 10;
 bool
 health_init(const char *name)
 {
+	(void)name; /* lib/core/log names the program */
 	if (!conf_get_int("XMHUB_READY_INTERVAL", &interval)) {
-		fprintf(stderr,
-			"%s: XMHUB_READY_INTERVAL must be 0 to 3600 "
-			"(seconds)\n",
-			name);
+		log_error("XMHUB_READY_INTERVAL must be 0 to 3600 (seconds)");
 		return false;
 	}
 	return true;
@@ -58,7 +57,7 @@ storage_ok(struct store *store)
 		return true;
 	ok = store_check(store, detail, sizeof(detail)) == STORE_OK;
 	if (!ok)
-		fprintf(stderr, "health: %s\n", detail);
+		log_error("health: %s", detail);
 	ok_at = now;
 	return ok;
 }
@@ -74,9 +73,9 @@ programs_dead(char *dead, size_t len)
 	int n = fcgiproc_dead_groups(dead, len);
 
 	if (n < 0)
-		fprintf(stderr, "health: endpoint groups: %s\n", dead);
+		log_error("health: endpoint groups: %s", dead);
 	else if (n > 0)
-		fprintf(stderr, "health: no process of %s runs\n", dead);
+		log_error("health: no process of %s runs", dead);
 	return n;
 }
 

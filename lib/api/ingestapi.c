@@ -17,6 +17,7 @@
 #include "web/dbjson.h"
 #include "web/scope.h"
 #include "web/valid.h"
+#include "core/log.h"
 
 int
 ingestapi_status(enum ingest_status st)
@@ -285,9 +286,10 @@ ingestapi_init(const char *name)
 	char detail[128];
 	const char *url = conf_str("XMHUB_DATABASE_URL", NULL);
 
+	(void)name; /* lib/core/log names the program */
 	if (!ingestq_settings(&conf, &ingestapi_threads, detail,
 			      sizeof(detail))) {
-		fprintf(stderr, "%s: %s\n", name, detail);
+		log_error("%s", detail);
 		return false;
 	}
 	/* app_main_threads says so when the URL is missing. */

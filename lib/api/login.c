@@ -8,10 +8,12 @@
 #include <string.h>
 
 #include "core/conf.h"
+#include "core/metrics.h"
 #include "domain/throttle.h"
 #include "web/dbjson.h"
 #include "api/login.h"
 #include "web/valid.h"
+#include "core/log.h"
 
 #define TTL_MAX 315360000LL /* ten years */
 
@@ -95,12 +97,12 @@ login_init(const char *name)
 		{"XMHUB_REFRESH_TTL", &refresh_ttl},
 	};
 
+	(void)name; /* lib/core/log names the program */
 	for (size_t i = 0; i < sizeof(ttls) / sizeof(ttls[0]); i++)
 		if (!conf_get_int(ttls[i].name, ttls[i].out)) {
-			fprintf(stderr,
-				"%s: %s must be a number of seconds from 1 "
-				"to %lld\n",
-				name, ttls[i].name, TTL_MAX);
+			log_error(
+				"%s must be a number of seconds from 1 to %lld",
+				ttls[i].name, TTL_MAX);
 			return false;
 		}
 	return true;
@@ -146,7 +148,7 @@ issue_pair(const char *secret, const char *user_id, enum auth_role role,
 		free(*access);
 		free(*refresh);
 		*access = *refresh = NULL;
-		fprintf(stderr, "login: could not sign tokens\n");
+		log_error("login: could not sign tokens");
 		return false;
 	}
 	auth_sha256_hex(*refresh, strlen(*refresh), hash);
@@ -224,6 +226,7 @@ login_login(struct app_ctx *ctx)
 		throttle_log_refusal(&ta);
 		http_header(ctx->resp, "Retry-After", "%ld", ta.wait);
 		http_error(ctx->resp, 429, LOGIN_THROTTLED, ta.wait);
+		metrics_add(METRIC_RATE_LIMIT_LOGIN, 1);
 		goto out;
 	}
 	p[0] = v[0].str;
@@ -266,7 +269,7 @@ login_login(struct app_ctx *ctx)
 	}
 	/* Logged in whatever happens here: the attempt stays counted. */
 	if (throttle_success(ctx->db, &ta) != DB_OK)
-		fprintf(stderr, "login: could not reset the login throttle\n");
+		log_error("login: could not reset the login throttle");
 	out = pair_json(access, refresh);
 	access = refresh = NULL;
 	json_object_object_add(out, "user", dbjson_row(res2, 0));
@@ -312,10 +315,9 @@ rotate(struct app_ctx *ctx, const struct auth_claims *c, const char *hash,
 			    DB_OK ||
 		    (*st = db_commit(ctx->db)) != DB_OK)
 			goto out;
-		fprintf(stderr,
-			"auth: a used refresh token was presented again; "
-			"token family %s revoked\n",
-			p[0]);
+		log_warn("auth: a used refresh token was presented again; "
+			 "token family %s revoked",
+			 p[0]);
 		http_error(ctx->resp, 401, REFRESH_DENIED);
 		done = true;
 		goto out;

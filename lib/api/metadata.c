@@ -20,6 +20,7 @@
 #include "web/scope.h"
 #include "store/storage.h"
 #include "web/valid.h"
+#include "core/log.h"
 
 #define LIST_WHERE                                                             \
 	"WHERE ($1::uuid IS NULL OR s.facility_id = $1::uuid) "                \
@@ -375,8 +376,8 @@ answer(struct app_ctx *ctx, const struct query *q, const char *stream_id,
 			 : read_samples(r, q, out, &count, &next);
 	db_rollback(ctx->db);
 	if (st != CHUNKS_END) {
-		fprintf(stderr, "metadata: stream %s: %s\n", stream_id,
-			chunks_detail(r));
+		log_error("metadata: stream %s: %s", stream_id,
+			  chunks_detail(r));
 		out->len = 0;
 		if (st == CHUNKS_DB)
 			app_db_error(ctx, chunks_db_status(r));

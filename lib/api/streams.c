@@ -11,6 +11,7 @@
 #include "web/scope.h"
 #include "store/storage.h"
 #include "api/streams.h"
+#include "core/log.h"
 
 /* A decimal without sign into *v; the end of it, or NULL. */
 static const char *
@@ -112,7 +113,7 @@ stream_s3(struct app_ctx *ctx, const char *key, const char *type, uint64_t size)
 	if (begun && len > 0 &&
 	    store_get(ctx->store, key, off, len, sink, ctx->req->fcgi, detail,
 		      sizeof(detail)) != STORE_OK)
-		fprintf(stderr, "streams: %s: %s\n", key, detail);
+		log_error("streams: %s: %s", key, detail);
 }
 
 void
@@ -152,7 +153,7 @@ streams_get(struct app_ctx *ctx)
 		http_error(ctx->resp, 404, "the transcoded file is missing");
 		goto out;
 	default:
-		fprintf(stderr, "streams: %s: %s\n", key, detail);
+		log_error("streams: %s: %s", key, detail);
 		http_error(ctx->resp, 503, "the object store is unavailable");
 		goto out;
 	}

@@ -22,6 +22,7 @@
 #include "api/uploads.h"
 #include "codec/utf8.h"
 #include "web/valid.h"
+#include "core/log.h"
 
 #define PIECE 65536 /* bytes of the body read at a time */
 #define KEY_MAX 128 /* "{facility}/uploads/{upload}/original" */
@@ -37,14 +38,12 @@ uploads_init(const char *name)
 	char detail[256];
 
 	if (!conf_get_int("XMHUB_MAX_UPLOAD_BYTES", &max_bytes)) {
-		fprintf(stderr,
-			"%s: XMHUB_MAX_UPLOAD_BYTES must be a positive number "
-			"of bytes\n",
-			name);
+		log_error("XMHUB_MAX_UPLOAD_BYTES must be a positive number of "
+			  "bytes");
 		return false;
 	}
 	if (!jobs_init(detail, sizeof(detail))) {
-		fprintf(stderr, "%s: %s\n", name, detail);
+		log_error("%s", detail);
 		return false;
 	}
 	return app_store_needed(name);
@@ -393,7 +392,7 @@ refuse(struct post *p, int status, const char *fmt, ...)
 static int
 store_failed(struct post *p, const char *what, const char *detail)
 {
-	fprintf(stderr, "uploads: %s %s: %s\n", what, p->key, detail);
+	log_error("uploads: %s %s: %s", what, p->key, detail);
 	return refuse(p, 503, "the file could not be stored");
 }
 
@@ -687,8 +686,7 @@ uploads_post(struct app_ctx *ctx)
 		store_put_abort(p->put);
 		if (p->stored && store_delete(ctx->store, p->key, detail,
 					      sizeof(detail)) != STORE_OK)
-			fprintf(stderr, "uploads: deleting %s: %s\n", p->key,
-				detail);
+			log_error("uploads: deleting %s: %s", p->key, detail);
 		http_error(ctx->resp, p->status, "%s", p->detail);
 	}
 	json_object_put(p->answer);
@@ -845,7 +843,7 @@ uploads_delete(struct app_ctx *ctx)
 	snprintf(prefix, sizeof(prefix), "%s/uploads/%s/", fac, id);
 	if (store_delete_prefix(ctx->store, prefix, detail, sizeof(detail)) !=
 	    STORE_OK)
-		fprintf(stderr, "uploads: deleting %s: %s\n", prefix, detail);
+		log_error("uploads: deleting %s: %s", prefix, detail);
 	http_no_content(ctx->resp);
 }
 

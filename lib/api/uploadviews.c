@@ -17,6 +17,7 @@
 #include "store/storage.h"
 #include "web/scope.h"
 #include "web/valid.h"
+#include "core/log.h"
 
 #define KEY_MAX 160
 /* Both kinds of image depend on the original only, which never changes:
@@ -104,7 +105,7 @@ not_modified(struct app_ctx *ctx, const char *etag)
 static void
 store_down(struct app_ctx *ctx, const char *key, const char *detail)
 {
-	fprintf(stderr, "uploads: %s: %s\n", key, detail);
+	log_error("uploads: %s: %s", key, detail);
 	http_error(ctx->resp, 503, "the object store is unavailable");
 }
 
@@ -257,8 +258,7 @@ drawn_spectrogram(struct app_ctx *ctx, const struct upload *u,
 		goto out;
 	if (!spectro_render(path, &rq, NULL, UPLOADVIEWS_RENDER_MS,
 			    &ctx->resp->body, detail, sizeof(detail))) {
-		fprintf(stderr, "uploads: spectrogram of %s: %s\n", u->id,
-			detail);
+		log_error("uploads: spectrogram of %s: %s", u->id, detail);
 		child_reason(detail, reason, sizeof(reason));
 		ctx->resp->body.len = 0;
 		http_error(ctx->resp, 500,
@@ -423,7 +423,7 @@ uploadviews_waveform(struct app_ctx *ctx)
 		goto out;
 	}
 	if (w->nhead < WAVEFORM_HEAD_LEN || !waveform_head_get(w->head, &h)) {
-		fprintf(stderr, "uploads: %s: not stored peaks\n", key);
+		log_error("uploads: %s: not stored peaks", key);
 		http_error(ctx->resp, 500, "the stored waveform is damaged");
 		goto out;
 	}
@@ -462,7 +462,7 @@ uploadviews_waveform(struct app_ctx *ctx)
 	if (store_get(ctx->store, key, WAVEFORM_HEAD_LEN, UINT64_MAX,
 		      pixel_sink, w, detail, sizeof(detail)) != STORE_OK &&
 	    !w->gone)
-		fprintf(stderr, "uploads: %s: %s\n", key, detail);
+		log_error("uploads: %s: %s", key, detail);
 	waveform_merge_finish(&w->m, emit, w);
 	/* Stored peaks cut short: the promised length, as silence. */
 	while (!w->gone && w->values < 2 * length)

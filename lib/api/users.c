@@ -11,6 +11,7 @@
 #include "web/scope.h"
 #include "api/users.h"
 #include "web/valid.h"
+#include "core/log.h"
 
 /* The API's User, from a row of users. */
 #define COLS                                                                   \
@@ -63,7 +64,7 @@ insert(struct db *db, const char *email, const char *password,
 	    (role == ROLE_SUPER_ADMIN) != (facility_id == NULL))
 		return DB_INVALID;
 	if (!auth_password_hash(password, hash)) {
-		fprintf(stderr, "users: password hashing failed\n");
+		log_error("users: password hashing failed");
 		return DB_ERROR;
 	}
 	p[0] = email;

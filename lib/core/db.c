@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "core/db.h"
+#include "core/log.h"
+#include "core/metrics.h"
 
 /* Seconds to wait for a server that does not answer a connection. */
 #define CONNECT_TIMEOUT "5"
@@ -27,25 +29,33 @@ struct db {
 	unsigned long seen;  /* the epoch db_notified() last saw */
 };
 
-/* Logs "db: what: msg" on stderr as one line: libpq's messages may
- * hold newlines and tabs, which become single spaces. */
+/* Logs "db: what: msg" as one line: libpq's messages may hold newlines
+ * and tabs, which become single spaces.  Counts a PostgreSQL error
+ * (lib/core/metrics) unless it is a notice. */
 static void
 log_msg(const char *what, const char *msg)
 {
+	char line[1024];
+	size_t n = 0;
 	bool space = false;
 
-	fprintf(stderr, "db: %s: ", what);
-	for (; *msg != '\0'; msg++) {
+	for (; *msg != '\0' && n < sizeof(line) - 1; msg++) {
 		if (*msg == '\n' || *msg == '\t' || *msg == ' ') {
 			space = true;
 			continue;
 		}
-		if (space)
-			fputc(' ', stderr);
+		if (space && n > 0 && n < sizeof(line) - 2)
+			line[n++] = ' ';
 		space = false;
-		fputc(*msg, stderr);
+		line[n++] = *msg;
 	}
-	fputc('\n', stderr);
+	line[n] = '\0';
+	if (strcmp(what, "server") == 0)
+		log_warn("db: %s: %s", what, line);
+	else {
+		metrics_add(METRIC_DB_ERRORS, 1);
+		log_error("db: %s: %s", what, line);
+	}
 }
 
 /* libpq notice processor: server notices and warnings go to the log. */
@@ -157,7 +167,7 @@ connected(struct db *db)
 		return false;
 	}
 	if (db->down)
-		fprintf(stderr, "db: connected again\n");
+		log_info("db: connected again");
 	db->down = false;
 	db->epoch++;
 	forget_statements(db);
@@ -320,7 +330,7 @@ db_begin(struct db *db)
 	enum db_status st;
 
 	if (db->in_tx) {
-		fprintf(stderr, "db: BEGIN inside a transaction\n");
+		log_error("db: BEGIN inside a transaction");
 		return DB_ERROR;
 	}
 	if ((st = command(db, "BEGIN")) == DB_OK)
@@ -335,7 +345,7 @@ db_commit(struct db *db)
 	PGresult *res;
 
 	if (!db->in_tx) {
-		fprintf(stderr, "db: COMMIT outside a transaction\n");
+		log_error("db: COMMIT outside a transaction");
 		return DB_ERROR;
 	}
 	/* Whatever happens, the transaction is over. */
@@ -343,8 +353,7 @@ db_commit(struct db *db)
 		    DB_OK &&
 	    strcmp(PQcmdStatus(res), "COMMIT") != 0) {
 		/* The server answers a failed transaction's COMMIT so. */
-		fprintf(stderr, "db: COMMIT of a failed transaction rolled "
-				"it back\n");
+		log_error("db: COMMIT of a failed transaction rolled it back");
 		st = DB_ERROR;
 	}
 	PQclear(res);

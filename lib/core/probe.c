@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
 #include <sox.h>
 
 #include "core/child.h"
@@ -101,14 +102,33 @@ probe_sox(const char *path, struct probe_info *info)
 	return ok;
 }
 
-/* A number of ffprobe's: "N/A" and junk are 0. */
+/* A number of ffprobe's JSON: a number, or a string holding one ("44100",
+ * "1.234"); absent, "N/A" and junk are 0. */
 static double
-field(const char *v)
+field(const json_object *obj, const char *name)
 {
+	json_object *v;
+	const char *s;
 	char *end;
-	double d = strtod(v, &end);
+	double d;
 
-	return end != v && (*end == '\0' || *end == '\n') && d > 0 ? d : 0;
+	if (!json_object_object_get_ex(obj, name, &v))
+		return 0;
+	switch (json_object_get_type(v)) {
+	case json_type_int:
+	case json_type_double:
+		d = json_object_get_double(v);
+		break;
+	case json_type_string:
+		s = json_object_get_string(v);
+		d = strtod(s, &end);
+		if (end == s || *end != '\0')
+			d = 0;
+		break;
+	default:
+		d = 0;
+	}
+	return d > 0 ? d : 0;
 }
 
 bool
@@ -127,14 +147,14 @@ probe_ffprobe(const char *path, struct probe_info *info, int timeout_ms,
 		"format=duration:stream=codec_name,sample_rate,channels,"
 		"bits_per_sample,bits_per_raw_sample,duration",
 		"-of",
-		"default=nw=1",
+		"json",
 		(char *)path,
 		NULL,
 	};
-	double stream_dur = 0, format_dur = 0, bits = 0, raw_bits = 0;
+	json_object *root = NULL, *streams, *stream = NULL, *format, *codec;
+	double stream_dur = 0, raw_bits;
 	struct child ch;
 	bool ok = false;
-	char *line, *save;
 
 	memset(info, 0, sizeof(*info));
 	if (!child_run(&ch, argv, FFPROBE_OUT_MAX, FFPROBE_ERR_MAX, timeout_ms,
@@ -145,42 +165,41 @@ probe_ffprobe(const char *path, struct probe_info *info, int timeout_ms,
 		snprintf(detail, dlen, "out of memory for ffprobe's answer");
 		goto out;
 	}
-	/* nw=1: "key=value" lines, the stream's first, then the format's
-	 * duration, which comes last. */
-	for (line = strtok_r((char *)ch.out.p, "\n", &save); line != NULL;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *v = strchr(line, '=');
-
-		if (v == NULL)
-			continue;
-		*v++ = '\0';
-		if (strcmp(line, "codec_name") == 0 && info->codec[0] == '\0')
-			snprintf(info->codec, sizeof(info->codec), "%s", v);
-		else if (strcmp(line, "sample_rate") == 0)
-			info->sample_rate_hz = (long)field(v);
-		else if (strcmp(line, "channels") == 0)
-			info->channels = (int)field(v);
-		else if (strcmp(line, "bits_per_sample") == 0)
-			bits = field(v);
-		else if (strcmp(line, "bits_per_raw_sample") == 0)
-			raw_bits = field(v);
-		else if (strcmp(line, "duration") == 0) {
-			if (stream_dur == 0 && format_dur == 0)
-				stream_dur = field(v);
-			else
-				format_dur = field(v);
-		}
+	if ((root = json_tokener_parse((const char *)ch.out.p)) == NULL ||
+	    !json_object_is_type(root, json_type_object)) {
+		snprintf(detail, dlen, "ffprobe's answer is not a JSON object");
+		goto out;
 	}
-	info->bit_depth = (int)(raw_bits > 0 ? raw_bits : bits);
+	/* -select_streams a:0: at most one stream, the first audio one. */
+	if (json_object_object_get_ex(root, "streams", &streams) &&
+	    json_object_is_type(streams, json_type_array) &&
+	    json_object_array_length(streams) > 0)
+		stream = json_object_array_get_idx(streams, 0);
+	if (stream != NULL && json_object_is_type(stream, json_type_object)) {
+		if (json_object_object_get_ex(stream, "codec_name", &codec) &&
+		    json_object_is_type(codec, json_type_string))
+			snprintf(info->codec, sizeof(info->codec), "%s",
+				 json_object_get_string(codec));
+		info->sample_rate_hz = (long)field(stream, "sample_rate");
+		info->channels = (int)field(stream, "channels");
+		raw_bits = field(stream, "bits_per_raw_sample");
+		info->bit_depth =
+			(int)(raw_bits > 0 ? raw_bits
+					   : field(stream, "bits_per_sample"));
+		stream_dur = field(stream, "duration");
+	}
 	/* Containers such as WebM know only the format's duration. */
-	if (stream_dur == 0)
-		stream_dur = format_dur;
+	if (stream_dur == 0 &&
+	    json_object_object_get_ex(root, "format", &format) &&
+	    json_object_is_type(format, json_type_object))
+		stream_dur = field(format, "duration");
 	info->duration_ms = (int64_t)(stream_dur * 1000.0 + 0.5);
 	if (info->codec[0] == '\0' || info->duration_ms <= 0)
 		snprintf(detail, dlen, "no audio stream with a duration");
 	else
 		ok = true;
 out:
+	json_object_put(root);
 	child_free(&ch);
 	return ok;
 }

@@ -10,7 +10,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/log.h"
 #include "core/runner.h"
+
+/* Seconds between two heartbeat lines of a loop (runner_sleep). */
+#define HEARTBEAT_S 60
 
 static volatile sig_atomic_t stop;
 
@@ -30,6 +34,7 @@ runner_args(int argc, char **argv, const char *name, bool *loop)
 		return false;
 	}
 	*loop = strcmp(argv[1], "--loop") == 0;
+	log_init(name);
 	return true;
 }
 
@@ -54,9 +59,22 @@ bool
 runner_sleep(long long seconds)
 {
 	struct timespec ts = {.tv_sec = (time_t)seconds, .tv_nsec = 0};
+	static time_t last;
+	static unsigned long long passes;
+	time_t now = time(NULL);
 
 	if (stop)
 		return false;
+	/* A pass ended: a line now and then shows the loop is not stuck
+	 * (a runner whose heartbeats stop is). */
+	passes++;
+	if (last == 0 || now - last >= HEARTBEAT_S) {
+		log_info("heartbeat: %llu passes since the last one, next in "
+			 "%llds",
+			 passes, seconds);
+		last = now;
+		passes = 0;
+	}
 	/* Another signal (EINTR without the flag) just ends the sleep. */
 	if (nanosleep(&ts, NULL) != 0 && errno != EINTR)
 		return false;

@@ -24,7 +24,8 @@
 /*
  * The command line "name --once" (*loop false) or "name --loop" (*loop
  * true); anything else prints "usage: name --once|--loop" to stderr and
- * returns false (the caller exits 2).
+ * returns false (the caller exits 2).  Names the program in the log
+ * (lib/core/log).
  */
 bool runner_args(int argc, char **argv, const char *name, bool *loop);
 
@@ -41,7 +42,9 @@ bool runner_stopping(void);
 /*
  * Sleeps seconds between two passes, cut short by a signal.  True when
  * the next pass should run: no stop asked before or during the sleep,
- * and the sleep itself did not fail.
+ * and the sleep itself did not fail.  Logs a heartbeat line (passes done)
+ * at the first call and then at most once a minute, so that a stuck loop
+ * shows in the log by its silence.
  */
 bool runner_sleep(long long seconds);
 

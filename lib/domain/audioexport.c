@@ -10,6 +10,7 @@
 
 #include "domain/audioexport.h"
 #include "domain/chunks.h"
+#include "core/log.h"
 
 #define OUT_BYTES 65536 /* the pieces handed to the sink */
 
@@ -115,10 +116,9 @@ frame(struct walk *w, uint64_t ts, const uint8_t *f, size_t len, bool *done)
 
 	if (xmbpaudio_frame_check(f, len, d->codec, d->channels, &n) !=
 	    XMBPAUDIO_OK) {
-		fprintf(stderr,
-			"audioexport: stream %s: a frame at %llu does "
-			"not decode\n",
-			w->q->stream_id, (unsigned long long)ts);
+		log_error("audioexport: stream %s: a frame at %llu does not "
+			  "decode",
+			  w->q->stream_id, (unsigned long long)ts);
 		return AUDIOEXPORT_FAILED;
 	}
 	if (!w->has_origin) {
@@ -187,8 +187,8 @@ run(struct db *db, struct store *st, struct walk *w, enum db_status *dbst)
 	       (cs = chunks_next(r, &ts, &v)) == CHUNKS_OK)
 		s = frame(w, ts, v.u.raw.p, v.u.raw.len, &done);
 	if (s == AUDIOEXPORT_OK && !done && cs != CHUNKS_END) {
-		fprintf(stderr, "audioexport: stream %s: %s\n", q->stream_id,
-			chunks_detail(r));
+		log_error("audioexport: stream %s: %s", q->stream_id,
+			  chunks_detail(r));
 		if (cs == CHUNKS_DB) {
 			*dbst = chunks_db_status(r);
 			s = AUDIOEXPORT_DB;

@@ -16,6 +16,7 @@
 #include "core/conf.h"
 #include "codec/sampleagg.h"
 #include "codec/xmch.h"
+#include "core/log.h"
 
 #define KEY_MAX 600
 
@@ -90,7 +91,7 @@ flush(struct run *r)
 		struct out *p = realloc(r->outs, cap * sizeof(*p));
 
 		if (p == NULL) {
-			fprintf(stderr, "compact: out of memory\n");
+			log_error("compact: out of memory");
 			return false;
 		}
 		r->outs = p;
@@ -104,8 +105,7 @@ flush(struct run *r)
 	sampleagg_init(&r->agg, r->type);
 	r->chunk.len = 0;
 	if (xmch_writer_finish(&r->w, true, &r->chunk, &err) != XMCH_OK) {
-		fprintf(stderr, "compact: stream %s: %s\n", r->stream_id,
-			err.msg);
+		log_error("compact: stream %s: %s", r->stream_id, err.msg);
 		return false;
 	}
 	xmch_writer_free(&r->w);
@@ -114,7 +114,7 @@ flush(struct run *r)
 	/* Announced (committed) before the object exists: a crash after
 	 * this leaves a row for compact_sweep(). */
 	if (db_query(r->side, &res, announce_sql, 2, params) != DB_OK) {
-		fprintf(stderr, "compact: announcing an object failed\n");
+		log_error("compact: announcing an object failed");
 		return false;
 	}
 	snprintf(o->key, sizeof(o->key), "%s", PQgetvalue(res, 0, 0));
@@ -123,7 +123,7 @@ flush(struct run *r)
 	if (store_put_buf(r->st, o->key, r->chunk.p, r->chunk.len,
 			  "application/octet-stream", detail,
 			  sizeof(detail)) != STORE_OK) {
-		fprintf(stderr, "compact: writing %s: %s\n", o->key, detail);
+		log_error("compact: writing %s: %s", o->key, detail);
 		return false;
 	}
 	/* The grid goes with the chunk (freed with the outs). */
@@ -154,8 +154,8 @@ add(struct run *r, uint64_t ts, const struct sample_value *v)
 		if (err.status != XMCH_E_TOO_LARGE || r->count == 0 ||
 		    !flush(r) ||
 		    xmch_writer_add(&r->w, ts, v, &err) != XMCH_OK) {
-			fprintf(stderr, "compact: stream %s: %s\n",
-				r->stream_id, err.msg);
+			log_error("compact: stream %s: %s", r->stream_id,
+				  err.msg);
 			return false;
 		}
 	}
@@ -264,12 +264,11 @@ swap(struct run *r, const struct chunks_reader *cr, uint64_t samples)
 	ok = strtoull(PQgetvalue(res, 0, 0), NULL, 10) == chunks_rows(cr) &&
 	     strtoull(PQgetvalue(res, 0, 1), NULL, 10) == samples;
 	if (!ok)
-		fprintf(stderr,
-			"compact: stream %s: the rows to delete (%s, %s "
-			"samples) are not those read (%" PRIu64 ", %" PRIu64
-			"); nothing changed\n",
-			r->stream_id, PQgetvalue(res, 0, 0),
-			PQgetvalue(res, 0, 1), chunks_rows(cr), samples);
+		log_error("compact: stream %s: the rows to delete (%s, %s "
+			  "samples) are not those read (%" PRIu64 ", %" PRIu64
+			  "); nothing changed",
+			  r->stream_id, PQgetvalue(res, 0, 0),
+			  PQgetvalue(res, 0, 1), chunks_rows(cr), samples);
 	PQclear(res);
 	return ok;
 }
@@ -332,8 +331,8 @@ compact_one(struct db *db, struct db *side, struct store *st,
 	snprintf(r.stream_id, sizeof(r.stream_id), "%s", PQgetvalue(res, 0, 0));
 	memcpy(result->stream_id, r.stream_id, sizeof(r.stream_id));
 	if (!sample_type_from_name(PQgetvalue(res, 0, 2), &r.type)) {
-		fprintf(stderr, "compact: stream %s: unknown value type\n",
-			r.stream_id);
+		log_error("compact: stream %s: unknown value type",
+			  r.stream_id);
 		goto out;
 	}
 	snprintf(r.prefix, sizeof(r.prefix), "%s/ingest/%s/%s/",
@@ -352,8 +351,8 @@ compact_one(struct db *db, struct db *side, struct store *st,
 		samples++;
 	}
 	if (cs != CHUNKS_END) {
-		fprintf(stderr, "compact: stream %s: %s\n", r.stream_id,
-			chunks_detail(cr));
+		log_error("compact: stream %s: %s", r.stream_id,
+			  chunks_detail(cr));
 		goto out;
 	}
 	if (r.count > 0 && !flush(&r))
@@ -419,8 +418,8 @@ compact_sweep(struct db *db, struct store *st, unsigned long *swept)
 		if (PQgetvalue(res, i, 1)[0] != 't' &&
 		    store_delete(st, params[0], detail, sizeof(detail)) !=
 			    STORE_OK) {
-			fprintf(stderr, "compact: sweeping %s: %s\n", params[0],
-				detail);
+			log_error("compact: sweeping %s: %s", params[0],
+				  detail);
 			continue;
 		}
 		if ((s = db_query(db, &del, unannounce_sql, 1, params)) !=

@@ -18,6 +18,7 @@
 #include "core/auth.h"
 #include "domain/chunks.h"
 #include "domain/ingest.h"
+#include "core/metrics.h"
 
 /* The status and detail of a failed query. */
 static int
@@ -597,6 +598,7 @@ struct round {
 	size_t *which; /* per job: its session in lv */
 	struct rows rows;
 	struct xmbp_batch *b; /* the batch being looked at */
+	size_t stored;	      /* batches stored (not retries) */
 };
 
 static bool
@@ -830,6 +832,7 @@ take(struct round *r, struct ingest_job *j, size_t i)
 	l->add_samples += samples;
 	l->add_bytes += j->len;
 	push_recent(l, digest);
+	r->stored++;
 	l->changed = true;
 	set_ack(&j->ack, l->total, l->gap.missed);
 }
@@ -933,6 +936,25 @@ add_live(struct round *r, struct ingest_job *j, size_t i)
 	return true;
 }
 
+/* Counts a committed round (durable): what /api/metrics calls ingested,
+ * and the commit's size. */
+static void
+count_round(const struct round *r)
+{
+	uint64_t samples = 0, bytes = 0;
+
+	for (size_t i = 0; i < r->nlive; i++) {
+		samples += r->lv[i].add_samples;
+		bytes += r->lv[i].add_bytes;
+	}
+	metrics_add(METRIC_INGEST_BATCHES, r->stored);
+	metrics_add(METRIC_INGEST_SAMPLES, samples);
+	metrics_add(METRIC_INGEST_BYTES, bytes);
+	metrics_observe(HIST_INGEST_COMMIT_BATCHES, (double)r->stored);
+	metrics_observe(HIST_INGEST_COMMIT_SAMPLES, (double)samples);
+	metrics_observe(HIST_INGEST_COMMIT_BYTES, (double)bytes);
+}
+
 void
 ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
 	      bool stop)
@@ -996,6 +1018,8 @@ ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
 	if ((st = db_commit(db)) != DB_OK)
 		fail_pending(jobs, n, db_fail(st, detail, sizeof(detail)),
 			     detail);
+	else if (r.stored > 0)
+		count_round(&r);
 out:
 	db_rollback(db);
 	for (size_t i = 0; r.lv != NULL && i < r.nlive; i++)

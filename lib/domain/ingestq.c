@@ -14,6 +14,8 @@
 
 #include "core/conf.h"
 #include "core/db.h"
+#include "core/log.h"
+#include "core/metrics.h"
 #include "core/settings.h"
 #include "domain/ingestq.h"
 
@@ -81,6 +83,7 @@ take_round(struct ingestq *q)
 	if (q->head == NULL)
 		q->tail = &q->head;
 	q->queued -= n;
+	metrics_set(METRIC_INGEST_QUEUE, q->queued);
 	return n;
 }
 
@@ -153,7 +156,7 @@ ingestq_start(const char *conninfo, const struct ingestq_conf *conf)
 	err = pthread_create(&q->writer, NULL, writer, q);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err != 0) {
-		fprintf(stderr, "ingest: writer thread: %s\n", strerror(err));
+		log_error("ingest: writer thread: %s", strerror(err));
 		pthread_mutex_destroy(&q->mu);
 		pthread_cond_destroy(&q->work);
 		pthread_cond_destroy(&q->done);
@@ -161,7 +164,7 @@ ingestq_start(const char *conninfo, const struct ingestq_conf *conf)
 	}
 	return q;
 nomem:
-	fprintf(stderr, "ingest: out of memory\n");
+	log_error("ingest: out of memory");
 fail:
 	if (q != NULL) {
 		db_free(q->db);
@@ -188,6 +191,7 @@ ingestq_submit(struct ingestq *q, struct ingest_job *job)
 	*q->tail = &it;
 	q->tail = &it.next;
 	q->queued++;
+	metrics_set(METRIC_INGEST_QUEUE, q->queued);
 	pthread_cond_signal(&q->work);
 	while (!it.done)
 		pthread_cond_wait(&q->done, &q->mu);

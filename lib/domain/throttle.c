@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "domain/throttle.h"
+#include "core/log.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -152,8 +153,8 @@ rule_name(enum throttle_rule r)
 void
 throttle_log_failure(const struct throttle_attempt *a)
 {
-	fprintf(stderr, "auth: login failed for email#%.*s from %s\n",
-		THROTTLE_LOG_KEY, a->email_key, a->remote);
+	log_warn("auth: login failed for email#%.*s from %s", THROTTLE_LOG_KEY,
+		 a->email_key, a->remote);
 }
 
 void
@@ -180,10 +181,9 @@ throttle_log_refusal(const struct throttle_attempt *a)
 		snprintf(more, sizeof(more),
 			 " (%lu more throttled attempts not logged)", left_out);
 	/* One write: the line must not interleave with other processes'. */
-	fprintf(stderr,
-		"auth: login throttled for email#%.*s from %s: %s limit, "
-		"retry in %ld s%s\n",
-		THROTTLE_LOG_KEY, a->email_key, a->remote, rule_name(a->rule),
-		a->wait, more);
+	log_warn("auth: login throttled for email#%.*s from %s: %s limit, "
+		 "retry in %ld s%s",
+		 THROTTLE_LOG_KEY, a->email_key, a->remote, rule_name(a->rule),
+		 a->wait, more);
 	left_out = 0;
 }

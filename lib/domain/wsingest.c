@@ -20,6 +20,7 @@
 #include "codec/be.h"
 #include "domain/wsingest.h"
 #include "codec/xmbp.h"
+#include "core/log.h"
 
 /* How long the last answers may take to leave once the session ends. */
 #define DRAIN_MS 5000
@@ -299,10 +300,9 @@ out_write(struct loop *l)
 	if (k < 0 && (errno == EAGAIN || errno == EINTR))
 		return true;
 	if (k < 0 && errno != EPIPE)
-		fprintf(stderr, "xmhub-ingest-ws: write: %s\n",
-			strerror(errno));
+		log_error("write: %s", strerror(errno));
 	else if (k >= 0)
-		fprintf(stderr, "xmhub-ingest-ws: short write\n");
+		log_error("short write");
 	return false;
 }
 
@@ -396,12 +396,11 @@ read_input(struct loop *l)
 	if (k > 0 || (k < 0 && (errno == EAGAIN || errno == EINTR)))
 		return true;
 	if (k < 0)
-		fprintf(stderr, "xmhub-ingest-ws: read: %s\n", strerror(errno));
+		log_error("read: %s", strerror(errno));
 	else if (wsingest_partial(l->w) > 0 && !wsingest_failed(l->w))
-		fprintf(stderr,
-			"xmhub-ingest-ws: the connection ended inside a "
-			"batch (%zu bytes dropped)\n",
-			wsingest_partial(l->w));
+		log_error("the connection ended inside a batch (%zu bytes "
+			  "dropped)",
+			  wsingest_partial(l->w));
 	l->in_open = false;
 	if (l->ended == 0)
 		l->ended = now_ms();
@@ -418,10 +417,9 @@ out_setup(struct loop *l)
 		fcntl(l->io->out, F_SETFL, fl | O_NONBLOCK);
 	if (fcntl(l->io->out, F_SETPIPE_SZ, 4096) < 0) {
 		l->fionread = true;
-		fprintf(stderr,
-			"xmhub-ingest-ws: cannot shrink the stdout pipe (%s): "
-			"pacing by FIONREAD\n",
-			strerror(errno));
+		log_error("cannot shrink the stdout pipe (%s): pacing by "
+			  "FIONREAD",
+			  strerror(errno));
 	}
 }
 
@@ -449,9 +447,7 @@ turn(struct loop *l, const sigset_t *wait_mask)
 	if (ending && !pending && !l->busy)
 		return false;
 	if (ending && now - l->ended >= DRAIN_MS) {
-		fprintf(stderr,
-			"xmhub-ingest-ws: the client did not take the last "
-			"answers\n");
+		log_error("the client did not take the last answers");
 		return false;
 	}
 	if (!ending && now - l->last_in >= l->io->idle_ms) {
@@ -483,8 +479,7 @@ turn(struct loop *l, const sigset_t *wait_mask)
 	if (ppoll(fds, 2, &ts, wait_mask) < 0) {
 		if (errno == EINTR)
 			return true;
-		fprintf(stderr, "xmhub-ingest-ws: ppoll: %s\n",
-			strerror(errno));
+		log_error("ppoll: %s", strerror(errno));
 		l->rc = 2;
 		return false;
 	}
@@ -510,7 +505,7 @@ wsingest_serve(const struct wsingest_io *io)
 	l.ptrs = calloc((size_t)io->max_batches, sizeof(*l.ptrs));
 	if (io->max_batches < 1 || l.jobs == NULL || l.ptrs == NULL ||
 	    (l.w = wsingest_new()) == NULL) {
-		fprintf(stderr, "xmhub-ingest-ws: out of memory\n");
+		log_error("out of memory");
 		free(l.jobs);
 		free(l.ptrs);
 		return 2;

@@ -607,9 +607,39 @@ s3_del(struct store *st, const char *key, char *detail, size_t dlen)
 	return s == STORE_NOT_FOUND ? STORE_OK : s;
 }
 
-/* Appends the XML text at p (n bytes) with its five entities decoded. */
-static void
-xml_text(struct buf *out, const char *p, size_t n)
+/* Appends code point c as UTF-8; false (nothing appended) for a NUL, a
+ * surrogate or a value past U+10FFFF. */
+static bool
+put_utf8(struct buf *out, unsigned long c)
+{
+	if (c == 0 || (c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF)
+		return false;
+	if (c < 0x80) {
+		buf_putc(out, (char)c);
+	} else if (c < 0x800) {
+		buf_putc(out, (char)(0xC0 | (c >> 6)));
+		buf_putc(out, (char)(0x80 | (c & 0x3F)));
+	} else if (c < 0x10000) {
+		buf_putc(out, (char)(0xE0 | (c >> 12)));
+		buf_putc(out, (char)(0x80 | ((c >> 6) & 0x3F)));
+		buf_putc(out, (char)(0x80 | (c & 0x3F)));
+	} else {
+		buf_putc(out, (char)(0xF0 | (c >> 18)));
+		buf_putc(out, (char)(0x80 | ((c >> 12) & 0x3F)));
+		buf_putc(out, (char)(0x80 | ((c >> 6) & 0x3F)));
+		buf_putc(out, (char)(0x80 | (c & 0x3F)));
+	}
+	return true;
+}
+
+/*
+ * Decodes the character reference at p (n bytes, starting with '&') into
+ * out: the five named entities and numeric ones (&#39; &#x27;, which
+ * some servers write for quotes and control characters).  Returns the
+ * bytes consumed, 0 when p holds no reference it can decode.
+ */
+static size_t
+xml_ref(struct buf *out, const char *p, size_t n)
 {
 	static const struct {
 		const char *ent;
@@ -619,23 +649,100 @@ xml_text(struct buf *out, const char *p, size_t n)
 		    {"&gt;", '>'},
 		    {"&quot;", '"'},
 		    {"&apos;", '\''}};
+	unsigned long c = 0;
+	size_t i = 2;
+	bool hex;
 
-	for (size_t i = 0; i < n; i++) {
-		size_t j;
+	for (size_t j = 0; j < sizeof(ents) / sizeof(ents[0]); j++) {
+		size_t el = strlen(ents[j].ent);
 
-		for (j = 0; j < sizeof(ents) / sizeof(ents[0]); j++) {
-			size_t el = strlen(ents[j].ent);
-
-			if (n - i >= el && memcmp(p + i, ents[j].ent, el) == 0)
-				break;
-		}
-		if (j < sizeof(ents) / sizeof(ents[0])) {
+		if (n >= el && memcmp(p, ents[j].ent, el) == 0) {
 			buf_putc(out, ents[j].c);
-			i += strlen(ents[j].ent) - 1;
-		} else {
-			buf_putc(out, p[i]);
+			return el;
 		}
 	}
+	if (n < 4 || p[1] != '#')
+		return 0;
+	hex = p[2] == 'x';
+	i += hex;
+	/* At most 8 digits, so c cannot overflow. */
+	for (size_t start = i; i < n && i - start < 8; i++) {
+		int d;
+
+		if (p[i] >= '0' && p[i] <= '9')
+			d = p[i] - '0';
+		else if (hex && p[i] >= 'a' && p[i] <= 'f')
+			d = p[i] - 'a' + 10;
+		else if (hex && p[i] >= 'A' && p[i] <= 'F')
+			d = p[i] - 'A' + 10;
+		else
+			break;
+		c = c * (hex ? 16 : 10) + (unsigned long)d;
+	}
+	if (i == 2u + hex || i >= n || p[i] != ';' || !put_utf8(out, c))
+		return 0;
+	return i + 1;
+}
+
+/* Appends the XML text at p (n bytes) with its character references
+ * decoded (a reference it cannot decode is kept as it is). */
+static void
+xml_text(struct buf *out, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t used = p[i] == '&' ? xml_ref(out, p + i, n - i) : 0;
+
+		if (used > 0)
+			i += used - 1;
+		else
+			buf_putc(out, p[i]);
+	}
+}
+
+/* The value of hex digit c, or -1. */
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Decodes the URL-encoded key in (encoding-type=url: %XX escapes, '+'
+ * for a space, as AWS writes them) in place; false for a bad escape or
+ * an escaped NUL, which no key holds.
+ */
+static bool
+url_decode(struct buf *in)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < in->len; i++) {
+		uint8_t c = in->p[i];
+
+		if (c == '+') {
+			c = ' ';
+		} else if (c == '%') {
+			int hi, lo;
+
+			if (in->len - i < 3)
+				return false;
+			hi = hexval((char)in->p[i + 1]);
+			lo = hexval((char)in->p[i + 2]);
+			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+				return false;
+			c = (uint8_t)(hi << 4 | lo);
+			i += 2;
+		}
+		in->p[o++] = c;
+	}
+	in->len = o;
+	return true;
 }
 
 /*
@@ -649,7 +756,12 @@ delete_page(struct store *st, const struct buf *body, struct buf *token,
 	const char *x = (const char *)body->p, *end = x + body->len, *v;
 	size_t n;
 	enum store_status s = STORE_OK;
+	bool url;
 
+	/* Asked for encoding-type=url; a server that ignores it says
+	 * nothing and sends the keys as XML text. */
+	url = (v = xml_elem(x, body->len, "EncodingType", &n, NULL)) != NULL &&
+	      n == 3 && memcmp(v, "url", 3) == 0;
 	buf_free(token);
 	if ((v = xml_elem(x, body->len, "IsTruncated", &n, NULL)) != NULL &&
 	    n == 4 && memcmp(v, "true", 4) == 0) {
@@ -666,6 +778,7 @@ delete_page(struct store *st, const struct buf *body, struct buf *token,
 		const char *contents, *next;
 		size_t cn;
 		struct buf key;
+		bool bad;
 
 		if ((contents = xml_elem(x, (size_t)(end - x), "Contents", &cn,
 					 &next)) == NULL)
@@ -675,8 +788,16 @@ delete_page(struct store *st, const struct buf *body, struct buf *token,
 			continue;
 		buf_init(&key, 0);
 		xml_text(&key, v, n);
+		/* A NUL would cut the key short: refused. */
+		bad = !key.failed &&
+		      (key.len == 0 || (url && !url_decode(&key)) ||
+		       memchr(key.p, '\0', key.len) != NULL);
 		buf_putc(&key, '\0');
-		if (key.failed || token->failed) {
+		if (bad) {
+			store_detail(detail, dlen,
+				     "S3 listing: a malformed key");
+			s = STORE_ERROR;
+		} else if (key.failed || token->failed) {
 			store_detail(detail, dlen, "out of memory");
 			s = STORE_ERROR;
 		} else {
@@ -708,7 +829,9 @@ s3_del_prefix(struct store *st, const char *prefix, char *detail, size_t dlen)
 			.body = &body,
 		};
 
-		/* Sorted by name, every value encoded (curl signs it as is). */
+		/* Sorted by name, every value encoded (curl signs it as is).
+		 * encoding-type=url: keys come back %-encoded, so no XML
+		 * character reference can be misread. */
 		buf_init(&query, 0);
 		buf_init(&body, LIST_BODY_MAX);
 		if (token.p[0] != '\0') {
@@ -717,7 +840,8 @@ s3_del_prefix(struct store *st, const char *prefix, char *detail, size_t dlen)
 			buf_putc(&query, '&');
 		}
 		buf_printf(&query,
-			   "list-type=2&max-keys=%ld&prefix=", s->page_keys);
+			   "encoding-type=url&list-type=2&max-keys=%ld&prefix=",
+			   s->page_keys);
 		sigv4_uri_encode(&query, prefix, false);
 		buf_putc(&query, '\0');
 		if (query.failed || path.failed) {

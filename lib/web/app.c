@@ -17,12 +17,18 @@
 #include "web/mediaurl.h"
 #include "web/fcgiproc.h"
 #include "core/conf.h"
+#include "core/log.h"
+#include "core/metrics.h"
 #include "store/storage.h"
 
 /* The process's object store (ctx->store); whether its handlers need it
  * (app_store_needed). */
 static struct store *store;
 static bool store_needed;
+/* XMHUB_LOG_REQUESTS: a line per request (5xx ones are always logged). */
+static bool log_requests = true;
+/* The random part of the process's request ids (app_observe_init). */
+static char id_base[AUTH_UUID_LEN + 1] = "00000000-0000-4000-8000-000000000000";
 
 void
 app_db_error(struct app_ctx *ctx, enum db_status status)
@@ -78,46 +84,45 @@ set_up(const char *name, const struct route *table, size_t n,
 
 	su->secret = NULL;
 	su->db = NULL;
+	log_init(name);
 	/* Dies with the web server: an orphan would keep its socket, and a
 	 * web server started again would use it and never respawn it. */
 	if (!fcgiproc_watch_parent()) {
-		fprintf(stderr, "%s: parent watch: %s\n", name,
-			strerror(errno));
+		log_error("parent watch: %s", strerror(errno));
 		return false;
 	}
 	if (!conf_init(detail, sizeof(detail))) {
-		fprintf(stderr, "%s: %s\n", name, detail);
+		log_error("%s", detail);
 		return false;
 	}
 	/* Only readiness needs it, which then says the groups can not be
 	 * checked: the program serves on. */
 	if (!fcgiproc_alive(name, detail, sizeof(detail)))
-		fprintf(stderr, "%s: liveness: %s\n", name, detail);
+		log_error("liveness: %s", detail);
 	for (size_t i = 0; i < n; i++)
 		need_jwt |= table[i].auth == ROUTE_JWT ||
 			    table[i].auth == ROUTE_JWT_OR_SIGNED;
 	/* A JWT program without its secret would accept nothing; say so. */
 	if (need_jwt && ((su->secret = conf_get("XMHUB_JWT_SECRET")) == NULL ||
 			 strlen(su->secret) < AUTH_JWT_SECRET_MIN)) {
-		fprintf(stderr,
-			"%s: XMHUB_JWT_SECRET must be set, %d characters "
-			"or more\n",
-			name, AUTH_JWT_SECRET_MIN);
+		log_error("XMHUB_JWT_SECRET must be set, %d characters or more",
+			  AUTH_JWT_SECRET_MIN);
 		return false;
 	}
 	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
-		fprintf(stderr, "%s: XMHUB_DATABASE_URL is not set\n", name);
+		log_error("XMHUB_DATABASE_URL is not set");
 		return false;
 	}
 	/* Bad store settings stop only the programs that need the store
 	 * (app_store_needed); readiness reports them. */
 	if ((store = store_open_env(detail, sizeof(detail))) == NULL)
-		fprintf(stderr, "%s: object store: %s\n", name, detail);
+		log_error("object store: %s", detail);
+	app_observe_init(name, false, APP_METRICS_FILE);
 	if (init != NULL && !init(name))
 		goto fail;
 	if ((su->db = db_new(url)) == NULL || FCGX_Init() != 0 ||
 	    !app_stop_on_signals()) {
-		fprintf(stderr, "%s: cannot start\n", name);
+		log_error("cannot start");
 		goto fail;
 	}
 	return true;
@@ -139,8 +144,13 @@ serve(FCGX_Request *fcgi, const struct route *table, size_t n,
 	struct http_req req;
 	struct http_resp resp;
 	struct app_ctx ctx;
+	struct timespec t0;
+	bool ok;
 
-	if (app_request(&ctx, &req, &resp, fcgi, su->db)) {
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ok = app_request(&ctx, &req, &resp, fcgi, su->db);
+	app_request_id(fcgi, &resp);
+	if (ok) {
 		ctx.jwt_secret = su->secret;
 		ctx.store = store;
 		ctx.lock = lock;
@@ -157,6 +167,7 @@ serve(FCGX_Request *fcgi, const struct route *table, size_t n,
 			pthread_mutex_unlock(lock);
 	}
 	http_send(&resp, fcgi);
+	app_request_done(&req, &resp, &t0);
 	http_req_free(&req);
 	http_resp_free(&resp);
 	FCGX_Finish_r(fcgi);
@@ -172,7 +183,7 @@ app_main(const char *name, const struct route *table, size_t n,
 	if (!set_up(name, table, n, init, &su))
 		return 1;
 	if (FCGX_InitRequest(&fcgi, 0, 0) != 0) {
-		fprintf(stderr, "%s: cannot start\n", name);
+		log_error("cannot start");
 		db_free(su.db);
 		store_close(store);
 		return 1;
@@ -271,8 +282,7 @@ app_main_threads(const char *name, const struct route *table, size_t n,
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (nw < *threads) {
-		fprintf(stderr, "%s: cannot start %d threads\n", name,
-			*threads);
+		log_error("cannot start %d threads", *threads);
 		goto stop;
 	}
 	rc = 0;
@@ -299,7 +309,7 @@ stop:
 	}
 out:
 	if (rc != 0 && ws == NULL)
-		fprintf(stderr, "%s: cannot start\n", name);
+		log_error("cannot start");
 	free(ws);
 	pthread_cond_destroy(&p.idle);
 	pthread_mutex_destroy(&p.mu);
@@ -316,6 +326,86 @@ app_unlock(struct app_ctx *ctx)
 		pthread_mutex_unlock(ctx->lock);
 		ctx->locked = false;
 	}
+}
+
+void
+app_observe_init(const char *name, bool face, const char *file)
+{
+	/* Literal names: lib/core/settings.def lists them (t/settings.t). */
+	const char *metrics = face ? "FACE_API_METRICS" : "XMHUB_METRICS";
+	const char *log = face ? "FACE_API_LOG_REQUESTS" : "XMHUB_LOG_REQUESTS";
+	const char *path =
+		face ? "FACE_API_METRICS_FILE" : "XMHUB_METRICS_FILE";
+	char detail[256];
+
+	/* Before any request thread starts (new_request_id). */
+	if (!auth_uuid(id_base))
+		log_error("no random bytes: request ids are only counted");
+	log_requests = strcasecmp(conf_str(log, "on"), "off") != 0;
+	if (strcasecmp(conf_str(metrics, "on"), "off") != 0 &&
+	    !metrics_init(conf_str(path, file), name, detail, sizeof(detail)))
+		log_error("metrics: %s (not counted)", detail);
+}
+
+/*
+ * A new request id in *id: a UUID (version 4 form) whose first 80 bits are
+ * random, drawn once per process, and whose last 48 count the process's
+ * requests: unique without a getrandom(2) per request.  Thread-safe.
+ */
+static void
+new_request_id(char id[AUTH_UUID_LEN + 1])
+{
+	static _Atomic unsigned long long n;
+
+	memcpy(id, id_base, 24);
+	/* The base's own last 48 bits, counted on. */
+	snprintf(id + 24, AUTH_UUID_LEN + 1 - 24, "%012llx",
+		 (strtoull(id_base + 24, NULL, 16) + n++) & 0xffffffffffffULL);
+}
+
+void
+app_request_id(FCGX_Request *fcgi, struct http_resp *resp)
+{
+	const char *in = FCGX_GetParam("HTTP_X_REQUEST_ID", fcgi->envp);
+	char id[AUTH_UUID_LEN + 1];
+
+	if (in == NULL || !log_request_id_valid(in)) {
+		new_request_id(id);
+		in = id;
+	}
+	log_request_id(in);
+	http_header(resp, "X-Request-Id", "%s", in);
+}
+
+void
+app_request_done(const struct http_req *req, const struct http_resp *resp,
+		 const struct timespec *t0)
+{
+	struct timespec t1;
+	double s;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0->tv_sec) +
+	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+	metrics_request(resp->status, s);
+	if (log_requests || resp->status >= 500)
+		log_request(req->method, req->path, resp->status, s * 1000);
+	log_request_id(NULL);
+}
+
+bool
+app_metrics(struct http_resp *resp, const char *setting)
+{
+	if (!metrics_on()) {
+		http_error(resp, 503, "metrics are off (%s)", setting);
+		return false;
+	}
+	resp->body.len = 0;
+	metrics_render(&resp->body);
+	http_no_store(resp);
+	resp->status = 200;
+	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	return true;
 }
 
 bool

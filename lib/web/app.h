@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "core/auth.h"
 #include "core/db.h"
@@ -103,6 +104,40 @@ bool app_request(struct app_ctx *ctx, struct http_req *req,
  */
 const struct route *app_route(struct app_ctx *ctx, const struct route *table,
 			      size_t n);
+
+/* The platform's shared counters unless XMHUB_METRICS_FILE says. */
+#define APP_METRICS_FILE "/dev/shm/xmhub-metrics"
+
+/*
+ * Reads the observability settings of program name, XMHUB_* ones or with
+ * face FACE_API_* ones: LOG_REQUESTS (off: no line per request but for 5xx
+ * ones), METRICS (off: no counting) and METRICS_FILE (the shared counters,
+ * default file; lib/core/metrics).  A file that can not be used is logged
+ * and the program runs without counting.
+ */
+void app_observe_init(const char *name, bool face, const char *file);
+
+/*
+ * Gives the request its id: the client's X-Request-Id when it is sane
+ * (log_request_id_valid: a proxy in front may set it), else a new UUID
+ * (random per process, then counted: unique, one getrandom per process).
+ * Sets it on the thread's log lines and as X-Request-Id on resp (so
+ * lighttpd's access log shows it).  Call after app_request().
+ */
+void app_request_id(FCGX_Request *fcgi, struct http_resp *resp);
+
+/* Ends a request begun at t0 (CLOCK_MONOTONIC) after http_send(): counts
+ * it (status, duration) and logs its line (lib/core/log). */
+void app_request_done(const struct http_req *req, const struct http_resp *resp,
+		      const struct timespec *t0);
+
+/*
+ * Answers a scrape of the shared counters (lib/core/metrics) to a client
+ * its service let in: 200 text/plain; version=0.0.4 with metrics_render()'s
+ * text in resp->body, to which the caller may append; or 503 naming
+ * setting when counting is off (false then).
+ */
+bool app_metrics(struct http_resp *resp, const char *setting);
 
 /* Makes SIGTERM (what lighttpd sends at shutdown), SIGINT and SIGUSR1
  * end the accept loop cleanly: the request in progress runs on (a read or

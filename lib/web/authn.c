@@ -8,6 +8,9 @@
  * triggers of sql/008_authn_state.sql), when another process of this
  * host counted a change (host_epoch), or when the connection was made
  * anew; all three are looked at, without blocking, before each check.
+ * With XMHUB_MULTI_HOST=1 a fourth, the database's change counter
+ * (db_epoch), costs one query per check and makes a change committed
+ * through another host effective on the next request here.
  */
 #include "config.h"
 
@@ -23,6 +26,8 @@
 #include <unistd.h>
 
 #include "core/auth.h"
+#include "core/conf.h"
+#include "core/settings.h"
 #include "web/authn.h"
 
 #define CHANNEL "xmhub_authn"
@@ -106,6 +111,38 @@ host_counter(void)
 	return host_epoch;
 }
 
+/*
+ * With XMHUB_MULTI_HOST=1: true when the counter of sql/016 (bumped in
+ * the transaction of every change a check reads) moved since this
+ * process last read it, or could not be read.  A notification from
+ * another host may arrive after the client's next request; the counter
+ * is committed with the change, so reading it is never late.
+ */
+static bool
+db_epoch_moved(struct db *db)
+{
+	static int multi = -1;
+	static char seen[24];
+	PGresult *res = NULL;
+	bool on, moved = true;
+
+	if (multi < 0) {
+		/* A malformed value counts as on: the safe side. */
+		multi = !settings_bool(conf_get("XMHUB_MULTI_HOST"), &on) || on;
+	}
+	if (!multi)
+		return false;
+	if (db_query_ro(db, &res, "SELECT n FROM authn_epoch", 0, NULL) !=
+		    DB_OK ||
+	    PQntuples(res) != 1)
+		goto out;
+	moved = strcmp(seen, PQgetvalue(res, 0, 0)) != 0;
+	snprintf(seen, sizeof(seen), "%s", PQgetvalue(res, 0, 0));
+out:
+	PQclear(res);
+	return moved;
+}
+
 /* Drops the cache when a change was notified or counted, or may have
  * been missed. */
 static void
@@ -114,6 +151,8 @@ sync_cache(struct db *db)
 	atomic_ulong *c = host_counter();
 	bool missed = false, stale = !db_listen(db, CHANNEL) ||
 				     db_notified(db, &missed) > 0 || missed;
+
+	stale = db_epoch_moved(db) || stale;
 
 	if (c != NULL && atomic_load(c) != host_seen) {
 		host_seen = atomic_load(c);

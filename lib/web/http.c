@@ -12,6 +12,7 @@
 
 #include "web/http.h"
 #include "codec/jsonin.h"
+#include "core/log.h"
 
 static const struct {
 	int status;
@@ -358,7 +359,7 @@ http_header(struct http_resp *resp, const char *name, const char *fmt, ...)
 	 * answer becomes a 500 (http_send) rather than go out without it
 	 * or with a cut value. */
 	if (why != NULL) {
-		fprintf(stderr, "http: header %.64s refused: %s\n", name, why);
+		log_error("http: header %.64s refused: %s", name, why);
 		resp->headers.failed = true;
 	}
 	free(value);
@@ -424,6 +425,11 @@ http_error(struct http_resp *resp, int status, const char *fmt, ...)
 	}
 	http_json(resp, status, o);
 out:
+	/* A 5xx always leaves its reason in the log (the client's detail
+	 * is generic; the cause was logged before, e.g. by lib/core/db). */
+	if (status >= 500 || o == NULL)
+		log_error("answered %d: %s", resp->status,
+			  detail != NULL ? detail : "out of memory");
 	free(detail);
 }
 
@@ -469,6 +475,9 @@ http_send(struct http_resp *resp, FCGX_Request *fcgi)
 	if (resp->streamed)
 		return;
 	if (resp->status == 0 || resp->body.failed || resp->headers.failed) {
+		log_error("no answer could be sent: %s",
+			  resp->status == 0 ? "none was set"
+					    : "out of memory building it");
 		resp->headers.len = 0;
 		resp->headers.failed = resp->body.failed = false;
 		resp->content_type = NULL;

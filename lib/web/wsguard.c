@@ -39,6 +39,7 @@
 #include "codec/wsframe.h"
 #include "web/http.h"
 #include "web/wsguard.h"
+#include "core/log.h"
 
 /* Connections past the cap that get a 503 rather than a wait. */
 #define REFUSE_SLOTS 16
@@ -169,14 +170,14 @@ fail:
 static void __attribute__((format(printf, 2, 3)))
 say(const struct conn *c, const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
 
-	fprintf(stderr, "xmhub-ws-guard: %s%s", c->peer[0] ? c->peer : "",
-		c->peer[0] ? ": " : "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	log_warn("%s%s%s", c->peer[0] ? c->peer : "", c->peer[0] ? ": " : "",
+		 msg);
 }
 
 /* The registered events of an end become want. */
@@ -664,12 +665,11 @@ accept_all(struct guard *g)
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK &&
 			    errno != EINTR && errno != ECONNABORTED)
-				fprintf(stderr, "xmhub-ws-guard: accept: %s\n",
-					strerror(errno));
+				log_error("accept: %s", strerror(errno));
 			return;
 		}
 		if ((c = malloc(sizeof(*c))) == NULL) {
-			fprintf(stderr, "xmhub-ws-guard: out of memory\n");
+			log_error("out of memory");
 			close(fd);
 			return;
 		}
@@ -828,8 +828,7 @@ wsguard_serve(const struct wsguard_conf *conf)
 	rc = 0;
 out:
 	if (rc != 0)
-		fprintf(stderr, "xmhub-ws-guard: the event loop: %s\n",
-			strerror(errno));
+		log_error("the event loop: %s", strerror(errno));
 	while (g.conns != NULL)
 		finish(&g, g.conns);
 	bury(&g);

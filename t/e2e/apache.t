@@ -61,6 +61,7 @@ my %ph = (
 	OBJECTS => "$var/objects",
 	FACE_WWW => "$build/face-www",
 	CONSOLE => "$build/console",
+	PLATFORM_WWW => "$build/platform-www",
 	FACE_STATE => "$dir/face-state",
 	ACCESS_LOG => "$dir/log/xmhub-access.log",
 );
@@ -380,6 +381,15 @@ is($st, 400, 'a plain GET of the WebSocket path: 400');
 	like($r->{content}, qr/"detail"/, 'console: as {"detail": ...}');
 }
 
+# --- the platform API's pages (t/e2e/openapi.t checks them in full) ---
+for my $page (qw(/api/openapi.json /api/docs /api/redoc
+    /api/www/swagger-ui/swagger-ui-bundle.js /api/www/redoc/redoc.standalone.js)) {
+	$res = HTTP::Tiny->new->get("http://127.0.0.1:$ph{PORT}$page");
+	is($res->{status}, 200, "$page: 200");
+	like($res->{headers}{'content-type'} // '',
+	    qr{^(application/json|text/html|text/javascript)}, "$page: its type");
+}
+
 # --- the face service ---
 my $http = HTTP::Tiny->new(timeout => 60);
 my $face = "http://127.0.0.1:$ph{FACE_PORT}";
@@ -423,6 +433,22 @@ for (1 .. 100) {
 	sleep 0.1;
 }
 is($hsts, 'max-age=600', 'XMHUB_HSTS: Strict-Transport-Security');
+
+# Every 503 says Retry-After (httpd-conf/programs, "error 503 ...
+# retry-after=2"): Apache's own (no WebSocket front behind
+# mod_proxy_wstunnel) and a program's, which keeps its own, once.
+ok($s->stop_daemon('ws-guard'), 'the WebSocket front stopped');
+($ws, $wst, $head, $body) = Xmhub::WS->connect($ph{PORT}, $wspath,
+	{'X-Api-Key' => $key});
+is($wst, 503, 'no WebSocket front: Apache answers 503 itself')
+    or diag "$head$body";
+is(join(',', $head =~ /^Retry-After:\s*(\S+)\r$/mig), '2',
+    'with Retry-After: 2, once');
+$s->stop_db;
+$res = HTTP::Tiny->new->get("http://127.0.0.1:$ph{PORT}/api/health/ready");
+is($res->{status}, 503, 'PostgreSQL stopped: the program answers 503');
+is($res->{headers}{'retry-after'}, 2, 'with its Retry-After, not doubled');
+$s->start_db;
 
 # Nothing crashed on the way.
 my $log = eval { slurp("$dir/log/error.log") } // '';

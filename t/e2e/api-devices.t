@@ -6,6 +6,9 @@ use warnings;
 use Test::More;
 use Xmhub::Platform qw(keys_of is_error);
 
+# Every answer is checked against doc/platform-www/openapi.json.
+$ENV{XMHUB_OPENAPI_CHECK} = 1;
+
 my $p = Xmhub::Platform->start;
 my $fac = $p->facility('Devices A');
 my $other = $p->facility('Devices B');

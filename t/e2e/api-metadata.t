@@ -12,6 +12,9 @@ use Xmhub::Ingest;
 use Xmhub::Platform qw(keys_of is_error);
 use Xmhub::Test ();
 
+# Every answer is checked against doc/platform-www/openapi.json.
+$ENV{XMHUB_OPENAPI_CHECK} = 1;
+
 my $p = Xmhub::Platform->start;
 my $fac = $p->facility('Meta A');
 my $other = $p->facility('Meta B');

@@ -13,6 +13,9 @@ use HTTP::Tiny;
 use JSON::PP;
 use Test::More;
 use Xmhub::Platform qw(keys_of is_error);
+
+# Every answer is checked against doc/platform-www/openapi.json.
+$ENV{XMHUB_OPENAPI_CHECK} = 1;
 use Xmhub::S3;
 
 my $p = Xmhub::Platform->start;

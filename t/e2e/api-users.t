@@ -8,6 +8,9 @@ use Test::More;
 use Xmhub::Accounts qw(mkuser login claims is_error log_is_clean);
 use Xmhub::Platform qw(keys_of);
 
+# Every answer is checked against doc/platform-www/openapi.json.
+$ENV{XMHUB_OPENAPI_CHECK} = 1;
+
 my $p = Xmhub::Platform->start;
 my $s = $p->stack;
 my $USER = 'created_at,display_name,email,facility_id,id,is_active,'

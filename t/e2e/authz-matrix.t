@@ -31,7 +31,9 @@ use Xmhub::Routes qw(routes parse_routes enum_values);
 use Xmhub::XMBP qw(batch);
 
 my $src = $ENV{XMHUB_SRCDIR} or die "XMHUB_SRCDIR is not set\n";
-my @SKIP = qw(face.c face-admin.c ingest-authorizer.c);
+# The face service's programs (its own port and keys, t/e2e/face-*.t) and
+# the WebSocket authorizer (t/e2e/api-ws.t) are not the platform's API.
+my @SKIP = qw(face.c face-admin.c face-video.c ingest-authorizer.c);
 my $t0 = time;
 
 # --- the route tables ---

@@ -103,6 +103,22 @@ sub meta {
 	is($r->{errors} + $r->{missed_batches}, 0, 'no error, no missed batch');
 }
 
+# WebSocket with 16 batches in flight, unpaced, a sample count.
+{
+	my ($st, $r, $err) = sim('--ws', '--in-flight', 16, '--devices', 2,
+		'--streams', 4, '--rate', 0, '--samples', 5000, '--batch', 50);
+	is($st, 0, 'WebSocket, --in-flight 16: exit 0') or diag $err;
+	is($r->{batches}, 2 * 100, '100 batches a device, every one acked');
+	is($r->{errors} + $r->{missed_batches}, 0, 'no error, no missed batch');
+	my @counter = $in->read_all($token, $r->{sessions}[1]{id}, 3,
+		limit => 100000);
+	is_deeply([map { $_->[1] } @counter], [0 .. 4999],
+		'the counter read back: every batch once, in order');
+	($st) = xmhub(['sim', '--url', $url, '--key', $key, '--ws',
+		'--in-flight', 65, '--samples', 1]);
+	is($st, 2, '--in-flight 65: usage (1 to 64)');
+}
+
 # On a terminal: the status line, redrawn while it runs.
 {
 	my ($st, $text) = stderr_on_tty([$ENV{XMHUB_BIN}, 'sim', '--url', $url,

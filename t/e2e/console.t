@@ -1,7 +1,7 @@
 #!/usr/bin/env perl
 # The web console in a real browser (doc/console.md): a stack with a
-# super admin, a facility admin and a viewer who log in with passwords, a
-# device feeding an ingest session while the browser watches, and
+# super admin, a facility admin and a viewer who log in with passwords,
+# `xmhub sim` feeding an ingest session while the browser watches, and
 # t/console/console.mjs driving Debian's chromium through playwright-core:
 # sign in, users, API keys, an upload played through a signed URL, the
 # live chart, the face page, a viewer without edit controls, sign out, no
@@ -14,7 +14,6 @@ use JSON::PP;
 use Test::More;
 use Time::HiRes qw(sleep);
 use Xmhub::Face qw(model_dir);
-use Xmhub::Ingest;
 use Xmhub::Objects;
 use Xmhub::Platform;
 use Xmhub::Test qw(run);
@@ -54,24 +53,32 @@ my $key = do {
 		json => {facility_id => $fa, name => 'device key'});
 	$k->{key};
 };
-my $in = Xmhub::Ingest->new($p, $key);
-my $session = $in->session(4242, [0, 'f32'], [1, 'i32']);
-
-# The device: a batch of 50 samples of two streams every 0.3 s, while
-# the browser runs.
-my $seq = 0;
-my $t0 = 0;
-sub batch {
-	my @f = map { [$t0 + $_ * 1000, sin(($t0 + $_ * 1000) / 2e5)] } 0 .. 49;
-	my @i = map { [$t0 + $_ * 1000, int(100 * cos(($t0 + $_ * 1000) / 3e5))] } 0 .. 49;
-	$in->send($session->{id}, $seq++, [0, 'f32', \@f], [1, 'i32', \@i]);
-	$t0 += 50_000;
-}
-batch() for 1 .. 20;
+# The device is `xmhub sim` (doc/sender.md), as a user would run it before
+# the first real device exists: two streams (a sine and noise, f32) at
+# 100 Hz, ten batches a second, for longer than the browser needs; it is
+# stopped by its pid at the end. sim creates its session through the API
+# with the key; the test finds it by the device.
 my $feeder = fork // die "fork: $!";
 if ($feeder == 0) {
-	while (1) { batch(); sleep 0.3 }
+	open STDOUT, '>', '/dev/null' or die "/dev/null: $!";
+	exec $ENV{XMHUB_BIN}, 'sim', '--url', $p->stack->url(''), '--key', $key,
+	    '--device-uid', 4242, '--streams', 2, '--rate', 100,
+	    '--duration', 900 or die "exec: $!";
 }
+END { kill 'TERM', $feeder if $feeder; }
+my $session;
+for (1 .. 150) {
+	my ($s, $list) = $p->req(GET => "/api/v1/metadata/sessions?device_id=$dev->{id}"
+	    . '&status=active', token => $super_t);
+	$session = $list->{items}[0] if $s == 200 && @{$list->{items} // []};
+	last if $session && $session->{total_samples} >= 1000;
+	sleep 0.2;
+}
+ok($session && $session->{total_samples} >= 1000,
+	'xmhub sim feeds a session of the device')
+    or BAIL_OUT('no session from xmhub sim');
+is_deeply([map { "$_->{name} $_->{value_type}" } @{$session->{streams}}],
+	['sine0 f32', 'noise1 f32'], "sim's session has its two streams");
 
 my $tmp = tempdir(CLEANUP => 1);
 my $wav = "$tmp/console-tone.wav";
@@ -128,6 +135,7 @@ is($?, 0, 'the browser script ends cleanly');
 ok($n >= 40, "the browser script reported its checks ($n)");
 kill 'TERM', $feeder;
 waitpid $feeder, 0;
+$feeder = 0;
 
 # Screenshots, made small: 800 px wide, 128 colours (ffmpeg's palette
 # filters).

@@ -15,8 +15,10 @@ use IO::Socket::INET;
 use JSON::PP;
 use Test::More;
 use Time::HiRes qw(sleep time);
+use Xmhub::Ingest;
 use Xmhub::Platform qw(is_error);
 use Xmhub::Test qw(run);
+use Xmhub::WS;
 
 my $p = Xmhub::Platform->start;
 my $s = $p->stack;
@@ -241,6 +243,30 @@ find(sub {
 	    if $mode & 07;
 }, "$var/objects", "$var/log");
 is_deeply(\@open, [], 'objects and logs: nothing for other users');
+
+# --- lighttpd's own 503s say Retry-After (httpd-conf/programs, "error
+# 503 ... retry-after=2") ---
+# The WebSocket front stopped: the authorizer lets the upgrade on and
+# lighttpd's proxy finds no backend.  The stack's restart below starts it
+# again.
+my $sid = Xmhub::Ingest->new($p, $key)->session(77, [0, 'f32'])->{id};
+ok($s->stop_daemon('ws-guard'), 'the WebSocket front stopped');
+my (undef, $wst, $whead, $wbody) = Xmhub::WS->connect($s->port,
+	"/api/v1/ingest/ws?session_id=$sid", {'X-Api-Key' => $key});
+is($wst, 503, 'no WebSocket front: lighttpd answers 503 itself');
+like($whead, qr/^Retry-After: 2\r$/mi, 'with Retry-After: 2');
+is((() = $whead =~ /^Retry-After:/mig), 1, 'once');
+is(eval { $json->decode($wbody)->{detail} }, 'the service is unavailable',
+    'and the JSON detail of its own answers');
+# A FastCGI pool whose sockets are gone: lighttpd's 503 until it has
+# spawned the pool again.
+unlink glob "$var/run/metadata.sock-*";
+($st, $b, $res) = $p->req(GET => '/api/v1/metadata/sessions', token => $token);
+is($st, 503, 'a FastCGI pool without its sockets: 503')
+    or diag explain $b;
+is($res->{headers}{'retry-after'}, 2, 'with Retry-After: 2');
+# A program's own 503 keeps its own value, not doubled: t/e2e/face-limits.t
+# (the face service busy, Retry-After: 1).
 
 # --- Strict-Transport-Security when configured ---
 $s->restart(env => {XMHUB_HSTS => 'max-age=600'});

@@ -374,11 +374,11 @@ is($p->sql("SELECT count(*) FROM login_throttle WHERE email LIKE 'old%'"),
 my $log = program_log($p);
 my $ka = substr(sha256_hex('alice@example.org'), 0, 16);
 my $kn = substr(sha256_hex('nobody@example.org'), 0, 16);
-like($log, qr/^auth: login failed for email#$ka from 127\.0\.0\.1$/m,
+like($log, qr/ msg="auth: login failed for email#$ka from 127\.0\.0\.1"$/m,
 	'a failed login is logged with the e-mail\'s key and the address');
-like($log, qr/^auth: login failed for email#$kn from 127\.0\.0\.4$/m,
+like($log, qr/ msg="auth: login failed for email#$kn from 127\.0\.0\.4"$/m,
 	'an unknown e-mail\'s failure too');
-like($log, qr/^auth: login throttled for email#$ka from 127\.0\.0\.1: pair limit, retry in \d+ s/m,
+like($log, qr/ msg="auth: login throttled for email#$ka from 127\.0\.0\.1: pair limit, retry in \d+ s/m,
 	'a refusal is logged with the rule');
 like($log, qr/login throttled for email#\w+ from 127\.0\.0\.50: address limit/,
 	'the address rule');

@@ -90,12 +90,15 @@ is($st, 0, 'check passes with s3rver back');
 
 # --- The Authorization header, recomputed from the captured request ---
 
-# capture(@driver_args): runs the driver against a one-request HTTP
-# listener; (request hash, driver status, driver stderr).
+# capture([status, body], @driver_args): runs the driver against an HTTP
+# listener answering one request; (request hash, driver status).  With
+# [[status, body], ...] it answers one request per reply, and the third
+# value lists every request.
 sub capture {
 	my ($reply, @args) = @_;
+	my @replies = ref $reply->[0] ? @$reply : ($reply);
 	my $srv = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
-		LocalPort => 0, Proto => 'tcp', Listen => 1, ReuseAddr => 1)
+		LocalPort => 0, Proto => 'tcp', Listen => 5, ReuseAddr => 1)
 	    or die "listen: $!";
 	my $port = $srv->sockport;
 	my $pid = fork() // die "fork: $!";
@@ -107,29 +110,38 @@ sub capture {
 		print STDERR $e if $st > 1;
 		POSIX::_exit($st);
 	}
-	my $c = $srv->accept or die "accept: $!";
-	my %req = (headers => {});
-	my $line = <$c>;
-	$line =~ s/\r?\n$//;
-	@req{qw(method target)} = split / /, $line;
-	while (defined($line = <$c>)) {
+	my @reqs;
+	for my $rep (@replies) {
+		my $c = $srv->accept or die "accept: $!";
+		my %req = (headers => {});
+		my $line = <$c>;
 		$line =~ s/\r?\n$//;
-		last if $line eq '';
-		my ($k, $v) = split /:\s*/, $line, 2;
-		$req{headers}{lc $k} = $v =~ s/\s+$//r;
+		@req{qw(method target)} = split / /, $line;
+		while (defined($line = <$c>)) {
+			$line =~ s/\r?\n$//;
+			last if $line eq '';
+			my ($k, $v) = split /:\s*/, $line, 2;
+			$req{headers}{lc $k} = $v =~ s/\s+$//r;
+		}
+		print $c "HTTP/1.1 100 Continue\r\n\r\n"
+		    if lc($req{headers}{expect} // '') eq '100-continue';
+		my $len = $req{headers}{'content-length'} // 0;
+		$req{body} = '';
+		read($c, $req{body}, $len - length $req{body},
+			length $req{body})
+		    while length $req{body} < $len;
+		print $c "HTTP/1.1 $rep->[0] X\r\nContent-Length: "
+		    . length($rep->[1])
+		    . "\r\nConnection: close\r\n\r\n$rep->[1]";
+		close $c;
+		push @reqs, \%req;
 	}
-	print $c "HTTP/1.1 100 Continue\r\n\r\n"
-	    if lc($req{headers}{expect} // '') eq '100-continue';
-	my $len = $req{headers}{'content-length'} // 0;
-	$req{body} = '';
-	read($c, $req{body}, $len - length $req{body}, length $req{body})
-	    while length $req{body} < $len;
-	print $c "HTTP/1.1 $reply->[0] X\r\nContent-Length: "
-	    . length($reply->[1]) . "\r\nConnection: close\r\n\r\n$reply->[1]";
-	close $c;
 	waitpid($pid, 0);
-	return (\%req, $? >> 8);
+	return ($reqs[0], $? >> 8, \@reqs);
 }
+
+# A key as a URL path: each segment RFC 3986 encoded.
+sub enc_path { join '/', map { enc($_) } split m{/}, $_[0] }
 
 # RFC 3986 encoding as SigV4 wants it.
 sub enc {
@@ -193,9 +205,42 @@ my $list = '<?xml version="1.0" encoding="UTF-8"?><ListBucketResult>'
 ($req, $dst) = capture([200, $list], 'delete-prefix', 'f/sig-dir/');
 is($dst, 0, 'delete_prefix through the capturing listener');
 is($req->{target},
-	'/xmhub-test?list-type=2&max-keys=5&prefix=f%2Fsig-dir%2F',
+	'/xmhub-test?encoding-type=url&list-type=2&max-keys=5&prefix=f%2Fsig-dir%2F',
 	'listing query sorted and encoded');
 ($want, $got) = signatures($req, $secret);
 is($got, $want, 'ListObjectsV2: the signature AWS would compute');
+
+# encoding-type=url answered (as AWS does): the keys are %-encoded, '+'
+# is a space, and an XML reference inside stays the key's own text.
+$list = '<?xml version="1.0" encoding="UTF-8"?><ListBucketResult>'
+    . '<EncodingType>url</EncodingType><IsTruncated>false</IsTruncated>'
+    . '<Contents><Key>f%2Fsig-dir%2Fit%27s+a%26%2339%3B%2B1</Key></Contents>'
+    . '</ListBucketResult>';
+my $reqs;
+($req, $dst, $reqs) = capture([[200, $list], [204, '']], 'delete-prefix',
+	'f/sig-dir/');
+is($dst, 0, 'delete_prefix of a URL-encoded listing');
+is($reqs->[1]{method} . ' ' . $reqs->[1]{target},
+	'DELETE /xmhub-test/f/sig-dir/it%27s%20a%26%2339%3B%2B1',
+	"the key decoded: it's a&#39;+1");
+$list =~ s/%27s/%00s/;
+($req, $dst) = capture([200, $list], 'delete-prefix', 'f/sig-dir/');
+is($dst, 1, 'an escaped NUL in a listed key is refused');
+
+# s3rver ignores encoding-type and writes quotes as numeric references
+# (&#x27;): keys holding them, '&', '+' and a literal "&#38;" are
+# deleted under their own names.
+my @odd = ("drv/odd/it's", 'drv/odd/a&#38;b', 'drv/odd/1+1 "q"',
+	'drv/odd/<x>');
+for my $k (@odd) {
+	my $r = $http->put($s3->url(enc_path($k)), {content => "x"});
+	ok($r->{success}, "s3rver holds $k") or diag $r->{content};
+}
+($st, undef, $err) = drv(\%s3env, 'delete-prefix', 'drv/odd/');
+is($st, 0, 'delete_prefix over the odd keys') or diag $err;
+for my $k (@odd) {
+	is($http->get($s3->url(enc_path($k)))->{status}, 404,
+		"$k deleted");
+}
 
 done_testing();

@@ -1,11 +1,13 @@
 /*
- * t/unit/runner.c - the periodic jobs' plumbing (lib/core/runner.h): the command
- * line, the stop flag set by SIGTERM and SIGINT, the sleep a signal cuts
- * short.
+ * t/unit/runner.c - the periodic jobs' plumbing (lib/core/runner.h): the
+ * command line, the stop flag set by SIGTERM and SIGINT, the sleep a signal
+ * cuts short.
  */
 #include "config.h"
 
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,7 +67,27 @@ main(void)
 	alarm(30);
 	runner_signals();
 	ok(!runner_stopping(), "no signal, no stop");
-	ok(runner_sleep(0), "a sleep without a signal: go on");
+	{
+		char path[] = "/tmp/xmhub-runner-XXXXXX", got[1024] = "";
+		int fd = mkstemp(path), saved = dup(2);
+		ssize_t n;
+
+		unlink(path);
+		dup2(fd, 2);
+		ok(runner_sleep(0), "a sleep without a signal: go on");
+		ok(runner_sleep(0), "and another");
+		dup2(saved, 2);
+		close(saved);
+		n = pread(fd, got, sizeof(got) - 1, 0);
+		got[n > 0 ? n : 0] = '\0';
+		close(fd);
+		ok(strstr(got, " level=info program=xmhub-test ") != NULL &&
+			   strstr(got, " msg=\"heartbeat: 1 passes since the "
+				       "last one, next in 0s\"\n") != NULL,
+		   "the first pass's end logs a heartbeat");
+		ok(strchr(got, '\n') == got + strlen(got) - 1,
+		   "the next one, within a minute, does not");
+	}
 	/* SIGTERM 0.1 s into an hour's sleep. */
 	if (!ok(timer_create(CLOCK_MONOTONIC, &ev, &timer) == 0 &&
 			timer_settime(timer, 0, &in, NULL) == 0,

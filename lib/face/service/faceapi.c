@@ -6,16 +6,24 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "core/auth.h"
 #include "codec/base64.h"
 #include "core/conf.h"
+#include "core/log.h"
+#include "core/metrics.h"
+#include "web/allow.h"
+#include "web/app.h"
 #include "face/service/faceapi.h"
 #include "face/service/faceapi_resp.h"
 #include "face/service/faceapi_store.h"
 #include "web/fcgiproc.h"
 
 #define BASIC_MAX 1024 /* bytes of an Authorization header looked at */
+
+/* FACE_API_METRICS_ALLOW: who reads /metrics without credentials. */
+static struct allow metrics_allowed;
 
 /* True when the Authorization header holds the admin's credentials. */
 static bool
@@ -75,6 +83,7 @@ admin_auth(struct app_ctx *ctx)
 	http_error(ctx->resp, 401, "invalid admin credentials");
 	return false;
 locked:
+	metrics_add(METRIC_RATE_LIMIT_ADMIN, 1);
 	http_header(ctx->resp, "Retry-After", "%d", retry);
 	http_error(ctx->resp, 429,
 		   "too many failed logins from this address; retry later");
@@ -108,11 +117,20 @@ static bool
 start(const char *name, enum faceapi_program prog)
 {
 	struct faceapi_conf *c = &faceapi.conf;
-	char detail[512];
+	char detail[512], path[FACEAPI_PATH_MAX + 16];
 
+	log_init(name);
 	if (!conf_init(detail, sizeof(detail)) ||
 	    !faceapi_conf_load(c, detail, sizeof(detail)))
 		goto fail;
+	snprintf(path, sizeof(path), "%s/metrics", c->state_dir);
+	app_observe_init(name, true, path);
+	if (!allow_parse(&metrics_allowed,
+			 conf_str("FACE_API_METRICS_ALLOW", ALLOW_LOOPBACK),
+			 detail, sizeof(detail))) {
+		log_error("FACE_API_METRICS_ALLOW: %s", detail);
+		return false;
+	}
 	if (prog == FACEAPI_PUBLIC) {
 		faceapi.worker = faceapi_worker_open(c, faceapi.model_note,
 						     sizeof(faceapi.model_note),
@@ -122,22 +140,42 @@ start(const char *name, enum faceapi_program prog)
 			goto fail;
 		}
 		if (!faceapi_worker_model(faceapi.worker)->loaded)
-			fprintf(stderr,
-				"%s: no face detection model loaded from %s: "
-				"%s; detect and mask answer 503\n",
-				name, c->model_dir, detail);
+			log_warn("no face detection model loaded from %s: %s; "
+				 "detect and mask answer 503",
+				 c->model_dir, detail);
 		else if (faceapi.model_note[0] != '\0')
-			fprintf(stderr, "%s: %s\n", name, faceapi.model_note);
+			log_info("%s", faceapi.model_note);
 	}
 	if ((faceapi.limits = faceapi_limits_open(c->state_dir, c->max_requests,
 						  c->max_inference, detail,
 						  sizeof(detail))) == NULL ||
+	    (c->limits_pg &&
+	     !faceapi_limits_shared(faceapi.limits, c->database_url, detail,
+				    sizeof(detail))) ||
 	    !faceapi_store_open(&faceapi, detail, sizeof(detail)))
 		goto fail;
 	return true;
 fail:
-	fprintf(stderr, "%s: %s\n", name, detail);
+	log_error("%s", detail);
 	return false;
+}
+
+void
+faceapi_metrics(struct app_ctx *ctx)
+{
+	struct http_resp *resp = ctx->resp;
+
+	if (!allow_match(&metrics_allowed, ctx->req->remote_addr)) {
+		if (ctx->req->authorization == NULL) {
+			http_error(resp, 403,
+				   "metrics are for FACE_API_METRICS_ALLOW "
+				   "addresses or the admin's credentials");
+			return;
+		}
+		if (!admin_auth(ctx))
+			return;
+	}
+	app_metrics(resp, "FACE_API_METRICS");
 }
 
 int
@@ -156,8 +194,11 @@ faceapi_main(const char *name, enum faceapi_program prog,
 		struct http_req req;
 		struct http_resp resp;
 		struct app_ctx ctx;
+		struct timespec t0;
+		bool usable;
 
-		bool usable = app_request(&ctx, &req, &resp, &fcgi, faceapi.db);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		usable = app_request(&ctx, &req, &resp, &fcgi, faceapi.db);
 
 		faceapi_resp_security(&resp);
 		if (usable)
@@ -166,6 +207,7 @@ faceapi_main(const char *name, enum faceapi_program prog,
 		faceapi_request_end(faceapi.limits);
 		faceapi_inference_end(faceapi.limits);
 		http_send(&resp, &fcgi);
+		app_request_done(&req, &resp, &t0);
 		http_req_free(&req);
 		http_resp_free(&resp);
 		FCGX_Finish_r(&fcgi);

@@ -32,4 +32,13 @@
 int faceapi_main(const char *name, enum faceapi_program prog,
 		 const struct route *table, size_t n);
 
+/*
+ * GET /metrics: the face service's counters (lib/core/metrics, summed
+ * over its processes) in Prometheus text format, for a client in
+ * FACE_API_METRICS_ALLOW (default loopback) or with the admin's Basic
+ * credentials; 403 without any, 401 or 429 as the admin endpoints for
+ * bad ones; 503 with FACE_API_METRICS=off.  doc/metrics.md.
+ */
+void faceapi_metrics(struct app_ctx *ctx);
+
 #endif

@@ -12,6 +12,7 @@
 #include "face/service/faceapi_admin.h"
 #include "face/service/faceapi_store.h"
 #include "web/valid.h"
+#include "core/log.h"
 
 enum { PG_PAGE, PG_PER_PAGE, NPAGE };
 
@@ -229,8 +230,8 @@ faceapi_admin_image_delete(struct app_ctx *ctx)
 			 PQgetvalue(res, i, 0), PQgetvalue(res, i, 1));
 		if (store_delete_prefix(faceapi.store, prefix, detail,
 					sizeof(detail)) != STORE_OK)
-			fprintf(stderr, "face-admin: deleting %s: %s\n", prefix,
-				detail);
+			log_error("face-admin: deleting %s: %s", prefix,
+				  detail);
 	}
 	http_no_content(ctx->resp);
 out:

@@ -277,6 +277,19 @@ faceapi_conf_load(struct faceapi_conf *c, char *detail, size_t dlen)
 		}
 		c->admin_hashed = true;
 	}
+	v = conf_get("FACE_API_LIMITS");
+	c->limits_pg = strcmp(v, "postgres") == 0;
+	if (!c->limits_pg && strcmp(v, "file") != 0) {
+		snprintf(detail, dlen,
+			 "bad setting FACE_API_LIMITS (file or postgres)");
+		return false;
+	}
+	if (c->limits_pg && c->database_url == NULL) {
+		snprintf(detail, dlen,
+			 "FACE_API_LIMITS=postgres needs FACE_API_DATABASE_URL "
+			 "(or XMHUB_DATABASE_URL)");
+		return false;
+	}
 	if (c->storage && c->database_url == NULL) {
 		snprintf(detail, dlen,
 			 "FACE_API_STORAGE_ENABLED needs FACE_API_DATABASE_URL "

@@ -54,6 +54,7 @@ struct faceapi_conf {
 	char origins[FACEAPI_ORIGINS_MAX][FACEAPI_ORIGIN_LEN];
 	size_t norigins; /* FACE_API_CORS_ORIGINS ("*" allowed) */
 	char state_dir[FACEAPI_PATH_MAX]; /* FACE_API_STATE_DIR */
+	bool limits_pg;		/* FACE_API_LIMITS=postgres (default file) */
 	const char *url_secret; /* FACE_API_URL_SECRET (NULL: generated) */
 	int url_ttl;		/* FACE_API_URL_TTL, seconds */
 	int worker_timeout;	/* FACE_API_WORKER_TIMEOUT, seconds */

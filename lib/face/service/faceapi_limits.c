@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/db.h"
 #include "face/service/faceapi_limits.h"
 
 #define TABLE_MAGIC 0x78666c31u /* "xfl1" */
@@ -37,6 +38,7 @@ struct faceapi_limits {
 	struct table_head *head;
 	struct entry *tab;
 	size_t map_len;
+	struct db *db; /* FACE_API_LIMITS=postgres; NULL: the table file */
 };
 
 /* Opens dir/name for reading and writing, created 0600. */
@@ -156,11 +158,21 @@ fail:
 	return NULL;
 }
 
+bool
+faceapi_limits_shared(struct faceapi_limits *l, const char *database_url,
+		      char *detail, size_t dlen)
+{
+	if ((l->db = db_new(database_url)) == NULL)
+		snprintf(detail, dlen, "out of memory");
+	return l->db != NULL;
+}
+
 void
 faceapi_limits_close(struct faceapi_limits *l)
 {
 	if (l == NULL)
 		return;
+	db_free(l->db);
 	if (l->head != NULL)
 		munmap(l->head, l->map_len);
 	/* Closing releases every lock this process holds on the files. */
@@ -292,6 +304,38 @@ seconds_up(int64_t us)
 	return s < 1 ? 1 : s > 86400 * 365 ? 86400 * 365 : (int)s;
 }
 
+static const char rate_sql[] =
+	"SELECT face_rate_allow($1, $2::bigint, $3::bigint, $4::bigint, "
+	"$5::bigint)";
+static const char lockout_sql[] =
+	"SELECT face_lockout($1, $2::integer, $3::bigint, $4::bigint, "
+	"$5::integer)";
+
+/*
+ * Runs one of the functions of sql/016_scale.sql on key and four
+ * integers; its bigint, or 0 when the database fails (allowed, not
+ * locked out: limits are a protection, not a reason to fail).
+ */
+static int64_t
+pg_call(struct db *db, const char *sql, const char *key, int64_t n1, int64_t n2,
+	int64_t n3, int64_t n4)
+{
+	char v[4][24];
+	const char *params[5] = {key, v[0], v[1], v[2], v[3]};
+	PGresult *res = NULL;
+	int64_t out = 0;
+
+	snprintf(v[0], sizeof(v[0]), "%lld", (long long)n1);
+	snprintf(v[1], sizeof(v[1]), "%lld", (long long)n2);
+	snprintf(v[2], sizeof(v[2]), "%lld", (long long)n3);
+	snprintf(v[3], sizeof(v[3]), "%lld", (long long)n4);
+	if (db_query(db, &res, sql, 5, params) == DB_OK &&
+	    PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+		out = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return out;
+}
+
 struct rate_op {
 	const struct faceapi_rate *r;
 	bool allowed;
@@ -330,7 +374,13 @@ faceapi_rate_allow(struct faceapi_limits *l, const char *kind, const char *ip,
 	char key[KEY_LEN];
 
 	snprintf(key, sizeof(key), "rate %s %s", kind, ip);
-	if (!with_entry(l, key, now_us, true, rate_fn, &op))
+	if (l->db != NULL) {
+		int64_t period = r->period_s * 1000000, t = period / r->limit;
+
+		op.wait_us = pg_call(l->db, rate_sql, key, now_us, t,
+				     period - t, period);
+		op.allowed = op.wait_us <= 0;
+	} else if (!with_entry(l, key, now_us, true, rate_fn, &op))
 		return true;
 	if (!op.allowed)
 		*retry_after = seconds_up(op.wait_us);
@@ -372,8 +422,14 @@ lockout_op(struct faceapi_limits *l, const char *ip, int mode, int64_t now,
 	char key[KEY_LEN];
 
 	snprintf(key, sizeof(key), "login %s", ip);
-	if (!with_entry(l, key, now, mode == 1, lockout_fn, &op) ||
-	    op.blocked_until <= now)
+	if (l->db != NULL)
+		op.blocked_until =
+			pg_call(l->db, lockout_sql, key, mode, now,
+				(int64_t)FACEAPI_LOCKOUT_SECONDS * 1000000,
+				FACEAPI_LOCKOUT_FAILURES);
+	else if (!with_entry(l, key, now, mode == 1, lockout_fn, &op))
+		return false;
+	if (op.blocked_until <= now)
 		return false;
 	*retry_after = seconds_up(op.blocked_until - now);
 	return true;

@@ -14,6 +14,11 @@
  *   file; the table never grows (entries that expired are reused; when
  *   its probe window is full, the entry expiring first is).
  * Each process opens the files once (faceapi_limits_open); not for threads.
+ *
+ * With FACE_API_LIMITS=postgres (faceapi_limits_shared) the rate limits
+ * and lockouts live in PostgreSQL instead (sql/016_scale.sql), shared by
+ * every host of the service; the slots stay per host: they cap this
+ * machine's CPU and memory (doc/scaling.md).
  */
 #ifndef XMHUB_FACEAPI_LIMITS_H
 #define XMHUB_FACEAPI_LIMITS_H
@@ -40,7 +45,17 @@ struct faceapi_limits *faceapi_limits_open(const char *dir, int max_requests,
 					   int max_inference, char *detail,
 					   size_t dlen);
 
-/* Closes the files (slots held are released); NULL is fine. */
+/*
+ * Moves the rate limits and lockouts of l to the PostgreSQL database at
+ * database_url (own connection, made at the first use).  False and
+ * detail on memory failure.  A database that fails later allows the
+ * request and records no lockout, as an I/O error of the file engine.
+ */
+bool faceapi_limits_shared(struct faceapi_limits *l, const char *database_url,
+			   char *detail, size_t dlen);
+
+/* Closes the files and the database connection (slots held are
+ * released); NULL is fine. */
 void faceapi_limits_close(struct faceapi_limits *l);
 
 /* Takes one of the request slots without waiting; false when all are

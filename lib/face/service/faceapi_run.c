@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "core/auth.h"
+#include "core/log.h"
+#include "core/metrics.h"
 #include "face/service/faceapi_svc.h"
 #include "face/service/faceapi_keys.h"
 #include "face/service/faceapi_params.h"
@@ -65,6 +67,10 @@ admit(struct app_ctx *ctx, const char *kind, const struct faceapi_rate *rate,
 
 	if (!faceapi_rate_allow(faceapi.limits, kind, faceapi_client_ip(ctx),
 				rate, faceapi_now_us(), &retry)) {
+		metrics_add(strcmp(kind, "mask") == 0
+				    ? METRIC_RATE_LIMIT_MASK
+				    : METRIC_RATE_LIMIT_DETECT,
+			    1);
 		http_header(ctx->resp, "Retry-After", "%d", retry);
 		http_error(ctx->resp, 429,
 			   "rate limit exceeded: %lld %s requests per %lld "
@@ -106,7 +112,7 @@ worker_failed(struct app_ctx *ctx, enum faceapi_worker_result wr, int status,
 	else if (status == 400)
 		http_error(ctx->resp, 400, "%s: %s", what, detail);
 	else {
-		fprintf(stderr, "face: %s: %s\n", what, detail);
+		log_error("%s: %s", what, detail);
 		http_error(ctx->resp, status, "%s", what);
 	}
 	return false;
@@ -177,11 +183,19 @@ detect(struct app_ctx *ctx, bool mask, struct run *run)
 		http_error(ctx->resp, 500, "the inference slots are unusable");
 		return false;
 	}
+	t = faceapi_now_us();
 	wr = faceapi_worker_detect(faceapi.worker, (float)run->p.confidence,
 				   (float)run->p.nms, (size_t)run->p.max_faces,
 				   mask, run->boxes, cap, &r->n, &r->t, detail,
 				   sizeof(detail));
 	faceapi_inference_end(faceapi.limits);
+	if (wr == FACEAPI_WORKER_OK) {
+		metrics_add(METRIC_FACE_INFERENCES, 1);
+		/* The worker's whole detection: preprocessing, the
+		 * network, postprocessing. */
+		metrics_observe(HIST_FACE_INFERENCE,
+				(double)(faceapi_now_us() - t) / 1e6);
+	}
 	if (wr != FACEAPI_WORKER_OK)
 		return worker_failed(ctx, wr, 500, "face detection failed",
 				     detail);
@@ -223,6 +237,7 @@ run_init(struct run *run)
 		snprintf(run->r.request_id, sizeof(run->r.request_id),
 			 "00000000-0000-4000-8000-%012llx",
 			 (unsigned long long)run->start & 0xffffffffffffULL);
+	log_request_id(run->r.request_id);
 }
 
 static void

@@ -19,6 +19,7 @@
 #include "core/auth.h"
 #include "core/conf.h"
 #include "face/service/faceapi_store.h"
+#include "core/log.h"
 
 static char generated_key[65];
 
@@ -306,7 +307,7 @@ faceapi_store_record(struct app_ctx *ctx, const struct faceapi_upload *up,
 	     store_put_buf(faceapi.store, out_key, output->p, output->len,
 			   face_fmt_mime(out_fmt), detail,
 			   sizeof(detail)) != STORE_OK)) {
-		fprintf(stderr, "face: storing run: %s\n", detail);
+		log_error("face: storing run: %s", detail);
 		http_error(ctx->resp, 503, "the object store is unavailable");
 		goto undo;
 	}

@@ -21,6 +21,7 @@
 #include "face/service/faceapi_vqueue.h"
 #include "face/service/faceapi_vrun.h"
 #include "web/dbjson.h"
+#include "core/log.h"
 
 #define PROBE_MS 30000 /* ffprobe reads headers only */
 #define MIN_SIDE 10
@@ -287,7 +288,7 @@ queue(struct app_ctx *ctx, const char *path, long long bytes,
 	if (!faceapi_vput_file(faceapi.store, path, key,
 			       "application/octet-stream", &size, detail,
 			       sizeof(detail))) {
-		fprintf(stderr, "face-video: %s: %s\n", key, detail);
+		log_error("face-video: %s: %s", key, detail);
 		http_error(ctx->resp, 503, "the object store is unavailable");
 		goto out;
 	}
@@ -345,7 +346,7 @@ faceapi_video_post(struct app_ctx *ctx)
 	buf_init(&up.image, 0);
 	path[0] = '\0';
 	if (!faceapi_vconf_load(&vc, detail, sizeof(detail))) {
-		fprintf(stderr, "face-video: %s\n", detail);
+		log_error("face-video: %s", detail);
 		http_error(ctx->resp, 500, "a video setting is invalid");
 		goto out;
 	}
@@ -360,7 +361,7 @@ faceapi_video_post(struct app_ctx *ctx)
 	snprintf(path, sizeof(path), "%s/xmhub-face-video-XXXXXX",
 		 conf_str("TMPDIR", "/tmp"));
 	if ((fd = mkstemp(path)) < 0) {
-		fprintf(stderr, "face-video: %s: %s\n", path, strerror(errno));
+		log_error("face-video: %s: %s", path, strerror(errno));
 		path[0] = '\0';
 		http_error(ctx->resp, 503, "no temporary space for the video");
 		goto out;

@@ -29,6 +29,7 @@
 
 #include "core/fdio.h"
 #include "face/service/faceapi_worker.h"
+#include "core/log.h"
 
 extern char **environ;
 
@@ -194,7 +195,7 @@ reap(struct faceapi_worker *w, int grace_ms, const char *why, char *detail,
 			 WEXITSTATUS(st));
 	else
 		snprintf(detail, dlen, "%s", why);
-	fprintf(stderr, "face: image worker %ld: %s\n", (long)w->pid, detail);
+	log_error("face: image worker %ld: %s", (long)w->pid, detail);
 	close(w->fd);
 	w->fd = -1;
 	w->pid = 0;
@@ -444,8 +445,7 @@ faceapi_worker_ready(struct faceapi_worker *w, char *detail, size_t dlen)
 	if (w->pid != 0)
 		return true;
 	if (!spawn(w, note, sizeof(note), detail, dlen)) {
-		fprintf(stderr, "face: cannot restart the image worker: %s\n",
-			detail);
+		log_error("face: cannot restart the image worker: %s", detail);
 		return false;
 	}
 	return true;

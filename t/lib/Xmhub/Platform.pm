@@ -14,6 +14,11 @@ package Xmhub::Platform;
 #   my ($st, $body, $res) = $p->req(POST => '/api/v1/tags',
 #       token => $t, json => {name => 'x'});
 #
+# With XMHUB_OPENAPI_CHECK set, every answer of req() is checked against
+# the OpenAPI document (doc/platform-www/openapi.json) by
+# t/lib/openapi-check.cjs (Ajv, from $XMHUB_NPM_DIR): an answer the
+# document does not describe is a failed test naming the mismatch.
+#
 # Core modules only.
 
 use strict;
@@ -21,6 +26,7 @@ use warnings;
 use Digest::SHA qw(hmac_sha256);
 use Exporter 'import';
 use HTTP::Tiny;
+use IPC::Open2 qw(open2);
 use JSON::PP;
 use Test::More;
 use MIME::Base64 qw(encode_base64url);
@@ -125,12 +131,41 @@ sub req {
 	}
 	my $res = $self->{http}->request($method, $self->{stack}->url($path),
 		\%args);
+	openapi_check($method, $path, $res) if $ENV{XMHUB_OPENAPI_CHECK};
 	my $body;
 	if (length($res->{content} // '')
 	    && ($res->{headers}{'content-type'} // '') =~ m{^application/json}) {
 		$body = eval { $json->decode($res->{content}) };
 	}
 	return ($res->{status}, $body, $res);
+}
+
+# The checker, started at the first answer and kept for the process.
+my ($check_pid, $check_in, $check_out);
+our $openapi_checked = 0; # answers checked (t/e2e/openapi.t counts them)
+
+# openapi_check($method, $path, $res): fails a test when the answer $res
+# to $method $path is not as the OpenAPI document says.
+sub openapi_check {
+	my ($method, $path, $res) = @_;
+	my $src = $ENV{XMHUB_SRCDIR} or die "XMHUB_SRCDIR is not set\n";
+	$ENV{XMHUB_NPM_DIR} //= "$src/_build/npm";
+	$check_pid //= open2($check_out, $check_in, 'node',
+	    "$src/t/lib/openapi-check.cjs",
+	    "$src/doc/platform-www/openapi.json");
+	(my $p = $path) =~ s/[?#].*//s;
+	print {$check_in} $json->encode({method => $method, path => $p,
+	    status => 0 + $res->{status},
+	    type => $res->{headers}{'content-type'} // '',
+	    body => $res->{content} // ''}), "\n";
+	$check_in->flush;
+	my $line = <$check_out>;
+	die "openapi-check.cjs ended\n" unless defined $line;
+	my $r = $json->decode($line);
+	$openapi_checked++;
+	return if $r->{ok};
+	fail("OpenAPI: $method $p answered $res->{status} as documented");
+	diag(join "\n", @{$r->{errors}});
 }
 
 # api_key($token, @scopes): the secret of a new API key of the token's

@@ -31,9 +31,15 @@ package Xmhub::Stack;
 #                                      # 'supervisor' when it runs, else undef
 #   Xmhub::Stack::descendants($pid)    # the processes under $pid
 #   Xmhub::Stack::alive($pid)          # runs (a zombie does not)
+#   my $s = Xmhub::Stack->start(addr => '127.0.0.2',
+#           database_url => $url);     # lighttpd on that loopback address
+#                                      # (XMHUB_LISTEN_ADDR), PostgreSQL
+#                                      # of $url: no cluster of its own
 #
-# The stack always has a PostgreSQL of its own: an XMHUB_DATABASE_URL of
-# the caller is ignored, so that tests never touch a real database.
+# The stack has a PostgreSQL of its own unless the test passes
+# database_url (a cluster the test made, e.g. t/e2e/multi-host.t): an
+# XMHUB_DATABASE_URL of the caller is ignored, so that tests never touch
+# a real database.
 
 use strict;
 use warnings;
@@ -46,7 +52,8 @@ use Xmhub::Test qw(run);
 my %live; # stacks to stop at exit, by var directory
 my $sanitizer_failed; # a stopped stack's programs reported an error
 
-# A TCP port on 127.0.0.1 that nothing listens on now.
+# A TCP port on 127.0.0.1 that nothing listens on now (the stacks of one
+# test take distinct ports, whatever their addresses).
 sub free_port {
 	my $sock = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
 		LocalPort => 0, Proto => 'tcp', Listen => 1)
@@ -63,7 +70,10 @@ sub script { return "$ENV{XMHUB_SRCDIR}/httpd-conf/stack" }
 sub stack {
 	my ($self, @args) = @_;
 	local $ENV{XMHUB_SQL_DIR} = "$ENV{XMHUB_SRCDIR}/sql";
+	local $ENV{XMHUB_LISTEN_ADDR} = $self->{addr};
 	delete local $ENV{XMHUB_DATABASE_URL};
+	$ENV{XMHUB_DATABASE_URL} = $self->{database_url}
+	    if defined $self->{database_url};
 	delete local $ENV{XMHUB_ENV_FILE};
 	my ($st, $out, $err) = run([script(), @args]);
 	die "httpd-conf/stack @args: exit $st\n$out$err" if $st != 0;
@@ -84,6 +94,8 @@ sub start {
 		%{$opt{ports} // {}},
 		build => $build,
 		pid => $$,
+		addr => $opt{addr} // '127.0.0.1',
+		database_url => $opt{database_url},
 	}, $class;
 	$live{$self->{var}} = $self;
 	$SIG{$_} //= sub { exit 1 } for qw(INT TERM HUP);
@@ -136,13 +148,14 @@ sub port { return $_[0]{port} }
 sub face_port { return $_[0]{face_port} }
 sub ws_port { return $_[0]{ws_port} }
 sub wsd_port { return $_[0]{wsd_port} }
-sub face_url { return "http://127.0.0.1:$_[0]{face_port}" . ($_[1] // '/') }
+sub addr { return $_[0]{addr} }
+sub face_url { return "http://$_[0]{addr}:$_[0]{face_port}" . ($_[1] // '/') }
 sub env_file { return "$_[0]{var}/xmhub.env" }
 
 # url($path): the address of $path on this stack's lighttpd.
 sub url {
 	my ($self, $path) = @_;
-	return "http://127.0.0.1:$self->{port}" . ($path // '/');
+	return "http://$self->{addr}:$self->{port}" . ($path // '/');
 }
 
 # The value of a setting in the stack's env file.
