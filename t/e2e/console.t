@@ -17,6 +17,7 @@ use Xmhub::Face qw(model_dir);
 use Xmhub::Objects;
 use Xmhub::Platform;
 use Xmhub::Test qw(run);
+use Xmhub::XMBP ();
 
 my $npm = $ENV{XMHUB_NPM_DIR} // "$ENV{XMHUB_SRCDIR}/_build/npm";
 my $chromium = $ENV{CONSOLE_CHROMIUM} // '/usr/bin/chromium';
@@ -94,13 +95,17 @@ my $wav = "$tmp/console-tone.wav";
 }
 my $photo = '/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg';
 # A late batch the browser script posts while it watches the chart: ten
-# samples of 50 at 0.1 s, long before the newest bucket (a batch_seq far
-# behind: stored, the gap count unchanged).
+# samples of 50 from 0.1 s after the stream's first, long before the
+# newest bucket (a batch_seq far behind: stored, the gap count unchanged).
 my $late = "$tmp/late.xmbp";
 {
+	my ($fs, $first) = $p->req(GET => "/api/v1/metadata/sessions/"
+	    . "$session->{id}/streams/0/samples?limit=1", token => $super_t);
+	is($fs, 200, "the stream's first sample") or BAIL_OUT('no first sample');
+	my $t = $first->{samples}[0][0] + 100_000;
 	open my $f, '>:raw', $late or die "$late: $!";
-	print $f $in->encode(40000,
-		[0, 'f32', [map { [100_000 + $_ * 1000, 50] } 0 .. 9]]);
+	print $f Xmhub::XMBP::batch(40000, undef,
+		[0, 'f32', [map { [$t + $_ * 1000, 50] } 0 .. 9]]);
 	close $f;
 }
 
