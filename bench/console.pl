@@ -59,6 +59,34 @@ $r = $http->post($s->url("/api/v1/ingest/sessions/$sid/close"),
 	{headers => {'x-api-key' => $key}});
 die "close: $r->{status}\n" if $r->{status} != 200;
 
+# Plain HTTP: one whole-stream bucketed read, as one bucket (added up
+# from the chunks' stored aggregates), as the console's first read
+# (buckets of 2^20 us from 0: on the grid of stored aggregates) and in
+# buckets of 10^6 us (off the grid: every chunk decoded, as before the
+# aggregates); the median of three each.
+$r = $http->post($s->url('/api/auth/login'), {
+	headers => {'content-type' => 'application/json'},
+	content => encode_json({email => 'bench@example.org',
+		password => 'bench-password'})});
+die "login: $r->{status}\n" if $r->{status} != 200;
+my $tok = decode_json($r->{content})->{access_token};
+sub read_ms {
+	my ($q) = @_;
+	my @ms;
+	for (1 .. 3) {
+		my $t = time;
+		my $res = $http->get($s->url("/api/v1/metadata/sessions/$sid/"
+			. "streams/0/samples?$q"),
+			{headers => {authorization => "Bearer $tok"}});
+		die "read $q: $res->{status}\n" if $res->{status} != 200;
+		push @ms, (time - $t) * 1000;
+	}
+	return (sort { $a <=> $b } @ms)[1];
+}
+my $one = read_ms('bucket_us=1099511627776');
+my $fine = read_ms('bucket_us=1048576&limit=100000');
+my $off = read_ms('bucket_us=1000000&limit=100000');
+
 local $ENV{CONSOLE_URL} = $s->url('');
 local $ENV{CONSOLE_LOGIN} = 'bench@example.org bench-password';
 local $ENV{CONSOLE_SESSION} = $sid;
@@ -81,6 +109,10 @@ printf "first chart of the session: %.0f ms the first time (uPlot "
     . "loaded), median %.0f ms of %d; aim < 1000 ms (%s)\n",
     $b->{chart_first_ms}, $b->{chart_median_ms}, scalar @{$b->{chart_ms}},
     $b->{chart_info};
+printf "HTTP, the whole stream as one bucket (stored aggregates): %.0f ms; "
+    . "in buckets of 2^20 us (on the grid): %.0f ms; in buckets of 10^6 "
+    . "us (off the grid, decoded): %.0f ms; decoded / grid = %.1f\n",
+    $one, $fine, $off, $off / ($fine || 1);
 printf "static fetch in the same page (median): %.1f ms; chart / static "
     . "= %.1f\n", $b->{static_fetch_median_ms},
     $b->{chart_median_ms} / ($b->{static_fetch_median_ms} || 1);

@@ -1,5 +1,5 @@
 /*
- * auth - FastCGI program for /api/auth (login, refresh, me).
+ * auth - FastCGI program for /api/auth (login, refresh, logout, me).
  */
 #include "config.h"
 
@@ -10,6 +10,7 @@
 static const struct route routes[] = {
 	{"POST", "/api/auth/login", ROUTE_PUBLIC, 0, NULL, login_login},
 	{"POST", "/api/auth/refresh", ROUTE_PUBLIC, 0, NULL, login_refresh},
+	{"POST", "/api/auth/logout", ROUTE_PUBLIC, 0, NULL, login_logout},
 	{"GET", "/api/auth/me", ROUTE_JWT, ROLE_USER, NULL, login_me},
 	{"POST", "/api/auth/media-url", ROUTE_JWT, ROLE_USER, NULL,
 	 mediaurls_post},

@@ -71,6 +71,16 @@ static const char SQL_STORE[] =
 	"(id, user_id, family_id, token_hash, expires_at) "
 	"VALUES ($1, $2, $3, $4, to_timestamp($5::bigint))";
 
+/* Revokes the family of the token (the login it belongs to), or every
+ * token of its user with $2; no row when the token is unknown. */
+static const char SQL_LOGOUT[] =
+	"WITH t AS (SELECT user_id, family_id FROM refresh_tokens "
+	"WHERE token_hash = $1 AND user_id = $3::uuid), "
+	"r AS (UPDATE refresh_tokens k SET revoked_at = now() FROM t "
+	"WHERE k.revoked_at IS NULL AND CASE WHEN $2::boolean "
+	"THEN k.user_id = t.user_id ELSE k.family_id = t.family_id END) "
+	"SELECT 1 FROM t";
+
 static const char SQL_ME[] =
 	"SELECT u.id, u.email, u.display_name, u.role, u.facility_id "
 	"FROM users u LEFT JOIN facilities f ON f.id = u.facility_id "
@@ -360,30 +370,49 @@ out:
 	return done;
 }
 
+/* The body field every refresh-token route starts with. */
+#define REFRESH_FIELD                                                          \
+	{                                                                      \
+		.name = "refresh_token", .type = VALID_STRING,                 \
+		.flags = VALID_REQUIRED, .min = 1, .max = AUTH_JWT_MAX         \
+	}
+
+/*
+ * Reads a JSON body of the n fields f (f[0] REFRESH_FIELD) into v,
+ * verifies its refresh token into *c and hashes it into hash.  The body
+ * (the caller frees it), or NULL after answering 400 or 401.
+ */
+static json_object *
+refresh_body(struct app_ctx *ctx, const struct valid_field *f, size_t n,
+	     struct valid_value *v, struct auth_claims *c,
+	     char hash[AUTH_SHA256_HEX])
+{
+	json_object *body = valid_json_body(ctx->req, f, n, v, ctx->resp);
+
+	if (body == NULL)
+		return NULL;
+	if (auth_jwt_verify(ctx->jwt_secret, v[0].str, "refresh", c) !=
+	    AUTH_JWT_OK) {
+		http_error(ctx->resp, 401, REFRESH_DENIED);
+		json_object_put(body);
+		return NULL;
+	}
+	auth_sha256_hex(v[0].str, strlen(v[0].str), hash);
+	return body;
+}
+
 void
 login_refresh(struct app_ctx *ctx)
 {
-	static const struct valid_field f[] = {
-		{.name = "refresh_token",
-		 .type = VALID_STRING,
-		 .flags = VALID_REQUIRED,
-		 .min = 1,
-		 .max = AUTH_JWT_MAX},
-	};
+	static const struct valid_field f[] = {REFRESH_FIELD};
 	struct valid_value v[1];
 	struct auth_claims c;
 	json_object *body;
 	enum db_status st;
 	char hash[AUTH_SHA256_HEX];
 
-	if ((body = valid_json_body(ctx->req, f, 1, v, ctx->resp)) == NULL)
+	if ((body = refresh_body(ctx, f, 1, v, &c, hash)) == NULL)
 		return;
-	if (auth_jwt_verify(ctx->jwt_secret, v[0].str, "refresh", &c) !=
-	    AUTH_JWT_OK) {
-		http_error(ctx->resp, 401, REFRESH_DENIED);
-		goto out;
-	}
-	auth_sha256_hex(v[0].str, strlen(v[0].str), hash);
 	if ((st = db_begin(ctx->db)) != DB_OK) {
 		app_db_error(ctx, st);
 		goto out;
@@ -393,6 +422,36 @@ login_refresh(struct app_ctx *ctx)
 		app_db_error(ctx, st);
 	}
 out:
+	json_object_put(body);
+}
+
+void
+login_logout(struct app_ctx *ctx)
+{
+	static const struct valid_field f[] = {
+		REFRESH_FIELD,
+		{.name = "all", .type = VALID_BOOL},
+	};
+	struct valid_value v[2];
+	struct auth_claims c;
+	json_object *body;
+	PGresult *res = NULL;
+	enum db_status st;
+	char hash[AUTH_SHA256_HEX];
+	const char *p[3];
+
+	if ((body = refresh_body(ctx, f, 2, v, &c, hash)) == NULL)
+		return;
+	p[0] = hash;
+	p[1] = v[1].present && v[1].b ? "true" : "false";
+	p[2] = c.sub;
+	if ((st = db_query(ctx->db, &res, SQL_LOGOUT, 3, p)) != DB_OK)
+		app_db_error(ctx, st);
+	else if (PQntuples(res) != 1)
+		http_error(ctx->resp, 401, REFRESH_DENIED);
+	else
+		http_no_content(ctx->resp);
+	PQclear(res);
 	json_object_put(body);
 }
 

@@ -4,6 +4,7 @@
  *
  *   POST /api/auth/login    email + password -> access and refresh token
  *   POST /api/auth/refresh  refresh token -> a new pair (rotation)
+ *   POST /api/auth/logout   refresh token -> its login (or all) revoked
  *   GET  /api/auth/me       the caller's user
  *
  * Refresh tokens are single use.  Each is stored as the SHA-256 of its
@@ -58,6 +59,16 @@ void login_login(struct app_ctx *ctx);
  * current role and facility.
  */
 void login_refresh(struct app_ctx *ctx);
+
+/*
+ * POST /api/auth/logout, JSON {refresh_token, all?: bool}.  204 after
+ * revoking the token's whole login (its family), or with all true every
+ * refresh token of its user (signing out everywhere); a token already
+ * used or revoked is accepted (its login ends all the same).  401 for a
+ * token that does not verify as a refresh token or is unknown.  Access
+ * tokens stay valid until they expire.
+ */
+void login_logout(struct app_ctx *ctx);
 
 /*
  * GET /api/auth/me (JWT, any role): 200 {id, email, display_name, role,

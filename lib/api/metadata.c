@@ -14,6 +14,7 @@
 #include "web/dbjson.h"
 #include "domain/ingest.h"
 #include "codec/jsonform.h"
+#include "codec/sampleagg.h"
 #include "api/metadata.h"
 #include "web/page.h"
 #include "web/scope.h"
@@ -178,50 +179,6 @@ fetch_stream(struct app_ctx *ctx, const struct query *q, char id[37],
 	return found;
 }
 
-static bool
-numeric(enum sample_type t)
-{
-	return t == SAMPLE_F64 || t == SAMPLE_F32 || t == SAMPLE_I64 ||
-	       t == SAMPLE_I32 || t == SAMPLE_I16 || t == SAMPLE_I8 ||
-	       t == SAMPLE_BOOL;
-}
-
-/* The value as a number; false for NaN. */
-static bool
-number(const struct sample_value *v, long double *x)
-{
-	switch (v->type) {
-	case SAMPLE_F64:
-		*x = v->u.f64;
-		return !isnan(v->u.f64);
-	case SAMPLE_F32:
-		*x = v->u.f32;
-		return !isnan(v->u.f32);
-	case SAMPLE_I64:
-		*x = (long double)v->u.i64;
-		return true;
-	case SAMPLE_I32:
-		*x = v->u.i32;
-		return true;
-	case SAMPLE_I16:
-		*x = v->u.i16;
-		return true;
-	case SAMPLE_I8:
-		*x = v->u.i8;
-		return true;
-	default:
-		*x = v->u.b ? 1 : 0;
-		return true;
-	}
-}
-
-/* One bucket being summed up. */
-struct bucket {
-	uint64_t start, count, nan;
-	long double sum, lo, hi;
-	struct sample_value min, max;
-};
-
 /* A value as printed in a bucket: booleans as 0 and 1. */
 static struct sample_value
 printable(const struct sample_value *v)
@@ -236,16 +193,16 @@ printable(const struct sample_value *v)
 }
 
 static void
-put_bucket(struct buf *out, const struct bucket *b, bool csv, bool first)
+put_bucket(struct buf *out, uint64_t start, const struct sampleagg *b, bool csv,
+	   bool first)
 {
 	struct sample_value mean = {.type = SAMPLE_F64};
 	struct sample_value lo = printable(&b->min), hi = printable(&b->max);
 
-	mean.u.f64 =
-		b->count > 0 ? (double)(b->sum / (long double)b->count) : 0;
+	mean.u.f64 = sampleagg_mean(b);
 	if (csv) {
-		buf_printf(out, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",",
-			   b->start, b->count, b->nan);
+		buf_printf(out, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", start,
+			   b->count, b->nan_count);
 		if (b->count > 0) {
 			jsonform_csv_value(out, &lo);
 			buf_putc(out, ',');
@@ -260,7 +217,7 @@ put_bucket(struct buf *out, const struct bucket *b, bool csv, bool first)
 	buf_printf(out,
 		   "%s{\"start_us\":%" PRIu64 ",\"count\":%" PRIu64
 		   ",\"nan_count\":%" PRIu64 ",\"min\":",
-		   first ? "" : ",", b->start, b->count, b->nan);
+		   first ? "" : ",", start, b->count, b->nan_count);
 	if (b->count == 0) {
 		buf_puts(out, "null,\"max\":null,\"mean\":null}");
 		return;
@@ -271,27 +228,6 @@ put_bucket(struct buf *out, const struct bucket *b, bool csv, bool first)
 	buf_puts(out, ",\"mean\":");
 	jsonform_value(out, &mean);
 	buf_putc(out, '}');
-}
-
-static void
-add_to_bucket(struct bucket *b, const struct sample_value *v)
-{
-	long double x;
-
-	if (!number(v, &x)) {
-		b->nan++;
-		return;
-	}
-	if (b->count == 0 || x < b->lo) {
-		b->lo = x;
-		b->min = *v;
-	}
-	if (b->count == 0 || x > b->hi) {
-		b->hi = x;
-		b->max = *v;
-	}
-	b->sum += x;
-	b->count++;
 }
 
 /* Where the next answer starts; has is false when nothing is left. */
@@ -349,22 +285,28 @@ read_samples(struct chunks_reader *r, const struct query *q, struct buf *out,
 	return st;
 }
 
-/* Buckets into the body: at most q->limit of them. */
+/* Buckets into the body: at most q->limit of them.  Whole chunks with
+ * stored aggregates are added as they are (chunks_item()). */
 static enum chunks_status
-read_buckets(struct chunks_reader *r, const struct query *q, struct buf *out,
-	     uint64_t *count, struct next *next)
+read_buckets(struct chunks_reader *r, const struct query *q,
+	     enum sample_type type, struct buf *out, uint64_t *count,
+	     struct next *next)
 {
-	struct bucket b;
+	struct sampleagg b, whole;
 	struct sample_value v;
 	enum chunks_status st;
 	bool open = false;
-	uint64_t ts, start;
+	uint64_t ts, start, b_start = 0;
 
-	memset(&b, 0, sizeof(b));
-	while ((st = chunks_next(r, &ts, &v)) == CHUNKS_OK) {
-		start = q->from + (ts - q->from) / q->bucket * q->bucket;
-		if (open && start != b.start) {
-			put_bucket(out, &b, q->csv, *count == 0);
+	while ((st = chunks_item(r, &ts, &v, &whole)) == CHUNKS_OK ||
+	       st == CHUNKS_AGG) {
+		/* Items come in time order: most are in the open bucket. */
+		start = open && ts - b_start < q->bucket
+				? b_start
+				: q->from + (ts - q->from) / q->bucket *
+						    q->bucket;
+		if (open && start != b_start) {
+			put_bucket(out, b_start, &b, q->csv, *count == 0);
 			(*count)++;
 			open = false;
 		}
@@ -374,14 +316,17 @@ read_buckets(struct chunks_reader *r, const struct query *q, struct buf *out,
 				next->from = start;
 				return CHUNKS_END;
 			}
-			memset(&b, 0, sizeof(b));
-			b.start = start;
+			sampleagg_init(&b, type);
+			b_start = start;
 			open = true;
 		}
-		add_to_bucket(&b, &v);
+		if (st == CHUNKS_AGG)
+			sampleagg_merge(&b, &whole);
+		else
+			sampleagg_add(&b, &v);
 	}
 	if (st == CHUNKS_END && open) {
-		put_bucket(out, &b, q->csv, *count == 0);
+		put_bucket(out, b_start, &b, q->csv, *count == 0);
 		(*count)++;
 	}
 	return st;
@@ -412,6 +357,8 @@ answer(struct app_ctx *ctx, const struct query *q, const char *stream_id,
 		http_error(ctx->resp, 500, "internal error");
 		return;
 	}
+	if (q->bucketed)
+		chunks_buckets(r, q->bucket, type);
 	out->len = 0;
 	if (q->csv)
 		buf_puts(out, q->bucketed ? "start_us,count,nan_count,min,max,"
@@ -425,7 +372,7 @@ answer(struct app_ctx *ctx, const struct query *q, const char *stream_id,
 			   ctx->params[0], q->stream_index,
 			   sample_type_name(type), q->from, q->to,
 			   q->bucketed ? "buckets" : "samples");
-	st = q->bucketed ? read_buckets(r, q, out, &count, &next)
+	st = q->bucketed ? read_buckets(r, q, type, out, &count, &next)
 			 : read_samples(r, q, out, &count, &next);
 	db_rollback(ctx->db);
 	if (st != CHUNKS_END) {
@@ -480,7 +427,7 @@ metadata_samples(struct app_ctx *ctx)
 	if (!parse_query(ctx, &q) || !scope_row(ctx, owner_sql, "session") ||
 	    !fetch_stream(ctx, &q, stream_id, &type))
 		return;
-	if (q.bucketed && !numeric(type)) {
+	if (q.bucketed && !sampleagg_numeric(type)) {
 		http_error(ctx->resp, 400,
 			   "bucket_us needs a numeric stream, not %s",
 			   sample_type_name(type));

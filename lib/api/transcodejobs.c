@@ -11,6 +11,7 @@
 #include "web/page.h"
 #include "web/scope.h"
 #include "api/transcodejobs.h"
+#include "web/valid.h"
 
 #define COLUMNS                                                                \
 	"id, upload_id, facility_id, target_format, target_codec, "            \
@@ -22,32 +23,41 @@
 static const char *const statuses[] = {"queued", "running",   "completed",
 				       "failed", "cancelled", NULL};
 
+#define LIST_WHERE                                                             \
+	"WHERE ($1::uuid IS NULL OR facility_id = $1::uuid) "                  \
+	"AND ($2::text IS NULL OR status = $2::text) "                         \
+	"AND ($3::uuid IS NULL OR upload_id = $3::uuid) "
+
 static const char count_sql[] =
-	"SELECT count(*) FROM transcode_jobs WHERE ($1::uuid IS NULL OR "
-	"facility_id = $1::uuid) AND ($2::text IS NULL OR status = $2::text)";
+	"SELECT count(*) FROM transcode_jobs " LIST_WHERE;
 
 static const char list_sql[] =
-	"SELECT " COLUMNS " FROM transcode_jobs WHERE ($1::uuid IS NULL OR "
-	"facility_id = $1::uuid) AND ($2::text IS NULL OR status = $2::text) "
-	"ORDER BY queued_at DESC, id LIMIT $3::integer OFFSET $4::bigint";
+	"SELECT " COLUMNS " FROM transcode_jobs " LIST_WHERE
+	"ORDER BY queued_at DESC, id LIMIT $4::integer OFFSET $5::bigint";
 
 void
 transcodejobs_list(struct app_ctx *ctx)
 {
-	const char *params[4];
+	static const struct valid_field f[] = {
+		{.name = "upload_id", .type = VALID_UUID},
+	};
+	struct valid_value upload;
+	const char *params[5];
 	PGresult *count = NULL, *rows = NULL;
 	json_object *env;
 	struct page pg;
 	enum db_status st;
 
-	if (!page_query(ctx, statuses, &pg) || !scope_list(ctx, &params[0]))
+	if (!page_query(ctx, statuses, &pg) || !scope_list(ctx, &params[0]) ||
+	    !valid_query(ctx->req, f, 1, &upload, ctx->resp))
 		return;
 	params[1] = pg.status;
-	params[2] = pg.limit;
-	params[3] = pg.offset;
-	if ((st = db_query_ro(ctx->db, &count, count_sql, 2, params)) !=
+	params[2] = valid_text(&upload);
+	params[3] = pg.limit;
+	params[4] = pg.offset;
+	if ((st = db_query_ro(ctx->db, &count, count_sql, 3, params)) !=
 		    DB_OK ||
-	    (st = db_query_ro(ctx->db, &rows, list_sql, 4, params)) != DB_OK) {
+	    (st = db_query_ro(ctx->db, &rows, list_sql, 5, params)) != DB_OK) {
 		app_db_error(ctx, st);
 		goto out;
 	}

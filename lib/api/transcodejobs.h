@@ -11,9 +11,9 @@
 
 #include "web/app.h"
 
-/* GET /api/v1/transcode-jobs?page=&per_page=&status=: the pagination
- * envelope of the facility's jobs, newest first; 400 on a bad page,
- * per_page (1-100) or status. */
+/* GET /api/v1/transcode-jobs?page=&per_page=&status=&upload_id=: the
+ * pagination envelope of the facility's jobs (of one upload), newest
+ * first; 400 on a bad page, per_page (1-100), status or upload_id. */
 void transcodejobs_list(struct app_ctx *ctx);
 
 /* GET /api/v1/transcode-jobs/{id}: 200 Transcode job; 403; 404. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "domain/chunks.h"
+#include "codec/sampleagg.h"
 #include "codec/xmch.h"
 
 #define PAGE_ROWS 256
@@ -21,9 +22,12 @@
 struct row {
 	char id[37];
 	char start[24]; /* numeric text, for the keyset */
-	uint64_t start_ts;
+	uint64_t start_ts, end_ts;
 	long long seq;
 	bool is_inline;
+	bool has_agg; /* agg holds the stored aggregates */
+	struct sampleagg agg;
+	bool has_grid;	  /* it has a grid (aligned reads only) */
 	char *object_key; /* NULL for an inline row */
 };
 
@@ -43,6 +47,13 @@ struct chunks_reader {
 	struct db *db;
 	struct store *st;
 	struct chunks_opts o;
+	uint64_t bucket; /* chunks_buckets(); 0: decode every chunk */
+	enum sample_type type;
+	bool aligned; /* buckets and from on the grid: grids are read */
+	/* the grid whose cells are being returned */
+	uint8_t *grid;
+	size_t grid_len, grid_pos;
+	uint64_t grid_start; /* its chunk's first timestamp */
 	char from[24], to[24];
 	/* the page of rows not opened yet */
 	struct row page[PAGE_ROWS];
@@ -62,7 +73,9 @@ struct chunks_reader {
 };
 
 static const char page_sql[] =
-	"SELECT id, start_ts_us, seq, object_key, data IS NOT NULL "
+	"SELECT id, start_ts_us, seq, object_key, data IS NOT NULL, "
+	"end_ts_us, agg_count, agg_nan_count, agg_min, agg_max, agg_sum, "
+	"$7::boolean AND agg_grid IS NOT NULL "
 	"FROM stored_chunks WHERE stream_id = $1::uuid "
 	"AND start_ts_us <= $3::numeric AND end_ts_us >= $2::numeric "
 	"AND (start_ts_us, seq) > ($4::numeric, $5::bigint) "
@@ -110,26 +123,49 @@ chunks_open(struct db *db, struct store *st, const struct chunks_opts *opts)
 static void
 free_page(struct chunks_reader *r)
 {
-	for (int i = 0; i < r->npage; i++)
+	for (int i = 0; i < r->npage; i++) {
 		free(r->page[i].object_key);
+	}
 	r->npage = r->ipage = 0;
+}
+
+/* The stored aggregates of row i of res; false when it has none (or
+ * they do not read, when the chunk is decoded instead). */
+static bool
+read_agg(const struct chunks_reader *r, const PGresult *res, int i,
+	 struct sampleagg *a)
+{
+	struct sampleagg_text t;
+	char *f[5] = {t.count, t.nan_count, t.min, t.max, t.sum};
+	size_t len[5] = {sizeof(t.count), sizeof(t.nan_count), sizeof(t.min),
+			 sizeof(t.max), sizeof(t.sum)};
+
+	for (int k = 0; k < 5; k++)
+		if (PQgetisnull(res, i, 6 + k) ||
+		    (size_t)snprintf(f[k], len[k], "%s",
+				     PQgetvalue(res, i, 6 + k)) >= len[k])
+			return false;
+	return sampleagg_from_text(r->type, &t, a);
 }
 
 /* Fetches the next page of rows; npage 0 at the end. */
 static enum chunks_status
 fetch_page(struct chunks_reader *r)
 {
-	const char *params[6] = {
-		r->o.stream_id, r->from,
-		r->to,		r->last_start,
-		r->last_seq,	r->o.inline_only ? "true" : "false"};
+	const char *params[7] = {r->o.stream_id,
+				 r->from,
+				 r->to,
+				 r->last_start,
+				 r->last_seq,
+				 r->o.inline_only ? "true" : "false",
+				 r->aligned ? "true" : "false"};
 	PGresult *res = NULL;
 	int n;
 
 	free_page(r);
 	if (r->page_end)
 		return CHUNKS_OK;
-	if ((r->db_status = db_query(r->db, &res, page_sql, 6, params)) !=
+	if ((r->db_status = db_query(r->db, &res, page_sql, 7, params)) !=
 	    DB_OK)
 		return fail(r, CHUNKS_DB, "reading the chunk index failed");
 	n = PQntuples(res);
@@ -142,6 +178,9 @@ fetch_page(struct chunks_reader *r)
 		w->start_ts = strtoull(w->start, NULL, 10);
 		w->seq = strtoll(PQgetvalue(res, i, 2), NULL, 10);
 		w->is_inline = PQgetvalue(res, i, 4)[0] == 't';
+		w->end_ts = strtoull(PQgetvalue(res, i, 5), NULL, 10);
+		w->has_agg = r->bucket > 0 && read_agg(r, res, i, &w->agg);
+		w->has_grid = w->has_agg && PQgetvalue(res, i, 11)[0] == 't';
 		w->object_key = NULL;
 		if (!w->is_inline &&
 		    (w->object_key = strdup(PQgetvalue(res, i, 3))) == NULL) {
@@ -348,12 +387,99 @@ open_row(struct chunks_reader *r)
 	return CHUNKS_OK;
 }
 
-enum chunks_status
-chunks_next(struct chunks_reader *r, uint64_t *ts, struct sample_value *v)
+/* True when row w may be read as its aggregates: inside the window and
+ * inside one bucket. */
+static bool
+whole(const struct chunks_reader *r, const struct row *w)
+{
+	const struct chunks_opts *o = &r->o;
+
+	return w->has_agg && w->start_ts >= o->from && w->end_ts <= o->to &&
+	       (w->start_ts - o->from) / r->bucket ==
+		       (w->end_ts - o->from) / r->bucket;
+}
+
+/* True when row w may be read as its grid's cells: an aligned read, w
+ * inside the window, and no other chunk overlapping it (none open, the
+ * next row after its end). */
+static bool
+by_grid(const struct chunks_reader *r, const struct row *w)
+{
+	const struct row *n = w + 1;
+
+	if (!r->aligned || !w->has_grid || w->start_ts < r->o.from ||
+	    w->end_ts > r->o.to || r->nheap > 0)
+		return false;
+	if (r->ipage + 1 < r->npage)
+		return n->start_ts > w->end_ts;
+	return r->page_end;
+}
+
+static const char grid_sql[] =
+	"SELECT agg_grid FROM stored_chunks WHERE id = $1::uuid";
+
+/* Reads row w's grid, whose cells come next (one grid in memory at a
+ * time: at most 3 bytes a sample of its chunk). */
+static enum chunks_status
+load_grid(struct chunks_reader *r, const struct row *w)
+{
+	const char *params[1] = {w->id};
+	PGresult *res = NULL;
+
+	if ((r->db_status = db_query(r->db, &res, grid_sql, 1, params)) !=
+	    DB_OK)
+		return fail(r, CHUNKS_DB, "reading the grid of chunk %s failed",
+			    w->id);
+	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0)) {
+		PQclear(res);
+		return fail(r, CHUNKS_DB, "the grid of chunk %s has gone",
+			    w->id);
+	}
+	r->grid = PQunescapeBytea((const unsigned char *)PQgetvalue(res, 0, 0),
+				  &r->grid_len);
+	PQclear(res);
+	if (r->grid == NULL)
+		return fail(r, CHUNKS_MEMORY, "out of memory");
+	r->grid_pos = 0;
+	r->grid_start = w->start_ts;
+	return CHUNKS_OK;
+}
+
+/* The next cell of the grid being read into *ts and *agg; false when it
+ * is done (freed), with CHUNKS_CORRUPT set when it ended malformed. */
+static bool
+next_cell(struct chunks_reader *r, uint64_t *ts, struct sampleagg *agg)
+{
+	uint64_t cell;
+
+	if (sampleagg_grid_next(r->grid, r->grid_len, &r->grid_pos, r->type,
+				&cell, agg)) {
+		/* Not before the chunk's first sample: items stay in
+		 * order, and the cell is in the same bucket. */
+		*ts = cell * SAMPLEAGG_GRID_US < r->grid_start
+			      ? r->grid_start
+			      : cell * SAMPLEAGG_GRID_US;
+		return true;
+	}
+	if (r->grid_pos != r->grid_len)
+		fail(r, CHUNKS_CORRUPT, "a chunk's stored grid is malformed");
+	PQfreemem(r->grid);
+	r->grid = NULL;
+	return false;
+}
+
+/* chunks_next() and chunks_item(); agg NULL for the former. */
+static enum chunks_status
+next(struct chunks_reader *r, uint64_t *ts, struct sample_value *v,
+     struct sampleagg *agg)
 {
 	struct row *w;
 	struct cursor *c;
 
+	if (r->status != CHUNKS_OK)
+		return r->status;
+	if (r->grid != NULL && next_cell(r, ts, agg))
+		return CHUNKS_AGG;
 	if (r->status != CHUNKS_OK)
 		return r->status;
 	if ((c = r->taken) != NULL) {
@@ -370,9 +496,28 @@ chunks_next(struct chunks_reader *r, uint64_t *ts, struct sample_value *v)
 	 * so far: it may hold an earlier one, or an equal one that comes
 	 * first. */
 	while ((w = peek_row(r)) != NULL &&
-	       (r->nheap == 0 || w->start_ts <= r->heap[0]->ts))
+	       (r->nheap == 0 || w->start_ts <= r->heap[0]->ts)) {
+		if (agg != NULL && (whole(r, w) || by_grid(r, w))) {
+			r->rows++;
+			if (w->seq > r->max_seq)
+				r->max_seq = w->seq;
+			r->ipage++;
+			if (whole(r, w)) {
+				*agg = w->agg;
+				*ts = w->start_ts;
+				return CHUNKS_AGG;
+			}
+			if (load_grid(r, w) != CHUNKS_OK)
+				return r->status;
+			if (next_cell(r, ts, agg))
+				return CHUNKS_AGG;
+			if (r->status != CHUNKS_OK)
+				return r->status;
+			continue;
+		}
 		if (open_row(r) != CHUNKS_OK)
 			return r->status;
+	}
 	if (r->status != CHUNKS_OK)
 		return r->status;
 	if (r->nheap == 0)
@@ -381,6 +526,28 @@ chunks_next(struct chunks_reader *r, uint64_t *ts, struct sample_value *v)
 	*ts = c->ts;
 	*v = c->v;
 	return CHUNKS_OK;
+}
+
+enum chunks_status
+chunks_next(struct chunks_reader *r, uint64_t *ts, struct sample_value *v)
+{
+	return next(r, ts, v, NULL);
+}
+
+void
+chunks_buckets(struct chunks_reader *r, uint64_t bucket, enum sample_type type)
+{
+	r->bucket = bucket;
+	r->type = type;
+	r->aligned = bucket % SAMPLEAGG_GRID_US == 0 &&
+		     r->o.from % SAMPLEAGG_GRID_US == 0;
+}
+
+enum chunks_status
+chunks_item(struct chunks_reader *r, uint64_t *ts, struct sample_value *v,
+	    struct sampleagg *agg)
+{
+	return next(r, ts, v, agg);
 }
 
 enum db_status
@@ -415,8 +582,39 @@ chunks_close(struct chunks_reader *r)
 	for (size_t i = 0; i < r->nheap; i++)
 		cursor_free(r, r->heap[i]);
 	free(r->heap);
+	PQfreemem(r->grid);
 	free_page(r);
 	free(r);
+}
+
+void
+chunks_agg_literal(struct buf *out, char sep, const uint8_t *p, size_t len)
+{
+	struct sampleagg a;
+	struct sampleagg_text t;
+	struct xmch_error err;
+	struct buf grid;
+	bool has_grid;
+
+	buf_init(&grid, 0);
+	if (sampleagg_chunk_grid(p, len, &a, &grid, &has_grid, &err) !=
+	    XMCH_OK) {
+		buf_printf(out, "%c{NULL,NULL,NULL,NULL,NULL,NULL}", sep);
+		goto out;
+	}
+	sampleagg_to_text(&a, &t);
+	buf_printf(out, "%c{%s,%s,%s,%s,%s,", sep, t.count, t.nan_count, t.min,
+		   t.max, t.sum);
+	if (has_grid) {
+		/* "\\x..." in an array literal is the bytea text \x... */
+		buf_puts(out, "\"\\\\x");
+		for (size_t i = 0; i < grid.len; i++)
+			buf_printf(out, "%02x", grid.p[i]);
+		buf_puts(out, "\"}");
+	} else
+		buf_puts(out, "NULL}");
+out:
+	buf_free(&grid);
 }
 
 enum db_status

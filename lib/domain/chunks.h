@@ -30,11 +30,13 @@
 
 #include "core/db.h"
 #include "codec/sample.h"
+#include "codec/sampleagg.h"
 #include "store/storage.h"
 
 enum chunks_status {
 	CHUNKS_OK = 0,
 	CHUNKS_END,	/* no more samples in the window */
+	CHUNKS_AGG,	/* chunks_item(): a whole chunk's aggregates */
 	CHUNKS_DB,	/* a query failed: see db_status */
 	CHUNKS_STORE,	/* an object could not be read */
 	CHUNKS_CORRUPT, /* a stored chunk does not decode */
@@ -67,18 +69,52 @@ struct chunks_reader *chunks_open(struct db *db, struct store *st,
 enum chunks_status chunks_next(struct chunks_reader *r, uint64_t *ts,
 			       struct sample_value *v);
 
+/*
+ * Lets chunks_item() read chunks by their stored aggregates: buckets of
+ * width bucket (1 or more) aligned to the window's from, of a numeric
+ * stream of type.  A chunk inside the window and inside one bucket comes
+ * as one aggregate; when bucket and from are multiples of
+ * SAMPLEAGG_GRID_US, a chunk inside the window that overlaps no other
+ * comes as its grid's cells (one aggregate each, *ts the cell's start or
+ * the chunk's first timestamp).  Others are decoded.  Call it before the
+ * first read.
+ */
+void chunks_buckets(struct chunks_reader *r, uint64_t bucket,
+		    enum sample_type type);
+
+/*
+ * chunks_next(), or for a chunk that chunks_buckets() lets be read whole:
+ * CHUNKS_AGG with its aggregates in *agg and its first
+ * timestamp in *ts.  Items come in time order: every sample before *ts
+ * came before, every one after comes after (those at *ts may come
+ * either way), so a bucket reader adds *agg to the bucket of *ts.
+ */
+enum chunks_status chunks_item(struct chunks_reader *r, uint64_t *ts,
+			       struct sample_value *v, struct sampleagg *agg);
+
 /* The database status behind CHUNKS_DB. */
 enum db_status chunks_db_status(const struct chunks_reader *r);
 
 /* Why the reader stopped (static or reader-owned text). */
 const char *chunks_detail(const struct chunks_reader *r);
 
-/* Rows opened so far, and the largest seq among them (compaction). */
+/* Rows opened (or read whole as aggregates) so far, and the largest seq
+ * among them (compaction). */
 uint64_t chunks_rows(const struct chunks_reader *r);
 long long chunks_max_seq(const struct chunks_reader *r);
 
 /* Frees the reader and its chunks; NULL is fine. */
 void chunks_close(struct chunks_reader *r);
+
+/*
+ * Appends sep and the aggregates of the stored chunk at p (len bytes) to
+ * out, as one row of a two-dimensional text[] literal: {count,
+ * nan_count,min,max,sum,grid} (stored_chunks.agg_*, sql/017; the grid in
+ * bytea's hex form, NULL when not worth it), or six NULLs when the
+ * chunk's type does not aggregate or it does not decode.
+ */
+void chunks_agg_literal(struct buf *out, char sep, const uint8_t *p,
+			size_t len);
 
 /* Makes the open transaction of db a REPEATABLE READ, READ ONLY one
  * (call it right after db_begin()). */

@@ -14,6 +14,7 @@
 #include "domain/chunks.h"
 #include "domain/compact.h"
 #include "core/conf.h"
+#include "codec/sampleagg.h"
 #include "codec/xmch.h"
 #include "core/log.h"
 
@@ -23,6 +24,8 @@
 struct out {
 	char key[KEY_MAX];
 	uint64_t start, end, count, size;
+	struct sampleagg agg; /* numeric streams */
+	struct buf grid;      /* its grid, when worth storing (len > 0) */
 };
 
 /* A run over one stream. */
@@ -35,6 +38,10 @@ struct run {
 	struct xmch_writer w;
 	uint64_t count, first, last; /* samples in w */
 	uint64_t raw;		     /* value and timestamp bytes in w */
+	bool numeric;		     /* aggregates are stored */
+	struct sampleagg agg;	     /* of the samples in w */
+	struct buf grid;	     /* their grid, being built */
+	struct sampleagg_grid g;
 	struct out *outs;
 	size_t nout, capout;
 	struct buf chunk;
@@ -94,6 +101,8 @@ flush(struct run *r)
 	o->count = r->count;
 	o->start = r->first;
 	o->end = r->last;
+	o->agg = r->agg;
+	sampleagg_init(&r->agg, r->type);
 	r->chunk.len = 0;
 	if (xmch_writer_finish(&r->w, true, &r->chunk, &err) != XMCH_OK) {
 		log_error("compact: stream %s: %s", r->stream_id, err.msg);
@@ -117,6 +126,12 @@ flush(struct run *r)
 		log_error("compact: writing %s: %s", o->key, detail);
 		return false;
 	}
+	/* The grid goes with the chunk (freed with the outs). */
+	if (!r->numeric || !sampleagg_grid_finish(&r->g) || r->grid.failed)
+		r->grid.len = 0;
+	o->grid = r->grid;
+	buf_init(&r->grid, 0);
+	sampleagg_grid_init(&r->g, r->type, &r->grid);
 	r->nout++;
 	return true;
 }
@@ -145,6 +160,10 @@ add(struct run *r, uint64_t ts, const struct sample_value *v)
 		}
 	}
 	r->raw += size;
+	if (r->numeric) {
+		sampleagg_add(&r->agg, v);
+		sampleagg_grid_add(&r->g, ts, v);
+	}
 	if (r->count++ == 0)
 		r->first = ts;
 	r->last = ts;
@@ -164,8 +183,10 @@ static const char lock_sql[] =
 
 static const char insert_sql[] =
 	"INSERT INTO stored_chunks (stream_id, start_ts_us, end_ts_us, "
-	"sample_count, byte_size, object_key) VALUES ($1::uuid, $2::numeric, "
-	"$3::numeric, $4::bigint, $5::bigint, $6::text)";
+	"sample_count, byte_size, object_key, agg_count, agg_nan_count, "
+	"agg_min, agg_max, agg_sum, agg_grid) VALUES ($1::uuid, $2::numeric, "
+	"$3::numeric, $4::bigint, $5::bigint, $6::text, $7::bigint, "
+	"$8::bigint, $9::bigint, $10::bigint, $11::numeric, $12::bytea)";
 
 static const char delete_sql[] =
 	"WITH d AS (DELETE FROM stored_chunks WHERE stream_id = $1::uuid "
@@ -193,7 +214,9 @@ static bool
 swap(struct run *r, const struct chunks_reader *cr, uint64_t samples)
 {
 	char a[24], b[24], c[24], d[24], seq[24];
-	const char *params[6];
+	struct sampleagg_text t;
+	struct buf hex;
+	const char *params[12];
 	PGresult *res = NULL;
 	bool ok;
 
@@ -210,7 +233,22 @@ swap(struct run *r, const struct chunks_reader *cr, uint64_t samples)
 		params[3] = c;
 		params[4] = d;
 		params[5] = o->key;
-		if (db_query(r->db, &res, insert_sql, 6, params) != DB_OK)
+		sampleagg_to_text(&o->agg, &t);
+		params[6] = r->numeric ? t.count : NULL;
+		params[7] = r->numeric ? t.nan_count : NULL;
+		params[8] = r->numeric ? t.min : NULL;
+		params[9] = r->numeric ? t.max : NULL;
+		params[10] = r->numeric ? t.sum : NULL;
+		buf_init(&hex, 0);
+		buf_puts(&hex, "\\x");
+		for (size_t k = 0; k < o->grid.len; k++)
+			buf_printf(&hex, "%02x", o->grid.p[k]);
+		buf_putc(&hex, '\0');
+		params[11] = o->grid.len > 0 ? (const char *)hex.p : NULL;
+		ok = !hex.failed &&
+		     db_query(r->db, &res, insert_sql, 12, params) == DB_OK;
+		buf_free(&hex);
+		if (!ok)
 			return false;
 		PQclear(res);
 		params[0] = o->key;
@@ -278,6 +316,7 @@ compact_one(struct db *db, struct db *side, struct store *st,
 	r.st = st;
 	r.o = o;
 	buf_init(&r.chunk, 0);
+	buf_init(&r.grid, 0);
 	if (db_begin(db) != DB_OK)
 		return COMPACT_FAILED;
 	snprintf(age, sizeof(age), "%u", o->min_age);
@@ -300,6 +339,9 @@ compact_one(struct db *db, struct db *side, struct store *st,
 		 PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 3),
 		 PQgetvalue(res, 0, 1));
 	xmch_writer_init(&r.w, r.type);
+	r.numeric = sampleagg_numeric(r.type);
+	sampleagg_init(&r.agg, r.type);
+	sampleagg_grid_init(&r.g, r.type, &r.grid);
 	co.stream_id = r.stream_id;
 	if ((cr = chunks_open(db, NULL, &co)) == NULL)
 		goto out;
@@ -340,6 +382,9 @@ out:
 	chunks_close(cr);
 	xmch_writer_free(&r.w);
 	buf_free(&r.chunk);
+	buf_free(&r.grid);
+	for (size_t i = 0; i < r.nout; i++)
+		buf_free(&r.outs[i].grid);
 	free(r.outs);
 	return status;
 }

@@ -16,6 +16,7 @@
 #include "codec/xmbp.h"
 #include "codec/xmch.h"
 #include "core/auth.h"
+#include "domain/chunks.h"
 #include "domain/ingest.h"
 #include "core/metrics.h"
 
@@ -209,21 +210,22 @@ struct live {
 	bool changed; /* a batch of the round is stored */
 };
 
-/* The chunk rows of a round: array literals and the chunks' bytes, one
- * after the other, sent as one binary bytea that the INSERT slices. */
+/* The chunk rows of a round: array literals (the last one the chunks'
+ * aggregates, sql/017) and the chunks' bytes, one after the other, sent
+ * as one binary bytea that the INSERT slices. */
 struct rows {
-	struct buf ids, starts, ends, counts, sizes, offs, data;
+	struct buf ids, starts, ends, counts, sizes, offs, aggs, data;
 	unsigned n;
 };
 
 /* Where rows stood before a batch: to take its rows back. */
 struct rows_mark {
-	size_t len[7];
+	size_t len[8];
 	unsigned n;
 };
 
 static void
-rows_all(struct rows *r, struct buf *all[7])
+rows_all(struct rows *r, struct buf *all[8])
 {
 	all[0] = &r->ids;
 	all[1] = &r->starts;
@@ -231,16 +233,17 @@ rows_all(struct rows *r, struct buf *all[7])
 	all[3] = &r->counts;
 	all[4] = &r->sizes;
 	all[5] = &r->offs;
-	all[6] = &r->data;
+	all[6] = &r->aggs;
+	all[7] = &r->data;
 }
 
 static void
 rows_init(struct rows *r)
 {
-	struct buf *all[7];
+	struct buf *all[8];
 
 	rows_all(r, all);
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < 8; i++)
 		buf_init(all[i], 0);
 	r->n = 0;
 }
@@ -248,20 +251,20 @@ rows_init(struct rows *r)
 static void
 rows_free(struct rows *r)
 {
-	struct buf *all[7];
+	struct buf *all[8];
 
 	rows_all(r, all);
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < 8; i++)
 		buf_free(all[i]);
 }
 
 static void
 rows_mark(struct rows *r, struct rows_mark *m)
 {
-	struct buf *all[7];
+	struct buf *all[8];
 
 	rows_all(r, all);
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < 8; i++)
 		m->len[i] = all[i]->len;
 	m->n = r->n;
 }
@@ -269,10 +272,10 @@ rows_mark(struct rows *r, struct rows_mark *m)
 static void
 rows_reset(struct rows *r, const struct rows_mark *m)
 {
-	struct buf *all[7];
+	struct buf *all[8];
 
 	rows_all(r, all);
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < 8; i++)
 		all[i]->len = m->len[i];
 	r->n = m->n;
 }
@@ -292,6 +295,7 @@ rows_add(struct rows *r, const char *stream_id, const struct xmch_writer *w,
 	buf_printf(&r->sizes, "%c%zu", sep, chunk->len);
 	/* substring() counts from 1 */
 	buf_printf(&r->offs, "%c%zu", sep, r->data.len + 1);
+	chunks_agg_literal(&r->aggs, sep, chunk->p, chunk->len);
 	buf_append(&r->data, chunk->p, chunk->len);
 	r->n++;
 }
@@ -301,11 +305,11 @@ rows_add(struct rows *r, const char *stream_id, const struct xmch_writer *w,
 static bool
 rows_finish(struct rows *r)
 {
-	struct buf *all[7];
+	struct buf *all[8];
 	bool ok = true;
 
 	rows_all(r, all);
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < 7; i++) {
 		if (r->n == 0)
 			buf_putc(all[i], '{');
 		buf_putc(all[i], '}');
@@ -552,19 +556,23 @@ static const char streams_sql[] =
 
 /*
  * What a round stores, in one statement: the chunk rows (their bytes are
- * slices of one binary bytea, $7), the counters, last_batch_seq and
- * digests of every session it changed (counted in C under the row locks:
- * $8..$13), and the devices' last_seen_at (at most once a second, to
- * spare a row version per batch; locked in id order).
+ * slices of one binary bytea, $7; their aggregates rows of $15), the counters,
+ * last_batch_seq and digests of every session it changed (counted in C under
+ * the row locks: $8..$13), and the devices' last_seen_at (at most once a
+ * second, to spare a row version per batch; locked in id order).
  */
 static const char write_sql[] =
 	"WITH c AS (INSERT INTO stored_chunks (stream_id, start_ts_us, "
-	"end_ts_us, sample_count, byte_size, data) "
+	"end_ts_us, sample_count, byte_size, data, agg_count, agg_nan_count, "
+	"agg_min, agg_max, agg_sum, agg_grid) "
 	"SELECT x.id, x.first, x.last, x.n, x.len, "
-	"substring($7::bytea FROM x.off::integer FOR x.len::integer) "
+	"substring($7::bytea FROM x.off::integer FOR x.len::integer), "
+	"g.a[x.k][1]::bigint, g.a[x.k][2]::bigint, g.a[x.k][3]::bigint, "
+	"g.a[x.k][4]::bigint, g.a[x.k][5]::numeric, g.a[x.k][6]::bytea "
 	"FROM unnest($1::uuid[], $2::numeric[], $3::numeric[], "
-	"$4::bigint[], $5::bigint[], $6::bigint[]) "
-	"AS x(id, first, last, n, len, off)), "
+	"$4::bigint[], $5::bigint[], $6::bigint[]) WITH ORDINALITY "
+	"AS x(id, first, last, n, len, off, k), "
+	"(SELECT $15::text[] AS a) g), "
 	"s AS (UPDATE ingest_sessions t SET "
 	"total_samples = t.total_samples + y.samples, "
 	"total_bytes = t.total_bytes + y.bytes, "
@@ -837,8 +845,8 @@ write_round(struct db *db, struct round *r, char *detail, size_t dlen)
 	/* The changed sessions' arrays: ids, samples, bytes, missed, last,
 	 * their digests (hex, oldest first); then the devices. */
 	struct buf a[6], dev;
-	const char *params[14];
-	int lengths[14] = {0}, formats[14] = {0};
+	const char *params[15];
+	int lengths[15] = {0}, formats[15] = {0};
 	PGresult *res = NULL;
 	enum db_status st = DB_ERROR;
 	bool ok;
@@ -881,7 +889,8 @@ write_round(struct db *db, struct round *r, char *detail, size_t dlen)
 	for (int k = 0; k < 6; k++)
 		params[7 + k] = (const char *)a[k].p;
 	params[13] = (const char *)dev.p;
-	st = db_query_bin(db, &res, write_sql, 14, params, lengths, formats);
+	params[14] = (const char *)r->rows.aggs.p;
+	st = db_query_bin(db, &res, write_sql, 15, params, lengths, formats);
 out:
 	PQclear(res);
 	for (int k = 0; k < 6; k++)

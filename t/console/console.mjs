@@ -5,7 +5,9 @@
 //
 // Environment: CONSOLE_URL (the platform's origin), CONSOLE_FACE_URL,
 // CONSOLE_SUPER / CONSOLE_ADMIN / CONSOLE_VIEWER ("email password"),
-// CONSOLE_SESSION (the live session's id), CONSOLE_WAV and CONSOLE_PHOTO
+// CONSOLE_SESSION (the live session's id), CONSOLE_LATE_BATCH (a batch of
+// early timestamps to post to it) and CONSOLE_INGEST_KEY, CONSOLE_WAV and
+// CONSOLE_PHOTO
 // (files), XMHUB_NPM_DIR (node_modules' parent), CONSOLE_SHOTS (a
 // directory for screenshots, optional), CONSOLE_CHROMIUM (default
 // /usr/bin/chromium).
@@ -88,11 +90,17 @@ async function signIn(who, keyboard) {
 	await page.locator('#sign-out').waitFor({ timeout: 15000 });
 }
 
+// Signs out; true when the tab forgot the refresh token and the server
+// revoked it (POST /api/auth/logout): the old token is refused after.
 async function signOut() {
+	const old = await page.evaluate(() => sessionStorage.getItem('xmhub.refresh'));
+	const done = page.waitForResponse((r) => r.url().endsWith('/api/auth/logout'), { timeout: 10000 });
 	await page.locator('#sign-out').click();
 	await page.getByRole('button', { name: 'Sign in' }).waitFor();
 	const rt = await page.evaluate(() => sessionStorage.getItem('xmhub.refresh'));
-	return rt === null;
+	if (old === null || (await done).status() !== 204) return false;
+	const again = await page.request.post(`${base}/api/auth/refresh`, { data: { refresh_token: old } });
+	return rt === null && again.status() === 401;
 }
 
 // Pixels of a chart canvas in the mean series' colour (#1f4fa8).
@@ -146,7 +154,7 @@ await step('super admin', async () => {
 	await go('#/devices', 'Devices');
 	check(await page.getByRole('cell', { name: 'console device' }).count() === 1,
 		'after the switch to facility A its devices are listed');
-	check(await signOut(), 'signing out forgets the refresh token');
+	check(await signOut(), 'signing out forgets the refresh token and the server refuses it after');
 });
 
 await step('admin: users and API keys', async () => {
@@ -233,6 +241,24 @@ await step('sessions', async () => {
 	await page.waitForFunction((n) => Number(document.querySelector('#total-samples').textContent) > n, n0, { timeout: 20000 });
 	await page.waitForFunction((a) => document.querySelector('.chart canvas').toDataURL() !== a, img0, { timeout: 20000 });
 	check(true, 'the counters and the chart update live');
+	// Late samples: the live update reads the whole extent again (its
+	// first request, limit=1), and only then.
+	const extentReads = [];
+	const onReq = (r) => {
+		if (/\/streams\/0\/samples\?limit=1$/.test(r.url())) extentReads.push(r.url());
+	};
+	page.on('request', onReq);
+	await page.waitForTimeout(4500);
+	const before = extentReads.length;
+	const late = await page.request.post(`${base}/api/v1/ingest/sessions/${env.CONSOLE_SESSION}/data`, {
+		headers: { 'X-Api-Key': env.CONSOLE_INGEST_KEY, 'Content-Type': 'application/octet-stream' },
+		data: readFileSync(env.CONSOLE_LATE_BATCH),
+	});
+	for (let i = 0; i < 40 && extentReads.length === before; i++) await page.waitForTimeout(250);
+	page.off('request', onReq);
+	check(late.status() === 200 && before === 0 && extentReads.length > before,
+		'samples arriving late make the live chart read its extent again (not before)',
+		`late batch ${late.status()}, extent reads before ${before}, after ${extentReads.length}`);
 	await page.locator('.chart-box').first().getByRole('button', { name: 'Zoom in' }).click();
 	await page.waitForTimeout(800);
 	check(await seriesPixels() > 20, 'zoomed in, the chart still shows data');

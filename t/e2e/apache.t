@@ -60,6 +60,7 @@ my %ph = (
 	ENV_FILE => $s->env_file,
 	OBJECTS => "$var/objects",
 	FACE_WWW => "$build/face-www",
+	CONSOLE => "$build/console",
 	PLATFORM_WWW => "$build/platform-www",
 	FACE_STATE => "$dir/face-state",
 	ACCESS_LOG => "$dir/log/xmhub-access.log",
@@ -82,7 +83,7 @@ spew("$dir/xmhub.conf", $site);
 # what xmhub needs.
 my @mods = qw(mpm_event authz_core authz_user authn_core alias mime
     setenvif rewrite headers proxy proxy_http proxy_wstunnel authnz_fcgi
-    fcgid xsendfile);
+    fcgid xsendfile dir deflate filter);
 # The server's configuration; $define goes before xmhub's.
 sub server_conf {
 	my ($define) = @_;
@@ -190,7 +191,9 @@ sub headers_are {
 headers_are($res->{headers}, 'a program\'s 200');
 ($st, $b, $res) = $web->req(GET => '/api/auth/me');
 headers_are($res->{headers}, 'a program\'s 401');
-($st, $b, $res) = $web->req(GET => '/nothing');
+# (/api: the console's pages have their own, below.)
+($st, $b, $res) = $web->req(GET => '/api/nothing');
+is($st, 404, 'a path of no program under /api: 404');
 headers_are($res->{headers}, 'Apache\'s own 404');
 
 # raw_head($port, $head): the answer to a request head sent alone (no
@@ -342,6 +345,41 @@ if ($ws) {
 }
 ($st, $b) = $web->req(GET => $wspath, key => $key);
 is($st, 400, 'a plain GET of the WebSocket path: 400');
+
+# --- the web console (doc/console.md) at / of the platform's port ---
+{
+	my $hc = HTTP::Tiny->new(timeout => 60);
+	my $base = "http://127.0.0.1:$ph{PORT}";
+	my $index = slurp("$build/console/index.htm");
+	my $r = $hc->get("$base/");
+	is($r->{status}, 200, 'console /: 200');
+	is($r->{content}, $index, 'console /: index.htm');
+	like($r->{headers}{'content-type'}, qr{^text/html}, 'console /: HTML');
+	my $csp = $r->{headers}{'content-security-policy'} // '';
+	like($csp, qr/default-src 'none'; script-src 'self'/,
+	    "console /: the console's Content-Security-Policy");
+	like($csp, qr{connect-src 'self' http://127\.0\.0\.1:$ph{FACE_PORT} },
+	    'console /: the face port in connect-src');
+	unlike($csp, qr/unsafe-inline/, 'console /: no inline script');
+	is($r->{headers}{'x-frame-options'}, 'DENY',
+	    "console /: the platform's other headers");
+	is($r->{headers}{'cache-control'}, 'no-cache',
+	    "console /: the console's Cache-Control");
+	$r = $hc->get("$base/js/app.mjs",
+		{headers => {'Accept-Encoding' => 'gzip'}});
+	is($r->{status}, 200, 'console: a module');
+	like($r->{headers}{'content-type'}, qr{^text/javascript},
+	    'console: .mjs is text/javascript');
+	is($r->{headers}{'content-encoding'}, 'gzip',
+	    'console: compressed as sent (mod_deflate)');
+	$r = $hc->get("$base/api/health");
+	is($r->{status}, 200, 'console: /api stays the programs\'');
+	is($r->{headers}{'content-security-policy'}, "frame-ancestors 'none'",
+	    "console: the API keeps the platform's policy");
+	$r = $hc->get("$base/no-such-page");
+	is($r->{status}, 404, 'console: a missing file is 404');
+	like($r->{content}, qr/"detail"/, 'console: as {"detail": ...}');
+}
 
 # --- the platform API's pages (t/e2e/openapi.t checks them in full) ---
 for my $page (qw(/api/openapi.json /api/docs /api/redoc

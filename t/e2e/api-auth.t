@@ -1,10 +1,11 @@
 #!/usr/bin/env perl
 # Authentication end to end (doc/api.md "Authentication", doc/auth.md
-# "Tokens (JWT)"): login, refresh with rotation and reuse detection, me,
+# "Tokens (JWT)"): login, refresh with rotation and reuse detection, logout, me,
 # hostile tokens, token lifetimes.
 use strict;
 use warnings;
 use Test::More;
+use JSON::PP ();
 use Time::HiRes qw(time);
 use Xmhub::Accounts qw(mkuser login claims jwt is_error program_log
     log_is_clean);
@@ -276,6 +277,59 @@ is_error($st, $b, 400, 'refresh: not JSON');
 	$other = $b;
 }
 
+# --- logout: one login, or every login of the user ---
+{
+	my $l1 = login($p, 'alice@example.org', 'alice-password');
+	my $l2 = login($p, 'alice@example.org', 'alice-password');
+	($st, $b) = refresh($l1->{refresh_token});
+	is($st, 200, 'logout: a login refreshed once first');
+	my $l1b = $b;
+	($st, $b, my $r) = post('/api/auth/logout',
+		{refresh_token => $l1b->{refresh_token}});
+	is($st, 204, 'logout: 204');
+	is($r->{content} // '', '', 'logout: no body');
+	($st, $b) = refresh($l1b->{refresh_token});
+	is_error($st, $b, 401, 'logout: the token presented is refused after');
+	($st, $b) = refresh($l2->{refresh_token});
+	is($st, 200, 'logout: another login of the same user still refreshes');
+	my $l2b = $b;
+	($st, $b) = me($l1b->{access_token});
+	is($st, 200, 'logout: the access token lives until it expires '
+		. '(documented)');
+	($st, $b) = post('/api/auth/logout',
+		{refresh_token => $l1b->{refresh_token}});
+	is($st, 204, 'logout: twice is fine (the login is already ended)');
+	my $l3 = login($p, 'alice@example.org', 'alice-password');
+	my $rootl = login($p, 'root@example.org', 'root-password');
+	($st, $b) = post('/api/auth/logout',
+		{refresh_token => $l3->{refresh_token}, all => JSON::PP::true});
+	is($st, 204, 'logout all: 204');
+	($st, $b) = refresh($l2b->{refresh_token});
+	is_error($st, $b, 401, 'logout all: the other login is ended too');
+	($st, $b) = refresh($l3->{refresh_token});
+	is_error($st, $b, 401, 'logout all: and the one presented');
+	($st, $b) = refresh($rootl->{refresh_token});
+	is($st, 200, 'logout all: other users keep their logins');
+	is(($s->psql("SELECT count(*) FROM refresh_tokens r JOIN users u "
+		. "ON u.id = r.user_id WHERE u.email = 'alice\@example.org' "
+		. "AND r.revoked_at IS NULL AND r.used_at IS NULL"))[1], "0\n",
+		'logout all: no usable refresh token of the user is left');
+	($st, $b) = post('/api/auth/logout', {refresh_token => 'garbage'});
+	is_error($st, $b, 401, 'logout: garbage');
+	($st, $b) = post('/api/auth/logout',
+		{refresh_token => $l1b->{access_token}});
+	is_error($st, $b, 401, 'logout: an access token');
+	($st, $b) = post('/api/auth/logout', {refresh_token => jwt(
+		{alg => 'HS256'}, {%good, type => 'refresh',
+		jti => '3e0a6b1c-1111-4222-8333-944455556666'}, $secret)});
+	is_error($st, $b, 401, 'logout: well signed but never issued');
+	($st, $b) = post('/api/auth/logout', {});
+	is_error($st, $b, 400, 'logout: no refresh_token');
+	($st, $b) = post('/api/auth/logout',
+		{refresh_token => $l1b->{refresh_token}, all => 'yes'});
+	is_error($st, $b, 400, 'logout: all not a boolean');
+}
+
 # Inactive user: login, refresh and me all refuse.
 {
 	my $r = login($p, 'alice@example.org', 'alice-password');
@@ -345,6 +399,9 @@ is_error($st, $b, 400, 'refresh: not JSON');
 	is_error($st, $b, 503, 'login, database down');
 	($st, $b) = refresh($other->{refresh_token});
 	is_error($st, $b, 503, 'refresh, database down');
+	($st, $b) = post('/api/auth/logout',
+		{refresh_token => $other->{refresh_token}});
+	is_error($st, $b, 503, 'logout, database down');
 	$s->start_db;
 	ok(login($p, 'root@example.org', 'root-password'),
 		'login: works when the database is back');

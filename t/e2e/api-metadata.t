@@ -10,6 +10,7 @@ use Test::More;
 use JSON::PP;
 use Xmhub::Ingest;
 use Xmhub::Platform qw(keys_of is_error);
+use Xmhub::Test ();
 
 # Every answer is checked against doc/platform-www/openapi.json.
 $ENV{XMHUB_OPENAPI_CHECK} = 1;
@@ -281,6 +282,179 @@ for my $idx (0 .. 3) {
 	is_error($st, $b, 400, 'buckets of a string stream');
 	($st, $b) = $in->samples($tu, $s1->{id}, 7, bucket_us => 10);
 	is_error($st, $b, 400, 'buckets of an array stream');
+}
+
+# --- stored aggregates (sql/017): buckets equal with and without them ---
+# A session of another facility (the list counts below stay as they are):
+# 40 batches of 25 samples 1 ms apart, so 40 inline chunks of 24 ms each;
+# floats with few bits (their sums are exact whatever the order), NaN,
+# bool, the i64 extremes (exact sums past 2^64), i8 and a string stream
+# (no aggregates).
+{
+	my $fc = $p->facility('Meta C');
+	my $tc = $p->token($p->user('user', $fc));
+	my $in_c = Xmhub::Ingest->new($p, $p->api_key($p->token($p->user(
+		'facility_admin', $fc)), 'ingest'));
+	my $sa = $in_c->session(21, [0, 'f64'], [1, 'i64'], [2, 'bool'],
+		[3, 'f32'], [4, 'i8'], [5, 'string']);
+	my ($max, $min) = ('9223372036854775807' + 0, '-9223372036854775808' + 0);
+	for my $bn (0 .. 39) {
+		my (@d, @i, @bo, @f4, @i8, @str);
+		for my $k (0 .. 24) {
+			my $n = $bn * 25 + $k;
+			my $tsn = 1_000_000 + $n * 1000;
+			push @d, [$tsn, $n % 11 == 0 ? 'NaN' : ($n % 23 - 11) * 0.125];
+			push @i, [$tsn, $n % 3 == 0 ? $max : $n % 3 == 1 ? $min : $n];
+			push @bo, [$tsn, $n % 4 == 0 ? $t : $f];
+			push @f4, [$tsn, $n % 29 == 0 ? 'NaN' : ($n % 7) * 0.25];
+			push @i8, [$tsn, $n % 256 - 128];
+			push @str, [$tsn, "s$n"];
+		}
+		$in_c->send($sa->{id}, $bn, [0, 'f64', \@d], [1, 'i64', \@i],
+			[2, 'bool', \@bo], [3, 'f32', \@f4], [4, 'i8', \@i8],
+			[5, 'string', \@str]);
+	}
+	# 100 samples a second: batches of 5 s cut by the grid of 2^20 us
+	# (doc/queries.md), so aligned buckets are added up from cells.
+	my $sg = $in_c->session(22, [0, 'f64'], [1, 'i64']);
+	for my $bn (0 .. 3) {
+		my (@d, @i);
+		for my $k (0 .. 499) {
+			my $n = $bn * 500 + $k;
+			my $tsn = 3_000_000 + $n * 10_000;
+			push @d, [$tsn, $n % 13 == 0 ? 'NaN' : ($n % 40 - 20) * 0.5];
+			push @i, [$tsn, $n % 5 == 0 ? $max : $n % 5 == 1 ? $min : -$n];
+		}
+		$in_c->send($sg->{id}, $bn, [0, 'f64', \@d], [1, 'i64', \@i]);
+	}
+	my $gid = $sg->{id};
+	my @gcases = ([bucket_us => 2**20], [bucket_us => 2**21, from_us => 2**20],
+		[bucket_us => 3 * 2**20, from_us => 2**22, to_us => 14_000_000],
+		[bucket_us => 2**20, from_us => 5], [bucket_us => 777_777]);
+	my $granswers = sub {
+		my %a;
+		for my $idx (0, 1) {
+			for my $c (@gcases) {
+				my ($st, $b) = $in_c->samples($tc, $gid, $idx, @$c);
+				die "samples: $st" if $st != 200;
+				$a{"grid $idx @$c"} = $b;
+			}
+		}
+		return \%a;
+	};
+	is($p->sql("SELECT count(*), count(agg_grid), min(octet_length(agg_grid)) "
+		. "FROM stored_chunks WHERE stream_id IN (SELECT id FROM "
+		. "ingest_streams WHERE session_id = '$gid')"), '8|8|240',
+	    'aggregates: each chunk of 5 s has its grid (5 or 6 cells of 2^20 us)');
+	my $gwith = $granswers->();
+	my $g0 = "(SELECT id FROM stored_chunks WHERE stream_id = (SELECT id "
+	    . "FROM ingest_streams WHERE session_id = '$gid' AND stream_index "
+	    . "= 1) ORDER BY start_ts_us LIMIT 1)";
+	my $ghex = $p->sql("SELECT encode(agg_grid, 'hex') FROM stored_chunks "
+	    . "WHERE id = $g0");
+	$p->sql("UPDATE stored_chunks SET agg_grid = substring(agg_grid FROM 1 "
+	    . "FOR 48) WHERE id = $g0");
+	my ($gst, $gb) = $in_c->samples($tc, $gid, 1, bucket_us => 2**20);
+	isnt(scalar @{$gb->{buckets}}, scalar @{$gwith->{"grid 1 bucket_us " . 2**20}{buckets}},
+	    'aggregates: buckets aligned to the grid are added up from its cells');
+	($gst, $gb) = $in_c->samples($tc, $gid, 1, bucket_us => 2**20, from_us => 5);
+	is_deeply($gb, $gwith->{"grid 1 bucket_us 1048576 from_us 5"},
+	    'aggregates: buckets off the grid decode the chunk');
+	$p->sql("UPDATE stored_chunks SET agg_grid = decode('$ghex', 'hex') "
+	    . "WHERE id = $g0");
+	my $sid = $sa->{id};
+	my $streams = "(SELECT id FROM ingest_streams WHERE session_id IN "
+	    . "('$sid', '$gid'))";
+	is($p->sql("SELECT count(*) FILTER (WHERE agg_count IS NOT NULL), "
+		. "count(*) FILTER (WHERE agg_count IS NULL AND st.value_type "
+		. "= 'string') FROM stored_chunks c JOIN ingest_streams st ON "
+		. "st.id = c.stream_id WHERE st.session_id = '$sid'"), '200|40',
+	    'aggregates: stored at ingest for the numeric chunks, not strings');
+	is($p->sql("SELECT agg_count, agg_nan_count, agg_min, agg_max, agg_sum "
+		. "FROM stored_chunks WHERE stream_id = (SELECT id FROM "
+		. "ingest_streams WHERE session_id = '$sid' AND stream_index = 1) "
+		. "ORDER BY start_ts_us LIMIT 1"),
+	    "25|0|-9223372036854775808|9223372036854775807|"
+	    . "9223372036854775899",
+	    'aggregates: an i64 chunk, its sum exact past the i64 range');
+	# Whole stream in one bucket (every chunk whole), buckets holding
+	# whole chunks, buckets cutting chunks, window edges inside chunks,
+	# one sample a bucket.
+	my @cases = ([bucket_us => 2**40], [bucket_us => 100_000],
+		[bucket_us => 60_000], [bucket_us => 7_000],
+		[bucket_us => 50_000, from_us => 1_013_000, to_us => 1_800_500],
+		[bucket_us => 1, from_us => 1_500_000, to_us => 1_530_000]);
+	my $answers = sub {
+		my %a;
+		for my $idx (0 .. 4) {
+			for my $c (@cases) {
+				my ($st, $b) = $in_c->samples($tc, $sid, $idx, @$c);
+				die "samples: $st" if $st != 200;
+				$a{"$idx @$c"} = $b;
+			}
+		}
+		return \%a;
+	};
+	my $with = $answers->();
+	my ($st, $b) = $in_c->samples($tc, $sid, 1, bucket_us => 2**40);
+	is_deeply([@{$b->{buckets}[0]}{qw(count nan_count min max)}],
+	    [1000, 0, $min, $max], 'aggregates: i64 extremes, one bucket');
+	($st, $b) = $in_c->samples($tc, $sid, 0, bucket_us => 2**40);
+	is($b->{buckets}[0]{nan_count}, 91, 'aggregates: NaNs counted apart');
+
+	# A chunk's stored sum, changed by hand, shows where the aggregates
+	# are used (buckets holding the chunk whole) and where the chunk is
+	# decoded (a bucket edge inside it).
+	my $first = "(SELECT id FROM stored_chunks WHERE stream_id = (SELECT "
+	    . "id FROM ingest_streams WHERE session_id = '$sid' AND "
+	    . "stream_index = 0) ORDER BY start_ts_us LIMIT 1)";
+	my $sum = $p->sql("SELECT agg_sum FROM stored_chunks WHERE id = $first");
+	$p->sql("UPDATE stored_chunks SET agg_sum = agg_sum + 1000 "
+	    . "WHERE id = $first");
+	($st, $b) = $in_c->samples($tc, $sid, 0, bucket_us => 2**40);
+	isnt($b->{buckets}[0]{mean}, $with->{"0 bucket_us " . 2**40}{buckets}[0]{mean},
+	    'aggregates: a bucket holding whole chunks adds their stored sums');
+	($st, $b) = $in_c->samples($tc, $sid, 0, bucket_us => 7_000);
+	is_deeply($b, $with->{'0 bucket_us 7000'},
+	    'aggregates: chunks cut by bucket edges are decoded');
+	$p->sql("UPDATE stored_chunks SET agg_sum = $sum WHERE id = $first");
+
+	# Rows without aggregates (as before sql/017) are decoded: the same.
+	$p->sql("UPDATE stored_chunks SET agg_grid = NULL, agg_count = NULL, "
+	    . "agg_nan_count = NULL, agg_min = NULL, agg_max = NULL, agg_sum = "
+	    . "NULL WHERE stream_id IN $streams");
+	my $without = {%{$answers->()}, %{$granswers->()}};
+	$with = {%$with, %$gwith};
+	for my $k (sort keys %$with) {
+		is_deeply($without->{$k}, $with->{$k},
+		    "aggregates: stream $k, the same without them");
+	}
+
+	# Compaction writes them again, for chunks cut elsewhere.
+	$in_c->close($sid);
+	$in_c->close($gid);
+	my @argv = ('env', 'XMHUB_ENV_FILE=' . $p->stack->env_file,
+		'XMHUB_COMPACT_MIN_AGE=0', 'XMHUB_COMPACT_TARGET_SAMPLES=70',
+		"$ENV{XMHUB_BUILDDIR}/jobs/xmhub-ingest-compact", '--once');
+	unshift @argv, 'runuser', '-u', 'xmhub', '--' if $> == 0;
+	my ($cs, $out, $err) = Xmhub::Test::run(\@argv);
+	is($cs, 0, 'aggregates: compacted') or diag "$out$err";
+	is($p->sql("SELECT count(*) FILTER (WHERE data IS NULL), "
+		. "count(*) FILTER (WHERE agg_count IS NOT NULL) FROM "
+		. "stored_chunks c JOIN ingest_streams st ON st.id = c.stream_id "
+		. "WHERE st.session_id = '$sid' AND st.value_type <> 'string'"),
+	    '75|75', 'aggregates: written by compaction (15 chunks a stream)');
+	is($p->sql("SELECT count(*), count(agg_grid) FROM stored_chunks c JOIN "
+		. "ingest_streams st ON st.id = c.stream_id WHERE st.session_id "
+		. "= '$gid' AND c.data IS NULL"), '58|58',
+	    'aggregates: and their grids (chunks of 70 samples, 2 cells at most)');
+	my $compacted = {%{$answers->()}, %{$granswers->()}};
+	for my $k (sort keys %$with) {
+		is_deeply($compacted->{$k}, $with->{$k},
+		    "aggregates: stream $k, the same after compaction");
+	}
+	# Gone again, so that the session lists below count what they did.
+	$p->sql("DELETE FROM ingest_sessions WHERE id IN ('$sid', '$gid')");
 }
 
 # --- bad parameters: 400 before anything is read ---

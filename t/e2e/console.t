@@ -17,6 +17,7 @@ use Xmhub::Face qw(model_dir);
 use Xmhub::Objects;
 use Xmhub::Platform;
 use Xmhub::Test qw(run);
+use Xmhub::XMBP ();
 
 my $npm = $ENV{XMHUB_NPM_DIR} // "$ENV{XMHUB_SRCDIR}/_build/npm";
 my $chromium = $ENV{CONSOLE_CHROMIUM} // '/usr/bin/chromium';
@@ -93,6 +94,20 @@ my $wav = "$tmp/console-tone.wav";
 	close $f;
 }
 my $photo = '/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg';
+# A late batch the browser script posts while it watches the chart: ten
+# samples of 50 from 0.1 s after the stream's first, long before the
+# newest bucket (a batch_seq far behind: stored, the gap count unchanged).
+my $late = "$tmp/late.xmbp";
+{
+	my ($fs, $first) = $p->req(GET => "/api/v1/metadata/sessions/"
+	    . "$session->{id}/streams/0/samples?limit=1", token => $super_t);
+	is($fs, 200, "the stream's first sample") or BAIL_OUT('no first sample');
+	my $t = $first->{samples}[0][0] + 100_000;
+	open my $f, '>:raw', $late or die "$late: $!";
+	print $f Xmhub::XMBP::batch(40000, undef,
+		[0, 'f32', [map { [$t + $_ * 1000, 50] } 0 .. 9]]);
+	close $f;
+}
 
 local $ENV{CONSOLE_URL} = $p->stack->url('');
 local $ENV{CONSOLE_FACE_URL} = $p->stack->face_url('');
@@ -103,6 +118,8 @@ local $ENV{CONSOLE_NEW_EMAIL} = "console-new-$$\@example.org";
 local $ENV{CONSOLE_SESSION} = $session->{id};
 local $ENV{CONSOLE_WAV} = $wav;
 local $ENV{CONSOLE_PHOTO} = $photo;
+local $ENV{CONSOLE_LATE_BATCH} = $late;
+local $ENV{CONSOLE_INGEST_KEY} = $key;
 local $ENV{CONSOLE_ACCESS_TTL} = $ttl;
 local $ENV{XMHUB_NPM_DIR} = $npm;
 local $ENV{CONSOLE_SHOTS} = $ENV{XMHUB_CONSOLE_SHOTS} // '';

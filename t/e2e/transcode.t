@@ -385,6 +385,30 @@ check_ranges($upload{'s16-stereo.wav'}, 'filesystem');
 	is($l->{total}, 0, 'list: a super_admin filters by facility');
 	is_error($p->req(GET => '/api/v1/transcode-jobs?facility_id=x',
 		token => $ts), 400, 'list: facility_id not a UUID');
+	my $up = $upload{'s16-mono.wav'};
+	($st, $l) = $p->req(GET => "/api/v1/transcode-jobs?upload_id=$up",
+		token => $tu);
+	is($st, 200, 'list ?upload_id: 200');
+	is_deeply([map { $_->{id} } @{$l->{items}}],
+	    [split /\n/, $p->sql("SELECT id FROM transcode_jobs WHERE "
+		. "upload_id = '$up' ORDER BY queued_at DESC, id")],
+	    "list ?upload_id: that upload's jobs, newest first");
+	is($l->{total}, $p->sql("SELECT count(*) FROM transcode_jobs WHERE "
+		. "upload_id = '$up'"), 'list ?upload_id: total counts them only');
+	ok(!grep({ $_->{upload_id} ne $up } @{$l->{items}}),
+	    'list ?upload_id: no job of another upload');
+	($st, $l) = $p->req(GET => '/api/v1/transcode-jobs?upload_id='
+		. uc($up) . '&status=failed', token => $tu);
+	is($l->{total}, 0, 'list ?upload_id (upper case) with status: '
+		. 'combined');
+	($st, $l) = $p->req(GET => "/api/v1/transcode-jobs?upload_id=$up",
+		token => $tb);
+	is($l->{total}, 0, "list ?upload_id: another facility's admin sees "
+		. 'none');
+	for my $q ('upload_id=x', 'upload_id=', "upload_id=${up}0") {
+		is_error($p->req(GET => "/api/v1/transcode-jobs?$q",
+			token => $tu), 400, "list ?$q");
+	}
 	is_error($p->req(GET => '/api/v1/transcode-jobs'), 401,
 	    'list without a token');
 

@@ -66,6 +66,25 @@ export function logout() {
 	changed();
 }
 
+// Signing out: the server revokes the login's refresh token
+// (POST /api/auth/logout) before the tab forgets both tokens; the tab
+// forgets them also when the server cannot be reached.
+export async function signOut() {
+	if (refreshing) await refreshing;
+	const rt = sessionStorage.getItem(RT);
+	logout();
+	if (!rt) return;
+	try {
+		await fetch('/api/auth/logout', {
+			method: 'POST',
+			headers: { 'Content-Type': 'application/json' },
+			body: JSON.stringify({ refresh_token: rt }),
+		});
+	} catch (e) {
+		/* offline: the token expires on its own */
+	}
+}
+
 // A new token pair from the stored refresh token; shared by concurrent
 // callers.  False when there is none or it is refused (signed out).
 function refresh() {

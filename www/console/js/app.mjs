@@ -1,6 +1,6 @@
 // app.mjs - the console's shell: sign in, the navigation (by role), the
 // facility switch of a super admin and the hash routes of the pages.
-import { login, logout, resume, onAuthChange, auth } from './api.mjs';
+import { login, signOut, resume, onAuthChange, auth } from './api.mjs';
 import {
 	html, render, useState, useEffect, ErrorBox, useAction, isAdmin, isSuper, view, Loading,
 } from './ui.mjs';
@@ -85,7 +85,7 @@ function Shell() {
 		<div class="who">
 			<${FacilitySwitch} onChange=${() => bump(n + 1)} />
 			<span class="muted">${u.display_name || u.email} (${u.role})</span>
-			<button type="button" class="small" id="sign-out" onClick=${logout}>Sign out</button>
+			<button type="button" class="small" id="sign-out" onClick=${signOut}>Sign out</button>
 		</div>
 	</header>
 	<main id="main" tabindex="-1" key=${`${r.key}-${n}`}>${r.el}</main>`;

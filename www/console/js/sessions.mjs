@@ -76,15 +76,28 @@ async function extent(sid, idx) {
 	}
 }
 
+// Samples of the stream from `from` on: one bucket of the whole stream,
+// which the server adds up from the chunks' stored aggregates (cheap).
+const WHOLE = 2 ** 52; // µs, 142 years
+async function countFrom(sid, idx, from) {
+	const d = await api('GET', samplesPath(sid, idx), { query: { from_us: from, bucket_us: WHOLE } });
+	return d.buckets.reduce((n, k) => n + k.count + k.nan_count, 0);
+}
+
 // ext (of extent) with the buckets added since: those from its last
 // bucket's start on, in its bucket width; the whole extent again when
-// there are too many or none were there.
+// there are too many or none were there, or when samples arrived late
+// (timestamps before the last bucket): the stream then holds more than
+// the buckets count.  The count is read first, so that samples arriving
+// meanwhile only add to the buckets.
 async function grow(sid, idx, ext) {
 	if (!ext.buckets.length) return extent(sid, idx);
+	const total = await countFrom(sid, idx, ext.from);
 	const last = ext.buckets[ext.buckets.length - 1];
 	const d = await api('GET', samplesPath(sid, idx), { query: { from_us: last.start_us, bucket_us: ext.bucket, limit: 100000 } });
 	if (d.next_from_us !== null || !d.buckets.length) return extent(sid, idx);
 	const buckets = ext.buckets.slice(0, -1).concat(d.buckets);
+	if (buckets.reduce((n, k) => n + k.count + k.nan_count, 0) < total) return extent(sid, idx);
 	const end = buckets[buckets.length - 1].start_us + ext.bucket;
 	return { ...ext, to: end, buckets };
 }

@@ -157,8 +157,8 @@ function Player({ id }) {
 
 export function UploadPage({ id }) {
 	const st = useLoad(() => api('GET', `/api/v1/uploads/${id}`), [id]);
-	const jobs = useLoad(() => api('GET', '/api/v1/transcode-jobs', { query: { ...facQuery(), per_page: 100 } })
-		.then((d) => d.items.filter((j) => j.upload_id === id)), [id]);
+	const jobs = useLoad(() => api('GET', '/api/v1/transcode-jobs', { query: { upload_id: id, per_page: 100 } })
+		.then((d) => d.items), [id]);
 	const tags = useLoad(() => api('GET', '/api/v1/tags', { query: facQuery() }), []);
 	const [run, busy, error] = useAction();
 	const u = st.data;
