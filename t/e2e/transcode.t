@@ -444,17 +444,10 @@ check_ranges($upload{'s16-stereo.wav'}, 'filesystem');
 
 # --- runners started here ---
 # The stack's --loop daemon is stopped for what follows, so that only
-# the runners started here take jobs.
+# the runners started here take jobs; through the stack, so that its
+# supervisor does not start it again.
 sub daemon_stop {
-	my $f = "$var/run/transcode.pid";
-	open my $in, '<', $f or return;
-	my $pid = <$in>;
-	chomp $pid;
-	kill 'TERM', -$pid;
-	my $end = time + 30;
-	sleep 0.1 while kill(0, $pid) && time < $end;
-	ok(!kill(0, $pid), 'the stack runner stopped');
-	unlink $f;
+	ok($s->stop_daemon('transcode'), 'the stack runner stopped');
 }
 
 # The runners started here keep their temporary directories in $tmp.
