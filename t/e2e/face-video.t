@@ -17,6 +17,7 @@ use File::Temp qw(tempdir);
 use Test::More;
 use Time::HiRes qw(sleep time);
 use Xmhub::Face qw(model_names slurp);
+use Xmhub::Prom qw(prom_samples prom_check);
 use Xmhub::Test qw(run);
 
 my %have = map { $_ => 1 } model_names();
@@ -333,6 +334,33 @@ is(probe("$dir/k3.mp4")->{frames}, 30, 'k = 3: every frame');
 is($face_bad, 0, 'k = 3: the face is masked in each of its 20 frames');
 is($rest_bad, 0, 'k = 3: the rest within codec error')
     or diag "mean error per frame: $errs";
+
+# --- the jobs in the face service's /metrics (doc/metrics.md) ---
+{
+	my $m = $f->req(GET => '/metrics');
+	is($m->{status}, 200, 'metrics: 200');
+	prom_check($m->{content}, 'metrics with the video jobs: promtool');
+	my $got = prom_samples($m->{content});
+	my $sql = sub {
+		my ($st, $out) = $f->stack->psql($_[0]);
+		chomp $out;
+		return $out;
+	};
+	my $total = 0;
+	for my $state (qw(queued running completed failed cancelled)) {
+		my $n = $sql->('SELECT count(*) FROM face_video_jobs '
+		    . "WHERE status = '$state'");
+		$total += $n;
+		is($got->{qq{xmhub_face_video_jobs{state="$state"}}}, $n,
+		    "metrics: $n $state video jobs");
+	}
+	cmp_ok($total, '>', 0, 'metrics: the jobs of this test');
+	is($got->{xmhub_face_video_job_duration_seconds_count},
+	    $sql->("SELECT count(*) FROM face_video_jobs WHERE status IN "
+		. "('completed', 'failed') AND started_at IS NOT NULL AND "
+		. 'finished_at IS NOT NULL'),
+	    'metrics: the run times of the finished ones');
+}
 
 # --- API keys: as the other public endpoints ---
 $f->restart(FACE_API_API_KEY_ENABLED => 'true');

@@ -12,6 +12,7 @@
 #include "codec/base64.h"
 #include "core/conf.h"
 #include "core/log.h"
+#include "core/jobmetrics.h"
 #include "core/metrics.h"
 #include "web/allow.h"
 #include "web/app.h"
@@ -160,10 +161,20 @@ fail:
 	return false;
 }
 
+static const struct jobmetrics video_jobs = {
+	.states = "xmhub_face_video_jobs",
+	.durations = "xmhub_face_video_job_duration_seconds",
+	.what = "video jobs (mask-video)",
+	.states_sql = JOBMETRICS_STATES_SQL("face_video_jobs"),
+	.durations_sql = JOBMETRICS_DURATIONS_SQL("face_video_jobs",
+						  "started_at", "finished_at"),
+};
+
 void
 faceapi_metrics(struct app_ctx *ctx)
 {
 	struct http_resp *resp = ctx->resp;
+	enum db_status st;
 
 	if (!allow_match(&metrics_allowed, ctx->req->remote_addr)) {
 		if (ctx->req->authorization == NULL) {
@@ -175,7 +186,15 @@ faceapi_metrics(struct app_ctx *ctx)
 		if (!admin_auth(ctx))
 			return;
 	}
-	app_metrics(resp, "FACE_API_METRICS");
+	if (!app_metrics(resp, "FACE_API_METRICS"))
+		return;
+	/* The video jobs are in the database, which storage brings. */
+	if (faceapi.db != NULL &&
+	    (st = jobmetrics_render(faceapi.db, &video_jobs, &resp->body)) !=
+		    DB_OK) {
+		resp->body.len = 0;
+		http_db_error(resp, st);
+	}
 }
 
 int
