@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codec/hex.h"
 #include "core/child.h"
 #include "core/runner.h"
 
@@ -456,13 +457,6 @@ tag(const char *s, size_t n, size_t *name_n)
 	return 0;
 }
 
-static bool
-hexdigit(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-	       (c >= 'A' && c <= 'F');
-}
-
 /* Appends s[0..n) to out (o bytes used of cap), printable ASCII only. */
 static void
 put(char *out, size_t *o, size_t cap, const char *s, size_t n)
@@ -478,8 +472,8 @@ put_text(char *out, size_t *o, size_t cap, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n && *o + 1 < cap;)
 		if (s[i] == '0' && i + 2 < n && (s[i + 1] | 0x20) == 'x' &&
-		    hexdigit(s[i + 2])) {
-			for (i += 2; i < n && hexdigit(s[i]); i++)
+		    hex_value(s[i + 2]) >= 0) {
+			for (i += 2; i < n && hex_value(s[i]) >= 0; i++)
 				;
 			put(out, o, cap, "<hex>", 5);
 		} else

@@ -28,6 +28,7 @@
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
+#include "codec/hex.h"
 #include "store/sigv4.h"
 #include "core/fdio.h"
 #include "store/storage_be.h"
@@ -699,19 +700,6 @@ xml_text(struct buf *out, const char *p, size_t n)
 	}
 }
 
-/* The value of hex digit c, or -1. */
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Decodes the URL-encoded key in (encoding-type=url: %XX escapes, '+'
  * for a space, as AWS writes them) in place; false for a bad escape or
@@ -732,8 +720,8 @@ url_decode(struct buf *in)
 
 			if (in->len - i < 3)
 				return false;
-			hi = hexval((char)in->p[i + 1]);
-			lo = hexval((char)in->p[i + 2]);
+			hi = hex_value((char)in->p[i + 1]);
+			lo = hex_value((char)in->p[i + 2]);
 			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
 				return false;
 			c = (uint8_t)(hi << 4 | lo);

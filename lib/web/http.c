@@ -12,6 +12,7 @@
 
 #include "web/http.h"
 #include "codec/jsonin.h"
+#include "codec/hex.h"
 #include "core/log.h"
 
 static const struct {
@@ -47,18 +48,6 @@ http_reason(int status)
 	return "Unknown";
 }
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Decodes the n bytes at s (form encoding: %XX and '+') into a new
  * string; NULL on a bad escape, an encoded NUL or no memory.
@@ -75,13 +64,14 @@ form_decode(const char *s, size_t n)
 			*o++ = ' ';
 		else if (s[i] != '%')
 			*o++ = s[i];
-		else if (n - i < 3 || hexval(s[i + 1]) < 0 ||
-			 hexval(s[i + 2]) < 0 ||
+		else if (n - i < 3 || hex_value(s[i + 1]) < 0 ||
+			 hex_value(s[i + 2]) < 0 ||
 			 (s[i + 1] == '0' && s[i + 2] == '0')) {
 			free(out);
 			return NULL;
 		} else {
-			*o++ = (char)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
+			*o++ = (char)(hex_value(s[i + 1]) << 4 |
+				      hex_value(s[i + 2]));
 			i += 2;
 		}
 	}

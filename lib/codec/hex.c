@@ -1,0 +1,16 @@
+/*
+ * hex.c - hexadecimal digits (hex.h).
+ */
+#include "codec/hex.h"
+
+int
+hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
