@@ -63,8 +63,8 @@ is($planned, $ran, 't/db ran all its tests');
 # server's message, never a value (the DETAIL of a unique violation
 # quotes the key).
 # Each is a logfmt line of lib/core/log.h; its msg is what is checked.
-my $log = do { local $/; <$logf> } // '';
-my @lines = split /\n/, $log;
+my $logged = do { local $/; <$logf> } // '';
+my @lines = split /\n/, $logged;
 my @msgs = map {
 	/^time=\S+ level=\w+ program=\S+ pid=\d+ msg="((?:[^"\\]|\\.)*)"$/
 	    ? $1 =~ s/\\(.)/$1/gr : "(not a log line) $_"
