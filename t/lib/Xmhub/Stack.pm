@@ -54,13 +54,19 @@ my $sanitizer_failed; # a stopped stack's programs reported an error
 
 # A TCP port on 127.0.0.1 that nothing listens on now (the stacks of one
 # test take distinct ports, whatever their addresses).
+# Never the same one twice in a process: the kernel may hand a port that
+# was closed out again, and a stack's ports must differ.
+my %handed_out;
 sub free_port {
-	my $sock = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
-		LocalPort => 0, Proto => 'tcp', Listen => 1)
-	    or die "no free port: $!\n";
-	my $port = $sock->sockport;
-	close $sock;
-	return $port;
+	for (1 .. 100) {
+		my $sock = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
+			LocalPort => 0, Proto => 'tcp', Listen => 1)
+		    or die "no free port: $!\n";
+		my $port = $sock->sockport;
+		close $sock;
+		return $port unless $handed_out{$port}++;
+	}
+	die "no free port: the kernel keeps handing out used ones\n";
 }
 
 sub script { return "$ENV{XMHUB_SRCDIR}/httpd-conf/stack" }
