@@ -3,9 +3,11 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "core/auth.h"
@@ -124,6 +126,12 @@ start(const char *name, enum faceapi_program prog)
 	if (!conf_init(detail, sizeof(detail)) ||
 	    !faceapi_conf_load(c, detail, sizeof(detail)))
 		goto fail;
+	/* The metrics file is in the state directory: made before it is
+	 * opened (the processes of a new stack start at once). */
+	if (mkdir(c->state_dir, 0700) < 0 && errno != EEXIST) {
+		log_error("%s: %s", c->state_dir, strerror(errno));
+		return false;
+	}
 	snprintf(path, sizeof(path), "%s/metrics", c->state_dir);
 	app_observe_init(name, true, path);
 	if (!allow_parse(&metrics_allowed,
