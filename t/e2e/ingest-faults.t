@@ -60,11 +60,13 @@ sub check_all {
 }
 
 # --- kill -9 of the ingest FastCGI processes under load ---
-my ($sids, $plan) = devices(16, 40, 100);
+# Enough batches that the kills land while they are posted, also on a
+# quiet machine (a group commit takes 16 devices' batches at a time).
+my ($sids, $plan) = devices(16, 150, 100);
 my $h = Xmhub::Posters::start_http($p, $key, $plan);
 my $killed = 0;
 for (1 .. 3) {
-	sleep 1;
+	sleep 0.5;
 	my @pids = pids_of('cgi-bin/ingest');
 	$killed += kill 'KILL', @pids[0 .. ($#pids < 3 ? $#pids : 3)];
 }
