@@ -316,6 +316,22 @@ target_free(struct target *t)
 	buf_free(&t->ci);
 }
 
+/* The dump's and the objects' paths in the backup directory dir, each
+ * PATH_MAX long; false with a detail when they do not fit. */
+static bool
+paths(const char *dir, char dump[PATH_MAX], char objects[PATH_MAX],
+      char *detail, size_t dlen)
+{
+	if ((size_t)snprintf(dump, PATH_MAX, "%s/" DUMP_NAME, dir) >=
+		    PATH_MAX ||
+	    (size_t)snprintf(objects, PATH_MAX, "%s/" OBJECTS_NAME, dir) >=
+		    PATH_MAX) {
+		snprintf(detail, dlen, "%s: path too long", dir);
+		return false;
+	}
+	return true;
+}
+
 bool
 backup_run(const char *dir, struct backup_stats *stats, char *detail,
 	   size_t dlen)
@@ -326,13 +342,8 @@ backup_run(const char *dir, struct backup_stats *stats, char *detail,
 
 	if (!target_init(&t, stats, detail, dlen))
 		goto out;
-	if ((size_t)snprintf(dump, sizeof(dump), "%s/" DUMP_NAME, dir) >=
-		    sizeof(dump) ||
-	    (size_t)snprintf(objects, sizeof(objects), "%s/" OBJECTS_NAME,
-			     dir) >= sizeof(objects)) {
-		snprintf(detail, dlen, "%s: path too long", dir);
+	if (!paths(dir, dump, objects, detail, dlen))
 		goto out;
-	}
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
 		snprintf(detail, dlen, "%s: %s", dir, strerror(errno));
 		goto out;
@@ -418,13 +429,8 @@ backup_restore(const char *dir, bool force, struct backup_stats *stats,
 
 	if (!target_init(&t, stats, detail, dlen))
 		goto out;
-	if ((size_t)snprintf(dump, sizeof(dump), "%s/" DUMP_NAME, dir) >=
-		    sizeof(dump) ||
-	    (size_t)snprintf(objects, sizeof(objects), "%s/" OBJECTS_NAME,
-			     dir) >= sizeof(objects)) {
-		snprintf(detail, dlen, "%s: path too long", dir);
+	if (!paths(dir, dump, objects, detail, dlen))
 		goto out;
-	}
 	if (stat(dump, &sb) != 0 || !S_ISREG(sb.st_mode)) {
 		snprintf(detail, dlen, "%s: no backup there (no " DUMP_NAME ")",
 			 dir);
