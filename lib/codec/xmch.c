@@ -471,6 +471,12 @@ compress_frame(uint8_t *dst, size_t cap, const uint8_t *src, size_t len)
 	return ZSTD_isError(n) ? 0 : n;
 }
 
+size_t
+xmch_writer_size(const struct xmch_writer *w)
+{
+	return XMCH_HEADER_SIZE + w->ts.len + w->val.len;
+}
+
 enum xmch_status
 xmch_writer_finish(struct xmch_writer *w, bool compress, struct buf *out,
 		   struct xmch_error *err)

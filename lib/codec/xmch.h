@@ -116,6 +116,9 @@ enum xmch_status xmch_writer_add(struct xmch_writer *w, uint64_t ts,
 enum xmch_status xmch_writer_finish(struct xmch_writer *w, bool compress,
 				    struct buf *out, struct xmch_error *err);
 
+/* The bytes the plain chunk of w would take now, header included. */
+size_t xmch_writer_size(const struct xmch_writer *w);
+
 /* Releases the writer's memory. */
 void xmch_writer_free(struct xmch_writer *w);
 

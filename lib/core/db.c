@@ -27,6 +27,7 @@ struct db {
 	char listen[64]; /* the channel LISTENed on, "" for none */
 	unsigned long epoch; /* connections made so far */
 	unsigned long seen;  /* the epoch db_notified() last saw */
+	bool generic;	     /* db_generic_plans() */
 };
 
 /* Logs "db: what: msg" as one line: libpq's messages may hold newlines
@@ -90,6 +91,12 @@ db_new(const char *conninfo)
 }
 
 void
+db_generic_plans(struct db *db)
+{
+	db->generic = true;
+}
+
+void
 db_free(struct db *db)
 {
 	if (db == NULL)
@@ -134,9 +141,12 @@ connected(struct db *db)
 	/* lib/web/dbjson relies on ISO timestamps in UTC. */
 	const char *const keys[] = {"connect_timeout", "options", "dbname",
 				    NULL};
-	const char *const vals[] = {CONNECT_TIMEOUT,
-				    "-c TimeZone=UTC -c DateStyle=ISO",
-				    db->conninfo, NULL};
+	const char *const vals[] = {
+		CONNECT_TIMEOUT,
+		db->generic ? "-c TimeZone=UTC -c DateStyle=ISO "
+			      "-c plan_cache_mode=force_generic_plan"
+			    : "-c TimeZone=UTC -c DateStyle=ISO",
+		db->conninfo, NULL};
 
 	/*
 	 * Take in what the server sent while the connection was idle.  A

@@ -3,11 +3,12 @@
  *
  * There is no function here that takes SQL built at run time from
  * input: every statement is a constant string with $1..$n parameters
- * passed as text (db_query_bin: also in binary form).  Each is prepared once per connection (the first 64
- * distinct ones; more run unprepared), so the server parses and plans it
- * once, not on every request.  A long-lived process keeps one struct db; when
- * the server goes away, queries answer DB_UNAVAILABLE (the API's 503) and the
- * next query after it comes back reconnects, without a restart.
+ * passed as text (db_query_bin: also in binary form).  Each is prepared once
+ * per connection (the first 64 distinct ones; more run unprepared), so the
+ * server parses and plans it once, not on every request.  A long-lived process
+ * keeps one struct db; when the server goes away, queries answer DB_UNAVAILABLE
+ * (the API's 503) and the next query after it comes back reconnects, without a
+ * restart.
  */
 #ifndef XMHUB_DB_H
 #define XMHUB_DB_H
@@ -31,6 +32,14 @@ struct db;
 /* A handle for conninfo (a libpq URL or key=value string); NULL on
  * memory failure.  Connects lazily, on the first query. */
 struct db *db_new(const char *conninfo);
+
+/*
+ * Makes the connections of db (from the next one on) plan prepared
+ * statements once, generically, rather than for each execution's
+ * parameters: for a writer whose statements take arrays of every size
+ * and whose plans never depend on them.  Call it before the first query.
+ */
+void db_generic_plans(struct db *db);
 
 /* Closes the connection and frees the handle; NULL is fine. */
 void db_free(struct db *db);

@@ -587,36 +587,6 @@ chunks_close(struct chunks_reader *r)
 	free(r);
 }
 
-void
-chunks_agg_literal(struct buf *out, char sep, const uint8_t *p, size_t len)
-{
-	struct sampleagg a;
-	struct sampleagg_text t;
-	struct xmch_error err;
-	struct buf grid;
-	bool has_grid;
-
-	buf_init(&grid, 0);
-	if (sampleagg_chunk_grid(p, len, &a, &grid, &has_grid, &err) !=
-	    XMCH_OK) {
-		buf_printf(out, "%c{NULL,NULL,NULL,NULL,NULL,NULL}", sep);
-		goto out;
-	}
-	sampleagg_to_text(&a, &t);
-	buf_printf(out, "%c{%s,%s,%s,%s,%s,", sep, t.count, t.nan_count, t.min,
-		   t.max, t.sum);
-	if (has_grid) {
-		/* "\\x..." in an array literal is the bytea text \x... */
-		buf_puts(out, "\"\\\\x");
-		for (size_t i = 0; i < grid.len; i++)
-			buf_printf(out, "%02x", grid.p[i]);
-		buf_puts(out, "\"}");
-	} else
-		buf_puts(out, "NULL}");
-out:
-	buf_free(&grid);
-}
-
 enum db_status
 chunks_snapshot(struct db *db)
 {

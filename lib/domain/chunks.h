@@ -106,16 +106,6 @@ long long chunks_max_seq(const struct chunks_reader *r);
 /* Frees the reader and its chunks; NULL is fine. */
 void chunks_close(struct chunks_reader *r);
 
-/*
- * Appends sep and the aggregates of the stored chunk at p (len bytes) to
- * out, as one row of a two-dimensional text[] literal: {count,
- * nan_count,min,max,sum,grid} (stored_chunks.agg_*, sql/017; the grid in
- * bytea's hex form, NULL when not worth it), or six NULLs when the
- * chunk's type does not aggregate or it does not decode.
- */
-void chunks_agg_literal(struct buf *out, char sep, const uint8_t *p,
-			size_t len);
-
 /* Makes the open transaction of db a REPEATABLE READ, READ ONLY one
  * (call it right after db_begin()). */
 enum db_status chunks_snapshot(struct db *db);

@@ -11,12 +11,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "codec/hex.h"
+#include "codec/sampleagg.h"
 #include "codec/streamaudio.h"
 #include "codec/uuid.h"
 #include "codec/xmbp.h"
 #include "codec/xmch.h"
 #include "core/auth.h"
-#include "domain/chunks.h"
 #include "domain/ingest.h"
 #include "core/metrics.h"
 
@@ -193,6 +194,21 @@ cache_put(const struct session *s)
 #define DIGEST_HEX 32 /* 16 bytes, as hex digits */
 #define RECENT_MAX 64
 
+/*
+ * A stream's chunk being built in a round: the samples of the round's
+ * blocks of that stream, one block after the other while their
+ * timestamps keep ascending, so that a round stores one row per stream
+ * it touched rather than one per block (doc/ingest.md "Storage").
+ */
+struct pending {
+	struct xmch_writer w;
+	bool open;
+};
+
+/* The plain bytes beyond which a round's blocks of a stream go into
+ * another chunk. */
+#define MERGE_MAX_BYTES (1u << 20)
+
 /* A session of a round: its state read under its row lock, and what the
  * round's batches did to it. */
 struct live {
@@ -207,97 +223,114 @@ struct live {
 	uint64_t add_samples, add_bytes;
 	char recent[RECENT_MAX * DIGEST_HEX]; /* oldest first */
 	size_t nrecent;
-	bool changed; /* a batch of the round is stored */
+	bool changed;	      /* a batch of the round is stored */
+	struct pending *pend; /* per stream of def, once a block is stored */
 };
 
-/* The chunk rows of a round: array literals (the last one the chunks'
- * aggregates, sql/017) and the chunks' bytes, one after the other, sent
- * as one binary bytea that the INSERT slices. */
+/*
+ * The chunk rows of a round, as the parameters of write_sql: text array
+ * literals (numbers, ids; an aggregate or grid place is NULL where the
+ * chunk has none) and two binary byteas that the INSERT slices, the
+ * chunks' bytes and their aggregate grids, one after the other: no hex
+ * text.
+ */
+enum {
+	COL_ID,
+	COL_START,
+	COL_END,
+	COL_COUNT,
+	COL_SIZE,
+	COL_OFF,
+	COL_AGG_COUNT,
+	COL_AGG_NAN,
+	COL_AGG_MIN,
+	COL_AGG_MAX,
+	COL_AGG_SUM,
+	COL_GRID_OFF,
+	COL_GRID_LEN,
+	COL__MAX
+};
+
 struct rows {
-	struct buf ids, starts, ends, counts, sizes, offs, aggs, data;
+	struct buf col[COL__MAX];
+	struct buf data, grids;
 	unsigned n;
 };
-
-/* Where rows stood before a batch: to take its rows back. */
-struct rows_mark {
-	size_t len[8];
-	unsigned n;
-};
-
-static void
-rows_all(struct rows *r, struct buf *all[8])
-{
-	all[0] = &r->ids;
-	all[1] = &r->starts;
-	all[2] = &r->ends;
-	all[3] = &r->counts;
-	all[4] = &r->sizes;
-	all[5] = &r->offs;
-	all[6] = &r->aggs;
-	all[7] = &r->data;
-}
 
 static void
 rows_init(struct rows *r)
 {
-	struct buf *all[8];
-
-	rows_all(r, all);
-	for (int i = 0; i < 8; i++)
-		buf_init(all[i], 0);
+	for (int i = 0; i < COL__MAX; i++)
+		buf_init(&r->col[i], 0);
+	buf_init(&r->data, 0);
+	buf_init(&r->grids, 0);
 	r->n = 0;
 }
 
 static void
 rows_free(struct rows *r)
 {
-	struct buf *all[8];
-
-	rows_all(r, all);
-	for (int i = 0; i < 8; i++)
-		buf_free(all[i]);
+	for (int i = 0; i < COL__MAX; i++)
+		buf_free(&r->col[i]);
+	buf_free(&r->data);
+	buf_free(&r->grids);
 }
 
-static void
-rows_mark(struct rows *r, struct rows_mark *m)
+/*
+ * Finishes writer w (stream stream_id) as one plain chunk row of r, with
+ * its aggregates (sql/017); false when memory ran out.
+ */
+static bool
+rows_add(struct rows *r, const char *stream_id, struct xmch_writer *w)
 {
-	struct buf *all[8];
-
-	rows_all(r, all);
-	for (int i = 0; i < 8; i++)
-		m->len[i] = all[i]->len;
-	m->n = r->n;
-}
-
-static void
-rows_reset(struct rows *r, const struct rows_mark *m)
-{
-	struct buf *all[8];
-
-	rows_all(r, all);
-	for (int i = 0; i < 8; i++)
-		all[i]->len = m->len[i];
-	r->n = m->n;
-}
-
-/* Appends one chunk row: stream id, the chunk's time span, its bytes. */
-static void
-rows_add(struct rows *r, const char *stream_id, const struct xmch_writer *w,
-	 const struct buf *chunk)
-{
+	struct buf *c = r->col;
 	char sep = r->n == 0 ? '{' : ',';
+	size_t off = r->data.len, goff = r->grids.len, len;
+	struct sampleagg a;
+	struct sampleagg_text t;
+	struct xmch_error err;
+	bool has_grid;
 
-	buf_putc(&r->ids, sep);
-	buf_puts(&r->ids, stream_id);
-	buf_printf(&r->starts, "%c%" PRIu64, sep, w->first_ts);
-	buf_printf(&r->ends, "%c%" PRIu64, sep, w->last_ts);
-	buf_printf(&r->counts, "%c%" PRIu32, sep, w->count);
-	buf_printf(&r->sizes, "%c%zu", sep, chunk->len);
+	/* Inline chunks are written plain: compressing them on every
+	 * round would cost more CPU than their short life saves;
+	 * compaction writes compressed ones. */
+	if (xmch_writer_finish(w, false, &r->data, &err) != XMCH_OK)
+		return false;
+	len = r->data.len - off;
+	for (int i = 0; i < COL__MAX; i++)
+		buf_putc(&c[i], sep);
+	buf_puts(&c[COL_ID], stream_id);
+	buf_printf(&c[COL_START], "%" PRIu64, w->first_ts);
+	buf_printf(&c[COL_END], "%" PRIu64, w->last_ts);
+	buf_printf(&c[COL_COUNT], "%" PRIu32, w->count);
+	buf_printf(&c[COL_SIZE], "%zu", len);
 	/* substring() counts from 1 */
-	buf_printf(&r->offs, "%c%zu", sep, r->data.len + 1);
-	chunks_agg_literal(&r->aggs, sep, chunk->p, chunk->len);
-	buf_append(&r->data, chunk->p, chunk->len);
+	buf_printf(&c[COL_OFF], "%zu", off + 1);
+	if (sampleagg_chunk_grid(r->data.p + off, len, &a, &r->grids, &has_grid,
+				 &err) != XMCH_OK) {
+		/* Types that do not aggregate have none. */
+		r->grids.len = goff;
+		for (int i = COL_AGG_COUNT; i < COL__MAX; i++)
+			buf_puts(&c[i], "NULL");
+	} else {
+		sampleagg_to_text(&a, &t);
+		buf_puts(&c[COL_AGG_COUNT], t.count);
+		buf_puts(&c[COL_AGG_NAN], t.nan_count);
+		buf_puts(&c[COL_AGG_MIN], t.min);
+		buf_puts(&c[COL_AGG_MAX], t.max);
+		buf_puts(&c[COL_AGG_SUM], t.sum);
+		if (has_grid) {
+			buf_printf(&c[COL_GRID_OFF], "%zu", goff + 1);
+			buf_printf(&c[COL_GRID_LEN], "%zu",
+				   r->grids.len - goff);
+		} else {
+			r->grids.len = goff;
+			buf_puts(&c[COL_GRID_OFF], "NULL");
+			buf_puts(&c[COL_GRID_LEN], "NULL");
+		}
+	}
 	r->n++;
+	return !r->data.failed && !r->grids.failed;
 }
 
 /* Closes the array literals as text parameters; false when memory ran
@@ -305,18 +338,16 @@ rows_add(struct rows *r, const char *stream_id, const struct xmch_writer *w,
 static bool
 rows_finish(struct rows *r)
 {
-	struct buf *all[8];
-	bool ok = true;
+	bool ok = !r->data.failed && !r->grids.failed;
 
-	rows_all(r, all);
-	for (int i = 0; i < 7; i++) {
+	for (int i = 0; i < COL__MAX; i++) {
 		if (r->n == 0)
-			buf_putc(all[i], '{');
-		buf_putc(all[i], '}');
-		buf_putc(all[i], '\0');
-		ok &= !all[i]->failed;
+			buf_putc(&r->col[i], '{');
+		buf_putc(&r->col[i], '}');
+		buf_putc(&r->col[i], '\0');
+		ok &= !r->col[i].failed;
 	}
-	return ok && !r->data.failed;
+	return ok;
 }
 
 /* A sample's place in its block, to sort a block by timestamp. */
@@ -367,34 +398,6 @@ add_sorted(struct xmch_writer *w, const struct xmbp_stream *s,
 out:
 	free(vals);
 	free(ord);
-	return st;
-}
-
-/* Builds the chunk of block s into *chunk (w is initialised here and
- * left for the caller to free). */
-static enum xmch_status
-build_chunk(struct xmch_writer *w, const struct xmbp_stream *s,
-	    struct buf *chunk, struct xmch_error *err)
-{
-	struct xmbp_sample_iter it;
-	struct sample_value v;
-	enum xmch_status st = XMCH_OK;
-	uint64_t ts;
-
-	xmch_writer_init(w, s->type);
-	xmbp_samples(s, &it);
-	while (st == XMCH_OK && xmbp_sample_next(&it, &ts, &v))
-		st = xmch_writer_add(w, ts, &v, err);
-	if (st == XMCH_E_UNORDERED) {
-		xmch_writer_free(w);
-		xmch_writer_init(w, s->type);
-		st = add_sorted(w, s, err);
-	}
-	/* Inline chunks are written plain: compressing them on every batch
-	 * would cost more CPU than their short life saves; compaction
-	 * writes compressed ones. */
-	if (st == XMCH_OK)
-		st = xmch_writer_finish(w, false, chunk, err);
 	return st;
 }
 
@@ -457,39 +460,121 @@ check_batch(const struct live *l, const struct xmbp_batch *b, char *detail,
 	return INGEST_OK;
 }
 
-/* Adds the chunk of every block of the checked batch b to r, its
- * samples to *samples; false when memory runs out. */
+/* Stores pending chunk p of stream stream_id as a row of r; false when
+ * memory ran out. */
 static bool
-build_rows(const struct live *l, const struct xmbp_batch *b, struct rows *r,
-	   uint64_t *samples)
+flush(struct rows *r, const char *stream_id, struct pending *p)
+{
+	bool ok;
+
+	if (!p->open)
+		return true;
+	ok = rows_add(r, stream_id, &p->w);
+	xmch_writer_free(&p->w);
+	p->open = false;
+	return ok;
+}
+
+/* True when the timestamps of block s never go down; its first in
+ * *first. */
+static bool
+in_order(const struct xmbp_stream *s, uint64_t *first)
+{
+	struct xmbp_sample_iter it;
+	struct sample_value v;
+	uint64_t ts, last = 0;
+	bool any = false;
+
+	xmbp_samples(s, &it);
+	while (xmbp_sample_next(&it, &ts, &v)) {
+		if (!any)
+			*first = ts;
+		else if (ts < last)
+			return false;
+		last = ts;
+		any = true;
+	}
+	return true;
+}
+
+/*
+ * Adds the samples of block s (checked against the session) to the
+ * pending chunk of its stream, after storing that chunk as a row when the
+ * block does not follow it in time or would make it too large; false
+ * when memory ran out (the round is then lost).
+ */
+static bool
+add_block(struct live *l, const struct xmbp_stream *s, struct rows *r)
+{
+	const struct stream_def *def = find_stream(l->def, s->stream_id);
+	struct pending *p = &l->pend[def - l->def->streams];
+	struct xmbp_sample_iter it;
+	struct sample_value v;
+	struct xmch_error err;
+	enum xmch_status st = XMCH_OK;
+	uint64_t first = 0, ts;
+	bool ordered = in_order(s, &first);
+
+	if (p->open &&
+	    (!ordered || first < p->w.last_ts ||
+	     xmch_writer_size(&p->w) + s->data_len > MERGE_MAX_BYTES) &&
+	    !flush(r, def->id, p))
+		return false;
+	if (!p->open) {
+		xmch_writer_init(&p->w, s->type);
+		p->open = true;
+	}
+	/* XMCH wants ascending timestamps and XMBP does not promise them:
+	 * a block out of order starts a chunk of its own, sorted. */
+	if (!ordered)
+		return add_sorted(&p->w, s, &err) == XMCH_OK;
+	xmbp_samples(s, &it);
+	while (st == XMCH_OK && xmbp_sample_next(&it, &ts, &v))
+		st = xmch_writer_add(&p->w, ts, &v, &err);
+	/* The decoder checked all the writer checks again. */
+	return st == XMCH_OK;
+}
+
+/* Adds every block with samples of the checked batch b to the pending
+ * chunks of l, its samples to *samples; false when memory runs out. */
+static bool
+add_batch(struct live *l, const struct xmbp_batch *b, struct rows *r,
+	  uint64_t *samples)
 {
 	struct xmbp_stream st;
-	struct xmch_writer w;
-	struct xmch_error err;
-	struct buf chunk;
-	enum xmch_status cs;
 
 	*samples = 0;
+	if (l->pend == NULL && (l->pend = calloc((size_t)l->def->nstreams,
+						 sizeof(*l->pend))) == NULL)
+		return false;
 	for (uint16_t i = 0; i < b->stream_count; i++) {
 		xmbp_stream_at(b, i, &st);
 		/* An empty block adds nothing worth a row. */
 		if (st.sample_count == 0)
 			continue;
-		buf_init(&chunk, 0);
-		cs = build_chunk(&w, &st, &chunk, &err);
-		if (cs == XMCH_OK)
-			rows_add(r, find_stream(l->def, st.stream_id)->id, &w,
-				 &chunk);
-		xmch_writer_free(&w);
-		buf_free(&chunk);
-		/* The decoder checked all the writer checks again. */
-		if (cs != XMCH_OK)
+		if (!add_block(l, &st, r))
 			return false;
 		*samples += st.sample_count;
 	}
 	return true;
 }
 
+/* Stores the pending chunks of l as rows of r (or only frees them, with
+ * keep false); false when memory ran out. */
+static bool
+flush_all(struct live *l, struct rows *r, bool keep)
+{
+	bool ok = true;
+
+	for (int i = 0; l->pend != NULL && i < l->def->nstreams; i++) {
+		if (keep)
+			ok &= flush(r, l->def->streams[i].id, &l->pend[i]);
+		else if (l->pend[i].open)
+			xmch_writer_free(&l->pend[i].w);
+		l->pend[i].open = false;
+	}
+	return ok;
+}
 /* The counters of an acknowledgement, saturating. */
 static void
 set_ack(struct ingest_ack *ack, uint64_t total, uint64_t missed)
@@ -555,11 +640,13 @@ static const char streams_sql[] =
 	"ORDER BY session_id, stream_index";
 
 /*
- * What a round stores, in one statement: the chunk rows (their bytes are
- * slices of one binary bytea, $7; their aggregates rows of $15), the counters,
- * last_batch_seq and digests of every session it changed (counted in C under
- * the row locks: $8..$13), and the devices' last_seen_at (at most once a
- * second, to spare a row version per batch; locked in id order).
+ * What a round stores, in one statement: the chunk rows (their bytes and
+ * aggregate grids are slices of two binary byteas, $7 and $15), the
+ * counters, last_batch_seq and digests of every session it changed
+ * (counted in C under the row locks: $16..$22, the digests slices of the
+ * binary $24), and the devices'
+ * last_seen_at (at most once a second, to spare a row version per batch;
+ * locked in id order).
  */
 static const char write_sql[] =
 	"WITH c AS (INSERT INTO stored_chunks (stream_id, start_ts_us, "
@@ -567,25 +654,28 @@ static const char write_sql[] =
 	"agg_min, agg_max, agg_sum, agg_grid) "
 	"SELECT x.id, x.first, x.last, x.n, x.len, "
 	"substring($7::bytea FROM x.off::integer FOR x.len::integer), "
-	"g.a[x.k][1]::bigint, g.a[x.k][2]::bigint, g.a[x.k][3]::bigint, "
-	"g.a[x.k][4]::bigint, g.a[x.k][5]::numeric, g.a[x.k][6]::bytea "
+	"x.ac, x.an, x.amin, x.amax, x.asum, "
+	"CASE WHEN x.goff IS NOT NULL THEN "
+	"substring($15::bytea FROM x.goff::integer FOR x.glen::integer) END "
 	"FROM unnest($1::uuid[], $2::numeric[], $3::numeric[], "
-	"$4::bigint[], $5::bigint[], $6::bigint[]) WITH ORDINALITY "
-	"AS x(id, first, last, n, len, off, k), "
-	"(SELECT $15::text[] AS a) g), "
+	"$4::bigint[], $5::bigint[], $6::bigint[], $8::bigint[], "
+	"$9::bigint[], $10::bigint[], $11::bigint[], $12::numeric[], "
+	"$13::bigint[], $14::bigint[]) "
+	"AS x(id, first, last, n, len, off, ac, an, amin, amax, asum, goff, "
+	"glen)), "
 	"s AS (UPDATE ingest_sessions t SET "
 	"total_samples = t.total_samples + y.samples, "
 	"total_bytes = t.total_bytes + y.bytes, "
 	"missed_batches = y.missed, last_batch_seq = y.last, "
 	"last_data_at = now(), recent_batches = "
-	"ARRAY(SELECT decode(substr(y.recent, i * 32 + 1, 32), 'hex') "
-	"FROM generate_series(0, length(y.recent) / 32 - 1) AS i ORDER BY i) "
-	"FROM unnest($8::uuid[], $9::bigint[], $10::bigint[], $11::bigint[], "
-	"$12::integer[], $13::text[]) "
-	"AS y(id, samples, bytes, missed, last, recent) "
+	"ARRAY(SELECT substring($24::bytea FROM (y.roff + i * 16)::integer "
+	"FOR 16) FROM generate_series(0, y.rn - 1) AS i ORDER BY i) "
+	"FROM unnest($16::uuid[], $17::bigint[], $18::bigint[], "
+	"$19::bigint[], $20::integer[], $21::bigint[], $22::integer[]) "
+	"AS y(id, samples, bytes, missed, last, roff, rn) "
 	"WHERE t.id = y.id), "
 	"d AS (UPDATE devices SET last_seen_at = now() WHERE id IN "
-	"(SELECT e.id FROM devices e WHERE e.id = ANY ($14::uuid[]) "
+	"(SELECT e.id FROM devices e WHERE e.id = ANY ($23::uuid[]) "
 	"AND (e.last_seen_at IS NULL OR "
 	"e.last_seen_at < now() - interval '1 second') "
 	"ORDER BY e.id FOR UPDATE)) "
@@ -599,6 +689,7 @@ struct round {
 	struct rows rows;
 	struct xmbp_batch *b; /* the batch being looked at */
 	size_t stored;	      /* batches stored (not retries) */
+	bool broken; /* memory ran out: nothing of the round is stored */
 };
 
 static bool
@@ -788,7 +879,6 @@ take(struct round *r, struct ingest_job *j, size_t i)
 {
 	struct live *l = &r->lv[r->which[i]];
 	struct xmbp_error err;
-	struct rows_mark m;
 	char digest[DIGEST_HEX];
 	uint64_t samples;
 
@@ -821,10 +911,10 @@ take(struct round *r, struct ingest_job *j, size_t i)
 	if ((j->status = check_batch(l, r->b, j->detail, sizeof(j->detail))) !=
 	    INGEST_OK)
 		return;
-	rows_mark(&r->rows, &m);
-	if (!build_rows(l, r->b, &r->rows, &samples)) {
-		rows_reset(&r->rows, &m);
-		j->status = db_fail(DB_ERROR, j->detail, sizeof(j->detail));
+	if (!add_batch(l, r->b, &r->rows, &samples)) {
+		r->broken = true;
+		j->status = INGEST_ERROR;
+		snprintf(j->detail, sizeof(j->detail), "out of memory");
 		return;
 	}
 	ingest_gap_account(&l->gap, r->b->batch_seq);
@@ -843,59 +933,70 @@ static int
 write_round(struct db *db, struct round *r, char *detail, size_t dlen)
 {
 	/* The changed sessions' arrays: ids, samples, bytes, missed, last,
-	 * their digests (hex, oldest first); then the devices. */
-	struct buf a[6], dev;
-	const char *params[15];
-	int lengths[15] = {0}, formats[15] = {0};
+	 * where their digests start in recent and how many (oldest first);
+	 * then the devices. */
+	struct buf a[7], dev, recent;
+	const char *params[24];
+	int lengths[24] = {0}, formats[24] = {0};
 	PGresult *res = NULL;
 	enum db_status st = DB_ERROR;
 	bool ok;
 
-	for (int k = 0; k < 6; k++)
+	for (int k = 0; k < 7; k++)
 		buf_init(&a[k], 0);
 	buf_init(&dev, 0);
+	buf_init(&recent, 0);
 	for (size_t i = 0; i < r->nlive; i++) {
 		const struct live *l = r->lv + i;
 
 		if (!l->changed)
 			continue;
-		for (int k = 0; k < 6; k++)
+		for (int k = 0; k < 7; k++)
 			elem(&a[k]);
 		buf_puts(&a[0], l->id);
 		buf_printf(&a[1], "%" PRIu64, l->add_samples);
 		buf_printf(&a[2], "%" PRIu64, l->add_bytes);
 		buf_printf(&a[3], "%" PRIu64, l->gap.missed);
 		buf_printf(&a[4], "%u", l->gap.last);
-		buf_append(&a[5], l->recent, l->nrecent * DIGEST_HEX);
+		/* substring() counts from 1 */
+		buf_printf(&a[5], "%zu", recent.len + 1);
+		buf_printf(&a[6], "%zu", l->nrecent);
+		for (size_t d = 0; d < l->nrecent * DIGEST_HEX; d += 2)
+			buf_putc(&recent, (char)(hex_value(l->recent[d]) << 4 |
+						 hex_value(l->recent[d + 1])));
 	}
-	ok = rows_finish(&r->rows);
-	for (int k = 0; k < 6; k++) {
+	ok = rows_finish(&r->rows) && !recent.failed;
+	for (int k = 0; k < 7; k++) {
 		elems_end(&a[k]);
 		ok &= !a[k].failed;
 	}
 	id_array(r, pick_changed, true, &dev);
 	if (!ok || dev.failed)
 		goto out;
-	params[0] = (const char *)r->rows.ids.p;
-	params[1] = (const char *)r->rows.starts.p;
-	params[2] = (const char *)r->rows.ends.p;
-	params[3] = (const char *)r->rows.counts.p;
-	params[4] = (const char *)r->rows.sizes.p;
-	params[5] = (const char *)r->rows.offs.p;
+	for (int k = 0; k < COL_AGG_COUNT; k++)
+		params[k] = (const char *)r->rows.col[k].p;
 	/* Binary: the bytes as they are (NULL would be SQL NULL). */
 	params[6] = r->rows.data.len > 0 ? (const char *)r->rows.data.p : "";
 	lengths[6] = (int)r->rows.data.len;
 	formats[6] = 1;
-	for (int k = 0; k < 6; k++)
-		params[7 + k] = (const char *)a[k].p;
-	params[13] = (const char *)dev.p;
-	params[14] = (const char *)r->rows.aggs.p;
-	st = db_query_bin(db, &res, write_sql, 15, params, lengths, formats);
+	for (int k = COL_AGG_COUNT; k < COL__MAX; k++)
+		params[k + 1] = (const char *)r->rows.col[k].p;
+	params[14] = r->rows.grids.len > 0 ? (const char *)r->rows.grids.p : "";
+	lengths[14] = (int)r->rows.grids.len;
+	formats[14] = 1;
+	for (int k = 0; k < 7; k++)
+		params[15 + k] = (const char *)a[k].p;
+	params[22] = (const char *)dev.p;
+	params[23] = recent.len > 0 ? (const char *)recent.p : "";
+	lengths[23] = (int)recent.len;
+	formats[23] = 1;
+	st = db_query_bin(db, &res, write_sql, 24, params, lengths, formats);
 out:
 	PQclear(res);
-	for (int k = 0; k < 6; k++)
+	for (int k = 0; k < 7; k++)
 		buf_free(&a[k]);
 	buf_free(&dev);
+	buf_free(&recent);
 	return st == DB_OK ? INGEST_OK : db_fail(st, detail, dlen);
 }
 
@@ -1008,8 +1109,14 @@ ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
 		take(&r, jobs[i], i);
 		refused |= jobs[i]->status != INGEST_OK;
 	}
-	for (size_t i = 0; i < r.nlive; i++)
+	for (size_t i = 0; i < r.nlive; i++) {
 		changed |= r.lv[i].changed;
+		r.broken |= !flush_all(&r.lv[i], &r.rows, !r.broken);
+	}
+	if (r.broken) {
+		fail_pending(jobs, n, INGEST_ERROR, "out of memory");
+		goto out;
+	}
 	if (changed && (status = write_round(db, &r, detail, sizeof(detail))) !=
 			       INGEST_OK) {
 		fail_pending(jobs, n, status, detail);
@@ -1022,8 +1129,11 @@ ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
 		count_round(&r);
 out:
 	db_rollback(db);
-	for (size_t i = 0; r.lv != NULL && i < r.nlive; i++)
+	for (size_t i = 0; r.lv != NULL && i < r.nlive; i++) {
+		flush_all(&r.lv[i], NULL, false);
+		free(r.lv[i].pend);
 		free(r.lv[i].def);
+	}
 	rows_free(&r.rows);
 	free(r.lv);
 	free(r.which);

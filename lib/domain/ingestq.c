@@ -147,6 +147,7 @@ ingestq_start(const char *conninfo, const struct ingestq_conf *conf)
 	if (q->jobs == NULL || q->items == NULL ||
 	    (q->db = db_new(conninfo)) == NULL)
 		goto nomem;
+	db_generic_plans(q->db);
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->work, NULL);
 	pthread_cond_init(&q->done, NULL);

@@ -82,5 +82,16 @@ $rounds = $p->sql('SELECT count(DISTINCT c.xmin::text) FROM stored_chunks c '
 	. "JOIN ingest_streams t ON t.id = c.stream_id WHERE t.session_id = "
 	. "'$w->{id}'");
 cmp_ok($rounds, '<', 48, "ws: committed in $rounds transactions (rounds)");
+my $chunks = $p->sql('SELECT count(*) FROM stored_chunks c JOIN '
+	. "ingest_streams t ON t.id = c.stream_id WHERE t.session_id = "
+	. "'$w->{id}'");
+cmp_ok($chunks, '<', 48,
+    "ws: a round's blocks stored as one chunk while in time order ($chunks)");
+is(Xmhub::Posters::check($p, $w->{id},
+	[map { ['ack', $w->{id}, 1, $_, $_, 3 * ($_ + 1)] } 0 .. 47], 'ws'),
+    48, 'ws: all batches stored');
+is_deeply([$in->read_all($ta, $w->{id}, 0, limit => 1000)],
+    [map { my $i = $_; map { [Xmhub::Posters::ts_of(1, $i) + $_, 1000 + $i] }
+	0 .. 2 } 0 .. 47], 'ws: the samples read back through the API');
 
 done_testing;

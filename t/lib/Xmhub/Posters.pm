@@ -8,7 +8,7 @@ package Xmhub::Posters;
 # check: every acknowledged batch stored exactly once, nothing else
 # stored, the counters equal to what is stored, and missed_batches equal
 # to the gap accounting replayed in the order the batches were committed
-# (stored_chunks.seq).
+# (stored_chunks.seq, then the samples' order in a chunk).
 #
 #   my @log = Xmhub::Posters::http($p, $key, [[$sid, $poster, [$seq, ...]], ...]);
 #   my @log = Xmhub::Posters::ws($p, $key, $plan, window => 8);
@@ -167,12 +167,24 @@ sub check {
 	my @gaveup = grep { $_->[0] eq 'gaveup' && $_->[1] eq $sid } @$log;
 	is(scalar @gaveup, 0, "$name: every batch acknowledged in the end");
 	my %seq_of = map { (ts_of($_->[2], $_->[3]) => $_->[4]) } @acks;
-	my @rows = map { [split /\|/] } split /\n/, $p->sql(
-		'SELECT c.start_ts_us, c.sample_count FROM stored_chunks c JOIN '
-		. "ingest_streams t ON t.id = c.stream_id WHERE t.session_id = "
-		. "'$sid' ORDER BY c.seq");
+	# A round stores a stream's blocks as one chunk while their
+	# timestamps ascend (doc/ingest.md "Storage"): the batches are read
+	# back from the chunks' samples, in commit order (chunk seq, then
+	# place in the chunk), each named by its first timestamp.
+	my (@firsts, $samples);
+	for my $hex (split /\n/, $p->sql('SELECT encode(c.data, \'hex\') '
+		. 'FROM stored_chunks c JOIN ingest_streams t ON t.id = '
+		. "c.stream_id WHERE t.session_id = '$sid' ORDER BY c.seq")) {
+		my $c = pack('H*', $hex);
+		die "not a plain chunk\n" unless substr($c, 0, 4) eq 'XMCH';
+		my $n = unpack('N', substr($c, 8, 4));
+		$samples += $n;
+		push @firsts, grep { $_ % 10 == 0 }
+		    unpack("Q>$n", substr($c, 32, 8 * $n));
+	}
+	$samples //= 0;
 	my %count;
-	$count{$_->[0]}++ for @rows;
+	$count{$_}++ for @firsts;
 	my @missing = grep { !$count{$_} } keys %seq_of;
 	my @twice = grep { $count{$_} > 1 } keys %count;
 	my @unknown = grep { !exists $seq_of{$_} } keys %count;
@@ -181,12 +193,12 @@ sub check {
 	is(scalar @twice, 0, "$name: no batch stored twice")
 	    or diag "twice: @twice[0 .. ($#twice < 9 ? $#twice : 9)]";
 	is(scalar @unknown, 0, "$name: nothing stored that was not sent");
-	is(scalar @rows, scalar keys %seq_of,
-	    "$name: one chunk per acknowledged batch (" . scalar(@rows) . ')');
+	is($samples, 3 * @firsts,
+	    "$name: every stored batch whole (" . scalar(@firsts) . ')');
 	# The gap accounting of doc/ingest.md, in commit order.
 	my ($last, $missed);
-	for my $r (@rows) {
-		my $q = $seq_of{$r->[0]} // next;
+	for my $first (@firsts) {
+		my $q = $seq_of{$first} // next;
 		if (!defined $last) {
 			($last, $missed) = ($q, 0);
 			next;
@@ -196,8 +208,6 @@ sub check {
 	}
 	my ($total, $db_missed) = split /\|/, $p->sql('SELECT total_samples, '
 		. "missed_batches FROM ingest_sessions WHERE id = '$sid'");
-	my $samples = 0;
-	$samples += $_->[1] for @rows;
 	is($total, $samples, "$name: total_samples = the samples stored");
 	my ($max) = sort { $b <=> $a } map { $_->[5] } @acks;
 	is($max, $samples,
@@ -205,7 +215,7 @@ sub check {
 	is($db_missed, $missed // 0,
 	    "$name: missed_batches = the gaps replayed in commit order ("
 	    . ($missed // 0) . ')');
-	return scalar @rows;
+	return scalar @firsts;
 }
 
 1;
