@@ -6,12 +6,15 @@
 # - FastCGI sink: bench/fcgi-sink reads the body and answers 200 (the
 #   floor of a POST through lighttpd).
 # - HTTP: wrk POSTs the cellular batch (4 streams x 250 f32 samples with
-#   device_id, 12,034 bytes) to /api/v1/ingest/sessions/{id}/data of 64
-#   sessions in turn, at 8, 32 and 128 connections; each answer a
-#   committed transaction (group commit: doc/ingest.md).  Every request
-#   has bytes of its own (its batch_seq), so none is a retry.
+#   device_id, 12,034 bytes) to /api/v1/ingest/sessions/{id}/data of
+#   sessions in turn, at 8, 32 and 128 connections, as many sessions as
+#   connections but at least 64 (a device sends one batch at a time); each
+#   answer a committed transaction (group commit: doc/ingest.md).  A
+#   session's batches go on in time as a device's do (each 2.5 s after the
+#   one before, back to the start after 64) and every request has bytes
+#   of its own (its batch_seq), so none is a retry.
 # - WebSocket: one connection with 1, 8 and 32 batches in flight, one
-#   4-byte ack per batch.
+#   4-byte ack per batch, the batches going on in time the same way.
 # - xmhub sim as the client (doc/sender.md): HTTP with 8, 32 and 128
 #   devices (a connection each, one batch in flight), and one device over
 #   the WebSocket (through lighttpd) with 1, 8 and 32 in flight, unpaced
@@ -94,6 +97,9 @@ sub cellular {
 	return $b;
 }
 my $batch = cellular(1, 7, 1_700_000_000_000_000, sub { $_[1] * 0.5 });
+# A device's next 64 batches, 2.5 s apart.
+my @batches = map { cellular(1, 7, 1_700_000_000_000_000 + $_ * 2_500_000,
+	sub { $_[1] * 0.5 }) } 0 .. 63;
 
 # batch_seq is bytes 6 and 7 of a batch.
 sub with_seq { my ($b, $q) = @_; substr($b, 6, 2, pack('n', $q)); return $b }
@@ -106,6 +112,7 @@ sub write_file {
 }
 my $tmp = $s->var . '/tmp';
 write_file("$tmp/batch.bin", $batch);
+write_file("$tmp/batches.bin", join '', @batches);
 
 # wrk(url, conns, script): the case's figures from wrk's --latency
 # report: requests/s, p50 and p99 in ms.
@@ -141,16 +148,18 @@ sub ingest_rss {
 	return $max;
 }
 
-# Mean batches per commit of the sessions @ids: chunk rows ($streams per
-# batch) per distinct inserting transaction.
+# Mean batches per commit of the sessions @ids: the batches stored
+# (their samples over $values a batch) per distinct transaction that
+# inserted their chunks (xmin).
 sub per_commit {
-	my ($streams, @ids) = @_;
+	my ($values, @ids) = @_;
 	my $list = join ',', map { "'$_'" } @ids;
-	my ($rows, $tx) = split /\|/, psql('SELECT count(*), '
-		. 'count(DISTINCT c.xmin::text) FROM stored_chunks c JOIN '
-		. 'ingest_streams t ON t.id = c.stream_id WHERE t.session_id '
+	my $samples = psql('SELECT sum(total_samples) FROM ingest_sessions '
+		. "WHERE id IN ($list)");
+	my $tx = psql('SELECT count(DISTINCT c.xmin::text) FROM stored_chunks c '
+		. 'JOIN ingest_streams t ON t.id = c.stream_id WHERE t.session_id '
 		. "IN ($list)");
-	return $tx ? $rows / $streams / $tx : 0;
+	return $tx ? $samples / $values / $tx : 0;
 }
 
 my $lua_headers = <<"LUA";
@@ -167,13 +176,25 @@ write_file("$tmp/sink.lua", "$lua_headers\nwrk.body = body\n");
 my %res;
 $res{sink} = wrk($s->url('/bench/sink'), 32, "$tmp/sink.lua");
 
-# xmhub over HTTP: 64 fresh sessions per case, wrk's two threads on
-# sessions of their own; a session's batch_seq goes up by one per batch.
+# xmhub over HTTP: fresh sessions per case, wrk's two threads on
+# sessions of their own (k and the session's number have the thread's
+# parity); a session's n-th batch is the n-th of @batches (mod 64) with
+# batch_seq n.
 for my $conns (8, 32, 128) {
-	my @sids = map { session(7) } 1 .. 64;
+	my $nses = $conns < 64 ? 64 : $conns;
+	my @sids = map { session(7) } 1 .. $nses;
+	my $size = length $batch;
 	write_file("$tmp/post$conns.lua", $lua_headers . "local paths = {\n"
 	    . join('', map { "\"/api/v1/ingest/sessions/$_/data\",\n" } @sids)
-	    . "}\n" . <<'LUA');
+	    . "}\nlocal nses, size = $nses, $size\n"
+	    . "local g = assert(io.open(\"$tmp/batches.bin\", \"rb\"))\n"
+	    . <<'LUA');
+local all = g:read("*a")
+g:close()
+local bodies = {}
+for j = 0, 63 do
+	bodies[j + 1] = all:sub(j * size + 1, (j + 1) * size)
+end
 local n, tid, threads = 0, 0, 0
 function setup(thread)
 	thread:set("tid", threads)
@@ -182,14 +203,16 @@ end
 function request()
 	local k = n * 2 + tid
 	n = n + 1
-	local seq = math.floor(k / 64) % 65536
-	return wrk.format(nil, paths[k % 64 + 1], nil, body:sub(1, 6)
-		.. string.char(math.floor(seq / 256), seq % 256) .. body:sub(9))
+	local b = math.floor(k / nses)
+	local seq = b % 65536
+	local one = bodies[b % 64 + 1]
+	return wrk.format(nil, paths[k % nses + 1], nil, one:sub(1, 6)
+		.. string.char(math.floor(seq / 256), seq % 256) .. one:sub(9))
 end
 LUA
 	my $r = wrk($s->url('/'), $conns, "$tmp/post$conns.lua");
 	$r->{rss} = ingest_rss();
-	$r->{per_commit} = per_commit(4, @sids);
+	$r->{per_commit} = per_commit(1000, @sids);
 	$res{"http$conns"} = $r;
 }
 
@@ -206,7 +229,7 @@ for my $window (1, 8, 32) {
 	while (time - $t0 < $seconds || $acked < $sent) {
 		while ($sent - $acked < $window && time - $t0 < $seconds) {
 			$ws->write_raw(Xmhub::WS::frame(2,
-			    with_seq($batch, $sent % 65536)))
+			    with_seq($batches[$sent % 64], $sent % 65536)))
 			    or die "websocket: write failed\n";
 			push @at, time;
 			$sent++;
@@ -221,7 +244,7 @@ for my $window (1, 8, 32) {
 	$ws->close;
 	@lat = sort { $a <=> $b } @lat;
 	$res{"ws$window"} = {rate => $rate, p50 => $lat[int(@lat * 0.5)],
-		p99 => $lat[int(@lat * 0.99)], per_commit => per_commit(4, $sid)};
+		p99 => $lat[int(@lat * 0.99)], per_commit => per_commit(1000, $sid)};
 }
 
 # xmhub sim as the client, same batch size, same run.
@@ -239,7 +262,7 @@ for my $case ((map { ["simhttp$_", "http$_", '--devices', $_] } 8, 32, 128),
 	$sim_uid += $j->{devices};
 	$res{$name} = {rate => $j->{batches_per_s}, p50 => $j->{ack_p50_ms},
 		p99 => $j->{ack_p99_ms}, raw => $res{$raw}{rate},
-		per_commit => per_commit(2, map { $_->{id} } @{$j->{sessions}}),
+		per_commit => per_commit(1000, map { $_->{id} } @{$j->{sessions}}),
 		$name =~ /http/ ? (rss => ingest_rss()) : ()};
 }
 
@@ -351,7 +374,7 @@ print "| case | batches/s | values/s | p50 ms | p99 ms | batches per commit "
     . "| ingest RSS MiB | vs FastCGI sink | vs InfluxDB | vs raw client |\n"
     . "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 for my $row (['sink', 'POST to the FastCGI sink, 32 connections'],
-	(map { ["http$_", "xmhub HTTP, 64 sessions, $_ connections"] }
+	(map { ["http$_", "xmhub HTTP, " . ($_ < 64 ? 64 : $_) . " sessions, $_ connections"] }
 	    8, 32, 128),
 	(map { ["ws$_", "xmhub WebSocket, one connection, $_ in flight"] }
 	    1, 8, 32),

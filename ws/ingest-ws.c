@@ -88,7 +88,7 @@ main(void)
 		log_error("out of memory");
 		goto out;
 	}
-	db_generic_plans(t.db);
+	db_writer_plans(t.db);
 	/* Checked before the upgrade already; again here, because this
 	 * program must not rely on its web server (and needs the key's
 	 * facility).  The pipe is empty: one write is one message. */

@@ -35,6 +35,7 @@ ingestapi_status(enum ingest_status st)
 		return 409;
 	case INGEST_BUSY:
 	case INGEST_UNAVAILABLE:
+	case INGEST_DEFERRED: /* the queue commits it again: not an answer */
 		return 503;
 	case INGEST_ERROR:
 		break;

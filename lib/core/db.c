@@ -27,7 +27,7 @@ struct db {
 	char listen[64]; /* the channel LISTENed on, "" for none */
 	unsigned long epoch; /* connections made so far */
 	unsigned long seen;  /* the epoch db_notified() last saw */
-	bool generic;	     /* db_generic_plans() */
+	bool writer;	     /* db_writer_plans() */
 };
 
 /* Logs "db: what: msg" as one line: libpq's messages may hold newlines
@@ -91,9 +91,9 @@ db_new(const char *conninfo)
 }
 
 void
-db_generic_plans(struct db *db)
+db_writer_plans(struct db *db)
 {
-	db->generic = true;
+	db->writer = true;
 }
 
 void
@@ -143,8 +143,9 @@ connected(struct db *db)
 				    NULL};
 	const char *const vals[] = {
 		CONNECT_TIMEOUT,
-		db->generic ? "-c TimeZone=UTC -c DateStyle=ISO "
-			      "-c plan_cache_mode=force_generic_plan"
+		db->writer ? "-c TimeZone=UTC -c DateStyle=ISO "
+			      "-c plan_cache_mode=force_generic_plan "
+			      "-c enable_seqscan=off"
 			    : "-c TimeZone=UTC -c DateStyle=ISO",
 		db->conninfo, NULL};
 

@@ -34,12 +34,14 @@ struct db;
 struct db *db_new(const char *conninfo);
 
 /*
- * Makes the connections of db (from the next one on) plan prepared
- * statements once, generically, rather than for each execution's
- * parameters: for a writer whose statements take arrays of every size
- * and whose plans never depend on them.  Call it before the first query.
+ * Makes the connections of db plan each prepared statement once,
+ * generically, rather than for each execution's parameters, and never
+ * with a sequential scan (a plan made while a table was small must not
+ * scan it whole once it has grown): for a writer whose statements take
+ * arrays of every size and find every row by a key.  Call it before the
+ * first query.
  */
-void db_generic_plans(struct db *db);
+void db_writer_plans(struct db *db);
 
 /* Closes the connection and frees the handle; NULL is fine. */
 void db_free(struct db *db);

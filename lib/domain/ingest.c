@@ -223,7 +223,8 @@ struct live {
 	uint64_t add_samples, add_bytes;
 	char recent[RECENT_MAX * DIGEST_HEX]; /* oldest first */
 	size_t nrecent;
-	bool changed;	      /* a batch of the round is stored */
+	bool changed; /* a batch of the round is stored */
+	bool held;    /* another writer holds it: its batches are deferred */
 	struct pending *pend; /* per stream of def, once a block is stored */
 };
 
@@ -632,6 +633,21 @@ static const char lock_sql[] =
 	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
 	"WHERE s.id = ANY ($1::uuid[]) ORDER BY s.id FOR UPDATE OF s";
 
+/* As lock_sql, leaving out the rows another writer holds. */
+static const char lock_skip_sql[] =
+	"SELECT s.id, s.facility_id, s.status, s.last_batch_seq, "
+	"s.missed_batches, s.total_samples, "
+	"(SELECT string_agg(encode(r, 'hex'), '' ORDER BY o) "
+	"FROM unnest(s.recent_batches) WITH ORDINALITY AS u(r, o)), "
+	"d.device_uid, s.device_id "
+	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
+	"WHERE s.id = ANY ($1::uuid[]) ORDER BY s.id FOR UPDATE OF s "
+	"SKIP LOCKED";
+
+/* Which of the sessions lock_skip_sql left out exist: those are held. */
+static const char exists_sql[] =
+	"SELECT id FROM ingest_sessions WHERE id = ANY ($1::uuid[])";
+
 /* The streams of the sessions of a round not in the cache. */
 static const char streams_sql[] =
 	"SELECT session_id, stream_index, value_type, id, "
@@ -709,6 +725,12 @@ static bool
 pick_changed(const struct live *l)
 {
 	return l->changed;
+}
+
+static bool
+pick_missing(const struct live *l)
+{
+	return !l->found;
 }
 
 /* Starts the next element of an array literal in a. */
@@ -835,7 +857,29 @@ read_streams(struct round *r, const PGresult *res)
 	return true;
 }
 
-/* Locks and reads the sessions of r: INGEST_OK or a database failure. */
+/* Marks the sessions of r that the rows of exists_sql name as held;
+ * true when r has a session it could lock. */
+static bool
+read_held(struct round *r, const PGresult *res)
+{
+	bool any = false;
+
+	for (int i = 0; i < PQntuples(res); i++) {
+		struct live *l = find_live(r, PQgetvalue(res, i, 0));
+
+		if (l != NULL)
+			l->held = true;
+	}
+	for (size_t i = 0; i < r->nlive; i++)
+		any |= r->lv[i].found;
+	return any;
+}
+
+/*
+ * Locks and reads the sessions of r: INGEST_OK or a database failure.  A
+ * round of several sessions skips those another writer holds (marked
+ * held), unless it would then have none: it waits for them.
+ */
 static int
 lock_sessions(struct db *db, struct round *r, char *detail, size_t dlen)
 {
@@ -844,17 +888,47 @@ lock_sessions(struct db *db, struct round *r, char *detail, size_t dlen)
 	const char *p;
 	enum db_status st = DB_ERROR;
 	int status = INGEST_OK;
+	bool skip = r->nlive > 1;
 
 	buf_init(&ids, 0);
 	id_array(r, pick_any, false, &ids);
 	p = (const char *)ids.p;
-	if (ids.failed || (st = db_query(db, &res, lock_sql, 1, &p)) != DB_OK) {
+	if (ids.failed ||
+	    (st = db_query(db, &res, skip ? lock_skip_sql : lock_sql, 1, &p)) !=
+		    DB_OK) {
 		status = db_fail(st, detail, dlen);
 		goto out;
 	}
 	read_live(r, res);
 	PQclear(res);
 	res = NULL;
+	ids.len = 0;
+	id_array(r, pick_missing, false, &ids);
+	p = (const char *)ids.p;
+	if (skip && !ids.failed && strcmp(p, "{}") != 0) {
+		if ((st = db_query(db, &res, exists_sql, 1, &p)) != DB_OK) {
+			status = db_fail(st, detail, dlen);
+			goto out;
+		}
+		if (!read_held(r, res)) {
+			/* Nothing to do but wait for them. */
+			for (size_t i = 0; i < r->nlive; i++)
+				r->lv[i].held = false;
+			PQclear(res);
+			res = NULL;
+			ids.len = 0;
+			id_array(r, pick_any, false, &ids);
+			p = (const char *)ids.p;
+			if (ids.failed || (st = db_query(db, &res, lock_sql, 1,
+							 &p)) != DB_OK) {
+				status = db_fail(st, detail, dlen);
+				goto out;
+			}
+			read_live(r, res);
+		}
+		PQclear(res);
+		res = NULL;
+	}
 	ids.len = 0;
 	id_array(r, pick_uncached, false, &ids);
 	p = (const char *)ids.p;
@@ -882,6 +956,10 @@ take(struct round *r, struct ingest_job *j, size_t i)
 	char digest[DIGEST_HEX];
 	uint64_t samples;
 
+	if (l->held) {
+		j->status = INGEST_DEFERRED;
+		return;
+	}
 	if (xmbp_decode(j->batch, j->len, r->b, &err) != XMBP_OK) {
 		snprintf(j->detail, sizeof(j->detail),
 			 "XMBP decode error: %s: %s (byte %zu)",

@@ -75,6 +75,8 @@ enum ingest_status {
 	INGEST_DEVICE_INACTIVE, /* the device is deactivated */
 	INGEST_BUSY,		/* the queue of batches is full */
 	INGEST_UNAVAILABLE,	/* the database is unavailable */
+	INGEST_DEFERRED,	/* not looked at: another writer holds its
+				 * session; commit it again (ingest_commit) */
 	INGEST_ERROR		/* anything else (logged) */
 };
 
@@ -118,8 +120,13 @@ struct ingest_job {
  * INGEST_NOT_FOUND or INGEST_NOT_ACTIVE: such a batch is left out and does
  * not hold the others back, unless stop is true, when every batch after
  * it is left out too (INGEST_ERROR).  A failed database fails every batch
- * not refused (INGEST_UNAVAILABLE, INGEST_ERROR) and stores nothing.  Not
- * thread-safe: one thread of a process commits (it keeps a cache).
+ * not refused (INGEST_UNAVAILABLE, INGEST_ERROR) and stores nothing.
+ * When the batches are of more than one session, those of a session that
+ * another writer holds locked are INGEST_DEFERRED rather than waited for
+ * (unless every session is held: then it waits), so that writers with
+ * rounds in common do not queue behind each other; the caller commits
+ * them again, before anything that came after them.  Not thread-safe: one
+ * thread of a process commits (it keeps a cache).
  */
 void ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
 		   bool stop);

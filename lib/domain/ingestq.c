@@ -87,6 +87,27 @@ take_round(struct ingestq *q)
 	return n;
 }
 
+/* Puts the deferred items of the round of n back at the head of the
+ * queue, in their order: before anything that came after them (the
+ * caller holds mu). */
+static void
+requeue(struct ingestq *q, int n)
+{
+	struct item **at = &q->head;
+
+	for (int i = 0; i < n; i++) {
+		if (q->jobs[i]->status != INGEST_DEFERRED)
+			continue;
+		q->items[i]->next = *at;
+		*at = q->items[i];
+		at = &q->items[i]->next;
+		if (q->items[i]->next == NULL)
+			q->tail = &q->items[i]->next;
+		q->queued++;
+	}
+	metrics_set(METRIC_INGEST_QUEUE, q->queued);
+}
+
 /* With max_wait_ms: waits (holding mu) until a round is full, the wait
  * is over or the queue stops. */
 static void
@@ -123,8 +144,10 @@ writer(void *arg)
 		/* Batches that come meanwhile wait for the next round. */
 		ingest_commit(q->db, q->jobs, (size_t)n, false);
 		pthread_mutex_lock(&q->mu);
+		requeue(q, n);
 		for (int i = 0; i < n; i++)
-			q->items[i]->done = true;
+			q->items[i]->done =
+				q->jobs[i]->status != INGEST_DEFERRED;
 		pthread_cond_broadcast(&q->done);
 	}
 	pthread_mutex_unlock(&q->mu);
@@ -147,7 +170,7 @@ ingestq_start(const char *conninfo, const struct ingestq_conf *conf)
 	if (q->jobs == NULL || q->items == NULL ||
 	    (q->db = db_new(conninfo)) == NULL)
 		goto nomem;
-	db_generic_plans(q->db);
+	db_writer_plans(q->db);
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->work, NULL);
 	pthread_cond_init(&q->done, NULL);
