@@ -144,9 +144,9 @@ connected(struct db *db)
 	const char *const vals[] = {
 		CONNECT_TIMEOUT,
 		db->writer ? "-c TimeZone=UTC -c DateStyle=ISO "
-			      "-c plan_cache_mode=force_generic_plan "
-			      "-c enable_seqscan=off"
-			    : "-c TimeZone=UTC -c DateStyle=ISO",
+			     "-c plan_cache_mode=force_generic_plan "
+			     "-c enable_seqscan=off"
+			   : "-c TimeZone=UTC -c DateStyle=ISO",
 		db->conninfo, NULL};
 
 	/*

@@ -47,10 +47,13 @@ ingestq_settings(struct ingestq_conf *conf, int *threads, char *detail,
 	return true;
 }
 
-/* A waiting batch, on its request thread's stack. */
+/* A waiting batch, on its request thread's stack; its thread alone is
+ * woken when it is answered (a broadcast would wake every thread of the
+ * process for every round). */
 struct item {
 	struct ingest_job *job;
 	bool done;
+	pthread_cond_t answered;
 	struct item *next;
 };
 
@@ -60,7 +63,6 @@ struct ingestq {
 	pthread_t writer;
 	pthread_mutex_t mu;
 	pthread_cond_t work; /* the writer: batches are waiting, or stop */
-	pthread_cond_t done; /* the requests: a round is answered */
 	struct item *head, **tail;
 	int queued;
 	bool stop;
@@ -145,10 +147,12 @@ writer(void *arg)
 		ingest_commit(q->db, q->jobs, (size_t)n, false);
 		pthread_mutex_lock(&q->mu);
 		requeue(q, n);
-		for (int i = 0; i < n; i++)
-			q->items[i]->done =
-				q->jobs[i]->status != INGEST_DEFERRED;
-		pthread_cond_broadcast(&q->done);
+		for (int i = 0; i < n; i++) {
+			if (q->jobs[i]->status == INGEST_DEFERRED)
+				continue;
+			q->items[i]->done = true;
+			pthread_cond_signal(&q->items[i]->answered);
+		}
 	}
 	pthread_mutex_unlock(&q->mu);
 	return NULL;
@@ -173,7 +177,6 @@ ingestq_start(const char *conninfo, const struct ingestq_conf *conf)
 	db_writer_plans(q->db);
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->work, NULL);
-	pthread_cond_init(&q->done, NULL);
 	/* Signals are for the thread that accepts requests. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -183,7 +186,6 @@ ingestq_start(const char *conninfo, const struct ingestq_conf *conf)
 		log_error("ingest: writer thread: %s", strerror(err));
 		pthread_mutex_destroy(&q->mu);
 		pthread_cond_destroy(&q->work);
-		pthread_cond_destroy(&q->done);
 		goto fail;
 	}
 	return q;
@@ -212,14 +214,16 @@ ingestq_submit(struct ingestq *q, struct ingest_job *job)
 			 q->conf.bound);
 		return job->status = INGEST_BUSY;
 	}
+	pthread_cond_init(&it.answered, NULL);
 	*q->tail = &it;
 	q->tail = &it.next;
 	q->queued++;
 	metrics_set(METRIC_INGEST_QUEUE, q->queued);
 	pthread_cond_signal(&q->work);
 	while (!it.done)
-		pthread_cond_wait(&q->done, &q->mu);
+		pthread_cond_wait(&it.answered, &q->mu);
 	pthread_mutex_unlock(&q->mu);
+	pthread_cond_destroy(&it.answered);
 	return job->status;
 }
 
@@ -235,7 +239,6 @@ ingestq_stop(struct ingestq *q)
 	pthread_join(q->writer, NULL);
 	pthread_mutex_destroy(&q->mu);
 	pthread_cond_destroy(&q->work);
-	pthread_cond_destroy(&q->done);
 	db_free(q->db);
 	free(q->jobs);
 	free(q->items);
