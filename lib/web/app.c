@@ -5,6 +5,8 @@
 
 #include <pthread.h>
 #include <errno.h>
+#include <fastcgi.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +175,19 @@ serve(FCGX_Request *fcgi, const struct route *table, size_t n,
 	FCGX_Finish_r(fcgi);
 }
 
+/* The next request; before waiting for one, writes the held request
+ * lines (log_hold_requests()).  False when the program is to stop. */
+static bool
+accept_next(FCGX_Request *fcgi)
+{
+	struct pollfd pending = {.fd = FCGI_LISTENSOCK_FILENO,
+				 .events = POLLIN};
+
+	if (poll(&pending, 1, 0) != 1)
+		log_flush();
+	return FCGX_Accept_r(fcgi) >= 0;
+}
+
 int
 app_main(const char *name, const struct route *table, size_t n,
 	 bool (*init)(const char *name))
@@ -188,7 +203,8 @@ app_main(const char *name, const struct route *table, size_t n,
 		store_close(store);
 		return 1;
 	}
-	while (FCGX_Accept_r(&fcgi) >= 0)
+	log_hold_requests();
+	while (accept_next(&fcgi))
 		serve(&fcgi, table, n, &su, NULL);
 	db_free(su.db);
 	store_close(store);
