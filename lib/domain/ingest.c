@@ -627,8 +627,7 @@ digest_of(const uint8_t *batch, size_t len, char out[DIGEST_HEX])
 static const char lock_sql[] =
 	"SELECT s.id, s.facility_id, s.status, s.last_batch_seq, "
 	"s.missed_batches, s.total_samples, "
-	"(SELECT string_agg(encode(r, 'hex'), '' ORDER BY o) "
-	"FROM unnest(s.recent_batches) WITH ORDINALITY AS u(r, o)), "
+	"encode(s.recent_digests, 'hex'), "
 	"d.device_uid, s.device_id "
 	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
 	"WHERE s.id = ANY ($1::uuid[]) ORDER BY s.id FOR UPDATE OF s";
@@ -637,8 +636,7 @@ static const char lock_sql[] =
 static const char lock_skip_sql[] =
 	"SELECT s.id, s.facility_id, s.status, s.last_batch_seq, "
 	"s.missed_batches, s.total_samples, "
-	"(SELECT string_agg(encode(r, 'hex'), '' ORDER BY o) "
-	"FROM unnest(s.recent_batches) WITH ORDINALITY AS u(r, o)), "
+	"encode(s.recent_digests, 'hex'), "
 	"d.device_uid, s.device_id "
 	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
 	"WHERE s.id = ANY ($1::uuid[]) ORDER BY s.id FOR UPDATE OF s "
@@ -659,8 +657,8 @@ static const char streams_sql[] =
  * What a round stores, in one statement: the chunk rows (their bytes and
  * aggregate grids are slices of two binary byteas, $7 and $15), the
  * counters, last_batch_seq and digests of every session it changed
- * (counted in C under the row locks: $16..$22, the digests slices of the
- * binary $24), and the devices'
+ * (counted in C under the row locks: $16..$22, the digests a slice of
+ * the binary $24), and the devices'
  * last_seen_at (at most once a second, to spare a row version per batch;
  * locked in id order).
  */
@@ -683,9 +681,8 @@ static const char write_sql[] =
 	"total_samples = t.total_samples + y.samples, "
 	"total_bytes = t.total_bytes + y.bytes, "
 	"missed_batches = y.missed, last_batch_seq = y.last, "
-	"last_data_at = now(), recent_batches = "
-	"ARRAY(SELECT substring($24::bytea FROM (y.roff + i * 16)::integer "
-	"FOR 16) FROM generate_series(0, y.rn - 1) AS i ORDER BY i) "
+	"last_data_at = now(), recent_digests = "
+	"substring($24::bytea FROM y.roff::integer FOR y.rn * 16) "
 	"FROM unnest($16::uuid[], $17::bigint[], $18::bigint[], "
 	"$19::bigint[], $20::integer[], $21::bigint[], $22::integer[]) "
 	"AS y(id, samples, bytes, missed, last, roff, rn) "
