@@ -471,6 +471,48 @@ compress_frame(uint8_t *dst, size_t cap, const uint8_t *src, size_t len)
 	return ZSTD_isError(n) ? 0 : n;
 }
 
+enum xmch_status
+xmch_writer_add_packed(struct xmch_writer *w, const uint8_t *p, uint32_t n,
+		       struct xmch_error *err)
+{
+	size_t width = sample_fixed_size(w->type), step = 8 + width;
+	uint64_t last = w->last_ts, ts;
+
+	if (width == 0 || w->type == SAMPLE_BOOL)
+		return fail(err, XMCH_E_INVALID_VALUE,
+			    "type 0x%02X is not packed", (unsigned int)w->type);
+	if (n == 0)
+		return XMCH_OK;
+	if ((uint64_t)n * step >
+	    XMCH_MAX_BYTES - XMCH_HEADER_SIZE - w->ts.len - w->val.len)
+		return fail(err, XMCH_E_TOO_LARGE,
+			    "the chunk would exceed %u bytes", XMCH_MAX_BYTES);
+	for (uint32_t i = 0; i < n; i++) {
+		ts = be64_get(p + i * step);
+		if ((w->count > 0 || i > 0) && ts < last)
+			return fail(err, XMCH_E_UNORDERED,
+				    "timestamp %llu is below the previous %llu",
+				    (unsigned long long)ts,
+				    (unsigned long long)last);
+		last = ts;
+	}
+	if (!buf_reserve(&w->ts, (size_t)n * 8) ||
+	    !buf_reserve(&w->val, (size_t)n * width))
+		return fail(err, XMCH_E_NOMEM, "out of memory");
+	/* Both columns are big-endian, as the block is. */
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(w->ts.p + w->ts.len, p + i * step, 8);
+		memcpy(w->val.p + w->val.len, p + i * step + 8, width);
+		w->ts.len += 8;
+		w->val.len += width;
+	}
+	if (w->count == 0)
+		w->first_ts = be64_get(p);
+	w->last_ts = last;
+	w->count += n;
+	return XMCH_OK;
+}
+
 size_t
 xmch_writer_size(const struct xmch_writer *w)
 {

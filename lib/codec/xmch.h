@@ -116,6 +116,15 @@ enum xmch_status xmch_writer_add(struct xmch_writer *w, uint64_t ts,
 enum xmch_status xmch_writer_finish(struct xmch_writer *w, bool compress,
 				    struct buf *out, struct xmch_error *err);
 
+/*
+ * Appends n samples of the writer's fixed-width type (not bool, whose
+ * values the writer makes 0 or 1) laid out as an XMBP stream block holds
+ * them: a big-endian u64 timestamp, then the big-endian value, for each.
+ * The checks of xmch_writer_add(); on failure none of them is added.
+ */
+enum xmch_status xmch_writer_add_packed(struct xmch_writer *w, const uint8_t *p,
+					uint32_t n, struct xmch_error *err);
+
 /* The bytes the plain chunk of w would take now, header included. */
 size_t xmch_writer_size(const struct xmch_writer *w);
 

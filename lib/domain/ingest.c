@@ -461,8 +461,8 @@ check_batch(const struct live *l, const struct xmbp_batch *b, char *detail,
 	return INGEST_OK;
 }
 
-/* Stores pending chunk p of stream stream_id as a row of r; false when
- * memory ran out. */
+/* Stores pending chunk p of stream stream_id as a row of r (unless it
+ * is empty); false when memory ran out. */
 static bool
 flush(struct rows *r, const char *stream_id, struct pending *p)
 {
@@ -470,7 +470,7 @@ flush(struct rows *r, const char *stream_id, struct pending *p)
 
 	if (!p->open)
 		return true;
-	ok = rows_add(r, stream_id, &p->w);
+	ok = p->w.count == 0 || rows_add(r, stream_id, &p->w);
 	xmch_writer_free(&p->w);
 	p->open = false;
 	return ok;
@@ -498,11 +498,25 @@ in_order(const struct xmbp_stream *s, uint64_t *first)
 	return true;
 }
 
+/* Makes p's writer a fresh one of type, after storing what it held. */
+static bool
+restart(struct rows *r, const char *stream_id, struct pending *p,
+	enum sample_type type)
+{
+	if (!flush(r, stream_id, p))
+		return false;
+	xmch_writer_init(&p->w, type);
+	p->open = true;
+	return true;
+}
+
 /*
  * Adds the samples of block s (checked against the session) to the
  * pending chunk of its stream, after storing that chunk as a row when the
  * block does not follow it in time or would make it too large; false
- * when memory ran out (the round is then lost).
+ * when memory ran out (the round is then lost).  XMCH wants ascending
+ * timestamps and XMBP does not promise them: a block out of order starts
+ * a chunk, sorted.
  */
 static bool
 add_block(struct live *l, const struct xmbp_stream *s, struct rows *r)
@@ -514,21 +528,31 @@ add_block(struct live *l, const struct xmbp_stream *s, struct rows *r)
 	struct xmch_error err;
 	enum xmch_status st = XMCH_OK;
 	uint64_t first = 0, ts;
-	bool ordered = in_order(s, &first);
 
-	if (p->open &&
-	    (!ordered || first < p->w.last_ts ||
+	if ((!p->open ||
 	     xmch_writer_size(&p->w) + s->data_len > MERGE_MAX_BYTES) &&
-	    !flush(r, def->id, p))
+	    !restart(r, def->id, p, s->type))
 		return false;
-	if (!p->open) {
-		xmch_writer_init(&p->w, s->type);
-		p->open = true;
+	if (sample_fixed_size(s->type) != 0 && s->type != SAMPLE_BOOL) {
+		/* Fixed-width values: copied as they are, no walk. */
+		st = xmch_writer_add_packed(&p->w, s->data, s->sample_count,
+					    &err);
+		if (st == XMCH_E_UNORDERED && p->w.count > 0) {
+			if (!restart(r, def->id, p, s->type))
+				return false;
+			st = xmch_writer_add_packed(&p->w, s->data,
+						    s->sample_count, &err);
+		}
+		if (st == XMCH_E_UNORDERED)
+			st = add_sorted(&p->w, s, &err);
+		return st == XMCH_OK;
 	}
-	/* XMCH wants ascending timestamps and XMBP does not promise them:
-	 * a block out of order starts a chunk of its own, sorted. */
-	if (!ordered)
-		return add_sorted(&p->w, s, &err) == XMCH_OK;
+	if (!in_order(s, &first) || (p->w.count > 0 && first < p->w.last_ts)) {
+		if (!restart(r, def->id, p, s->type))
+			return false;
+		if (!in_order(s, &first))
+			return add_sorted(&p->w, s, &err) == XMCH_OK;
+	}
 	xmbp_samples(s, &it);
 	while (st == XMCH_OK && xmbp_sample_next(&it, &ts, &v))
 		st = xmch_writer_add(&p->w, ts, &v, &err);

@@ -1463,6 +1463,95 @@ test_writer_limits(void)
 	xmch_writer_free(&w);
 }
 
+/* Packed adds: the same chunk as one add per sample, the checks, nothing
+ * added on a refusal. */
+static void
+test_packed(void)
+{
+	static const enum sample_type types[] = {SAMPLE_F64, SAMPLE_F32,
+						 SAMPLE_I64, SAMPLE_I32,
+						 SAMPLE_I16, SAMPLE_I8};
+	struct xmch_writer a, b;
+	struct xmch_error err;
+	struct buf ca, cb;
+	uint8_t block[10 * 16];
+
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		size_t width = sample_fixed_size(types[t]), step = 8 + width;
+		bool good = true;
+
+		for (size_t i = 0; i < 10; i++) {
+			be64_put(block + i * step, 1000 + i / 2);
+			for (size_t k = 0; k < width; k++)
+				block[i * step + 8 + k] =
+					(uint8_t)(rnd() & 0xFF);
+		}
+		xmch_writer_init(&a, types[t]);
+		xmch_writer_init(&b, types[t]);
+		for (size_t i = 0; i < 10; i++) {
+			struct sample_value v = {.type = types[t]};
+			uint8_t x[8] = {0};
+
+			memcpy(x + 8 - width, block + i * step + 8, width);
+			switch (types[t]) {
+			case SAMPLE_F64:
+				v.u.f64 = bef64_get(block + i * step + 8);
+				break;
+			case SAMPLE_F32:
+				v.u.f32 = bef32_get(block + i * step + 8);
+				break;
+			case SAMPLE_I64:
+				v.u.i64 = (int64_t)be64_get(x);
+				break;
+			case SAMPLE_I32:
+				v.u.i32 = (int32_t)be32_get(x + 4);
+				break;
+			case SAMPLE_I16:
+				v.u.i16 = (int16_t)be16_get(x + 6);
+				break;
+			default:
+				v.u.i8 = (int8_t)x[7];
+				break;
+			}
+			good &= xmch_writer_add(&a, be64_get(block + i * step),
+						&v, &err) == XMCH_OK;
+		}
+		good &= xmch_writer_add_packed(&b, block, 4, &err) == XMCH_OK &&
+			xmch_writer_add_packed(&b, block + 4 * step, 6, &err) ==
+				XMCH_OK;
+		buf_init(&ca, 0);
+		buf_init(&cb, 0);
+		good &= xmch_writer_finish(&a, false, &ca, &err) == XMCH_OK &&
+			xmch_writer_finish(&b, false, &cb, &err) == XMCH_OK;
+		ok(good && ca.len == cb.len && memcmp(ca.p, cb.p, ca.len) == 0,
+		   "packed %s: the chunk of one add per sample",
+		   sample_type_name(types[t]));
+		buf_free(&ca);
+		buf_free(&cb);
+		xmch_writer_free(&a);
+		xmch_writer_free(&b);
+	}
+
+	xmch_writer_init(&b, SAMPLE_I32);
+	for (size_t i = 0; i < 3; i++) {
+		be64_put(block + i * 12, i == 2 ? 5 : 10 + i);
+		be32_put(block + i * 12 + 8, (uint32_t)i);
+	}
+	is_int(xmch_writer_add_packed(&b, block, 3, &err), XMCH_E_UNORDERED,
+	       "packed: a step back inside the block is refused");
+	is_int(b.count, 0, "and nothing of the block is added");
+	is_int(xmch_writer_add_packed(&b, block, 2, &err), XMCH_OK,
+	       "packed: two in order");
+	is_int(xmch_writer_add_packed(&b, block + 24, 1, &err),
+	       XMCH_E_UNORDERED, "packed: a block before the chunk's last");
+	is_int(b.count, 2, "leaves the chunk as it was");
+	xmch_writer_free(&b);
+	xmch_writer_init(&b, SAMPLE_BOOL);
+	is_int(xmch_writer_add_packed(&b, block, 1, &err), XMCH_E_INVALID_VALUE,
+	       "packed: bool refused");
+	xmch_writer_free(&b);
+}
+
 int
 main(void)
 {
@@ -1478,5 +1567,6 @@ main(void)
 	test_timestamps();
 	test_reader_errors();
 	test_writer_limits();
+	test_packed();
 	return tap_done();
 }
