@@ -176,15 +176,21 @@ emit(struct line *l, bool hold)
 	if (l->cut && l->len >= 3)
 		memcpy(l->p + l->len - 3, "...", 3);
 	l->p[l->len++] = '\n';
+	/* Set before the program serves anything: without it, no lock. */
+	if (!held.on) {
+		/* One write: O_APPEND files and pipes keep the line whole. */
+		n = write(STDERR_FILENO, l->p, l->len);
+		(void)n;
+		return;
+	}
 	pthread_mutex_lock(&held.mu);
 	if (held.len + l->len > sizeof(held.p))
 		write_held();
-	if (hold && held.on) {
+	if (hold) {
 		memcpy(held.p + held.len, l->p, l->len);
 		held.len += l->len;
 	} else {
 		write_held();
-		/* One write: O_APPEND files and pipes keep the line whole. */
 		n = write(STDERR_FILENO, l->p, l->len);
 		(void)n;
 	}

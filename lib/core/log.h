@@ -52,8 +52,9 @@ void log_request(const char *method, const char *path, int status,
  * From now on, holds the request lines of status below 500 (up to 8 KiB)
  * and writes them together: when they fill the buffer, before any other
  * line (so lines keep their order), at log_flush() and at exit().  For a
- * program that calls log_flush() whenever it would wait for work; what
- * is held is lost if the process is killed (a 5xx line never is).
+ * program that calls log_flush() whenever it runs out of work; what is
+ * held is lost if the process is killed (a 5xx line never is).  Call it
+ * before any other thread logs.
  */
 void log_hold_requests(void);
 

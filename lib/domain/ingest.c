@@ -727,6 +727,7 @@ struct round {
 	struct xmbp_batch *b; /* the batch being looked at */
 	size_t stored;	      /* batches stored (not retries) */
 	bool broken; /* memory ran out: nothing of the round is stored */
+	bool waits;  /* it holds a batch deferred once: no more skipping */
 };
 
 static bool
@@ -899,7 +900,8 @@ read_held(struct round *r, const PGresult *res)
 /*
  * Locks and reads the sessions of r: INGEST_OK or a database failure.  A
  * round of several sessions skips those another writer holds (marked
- * held), unless it would then have none: it waits for them.
+ * held), unless it would then have none or holds a batch deferred before:
+ * it waits for them.
  */
 static int
 lock_sessions(struct db *db, struct round *r, char *detail, size_t dlen)
@@ -909,7 +911,7 @@ lock_sessions(struct db *db, struct round *r, char *detail, size_t dlen)
 	const char *p;
 	enum db_status st = DB_ERROR;
 	int status = INGEST_OK;
-	bool skip = r->nlive > 1;
+	bool skip = r->nlive > 1 && !r->waits;
 
 	buf_init(&ids, 0);
 	id_array(r, pick_any, false, &ids);
@@ -979,6 +981,7 @@ take(struct round *r, struct ingest_job *j, size_t i)
 
 	if (l->held) {
 		j->status = INGEST_DEFERRED;
+		j->deferred = true;
 		return;
 	}
 	if (xmbp_decode(j->batch, j->len, r->b, &err) != XMBP_OK) {
@@ -1179,8 +1182,11 @@ ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
 		fail_pending(jobs, n, INGEST_ERROR, "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		add_live(&r, jobs[i], i);
+		/* A batch is deferred once at most: its wait stays short. */
+		r.waits |= jobs[i]->deferred;
+	}
 	if (r.nlive == 0)
 		goto out;
 	if ((st = db_begin(db)) != DB_OK) {

@@ -103,6 +103,7 @@ struct ingest_job {
 	const char *facility_id, *session_id;
 	const uint8_t *batch;
 	size_t len;
+	bool deferred; /* in, out: deferred once already (INGEST_DEFERRED) */
 	/* out */
 	enum ingest_status status;
 	struct ingest_ack ack; /* INGEST_OK: the session's counters */
@@ -123,9 +124,10 @@ struct ingest_job {
  * not refused (INGEST_UNAVAILABLE, INGEST_ERROR) and stores nothing.
  * When the batches are of more than one session, those of a session that
  * another writer holds locked are INGEST_DEFERRED rather than waited for
- * (unless every session is held: then it waits), so that writers with
- * rounds in common do not queue behind each other; the caller commits
- * them again, before anything that came after them.  Not thread-safe: one
+ * (unless every session is held, or a batch of the round was deferred
+ * once already: then it waits), so that writers with rounds in common do
+ * not queue behind each other; the caller commits them again, before
+ * anything that came after them.  Not thread-safe: one
  * thread of a process commits (it keeps a cache).
  */
 void ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,

@@ -227,8 +227,9 @@ struct pool {
 	size_t n;
 	struct setup su;
 	pthread_mutex_t lock; /* the process's: su.db, caches, handlers */
-	pthread_mutex_t mu;   /* busy, stop */
+	pthread_mutex_t mu;   /* busy, nbusy, stop */
 	pthread_cond_t idle;  /* a worker became idle */
+	int nbusy;	      /* workers serving a request */
 	bool stop;
 };
 
@@ -248,6 +249,9 @@ work(void *arg)
 		serve(&w->fcgi, p->table, p->n, &p->su, &p->lock);
 		pthread_mutex_lock(&p->mu);
 		w->busy = false;
+		/* The process has nothing to do: the held lines go out. */
+		if (--p->nbusy == 0)
+			log_flush();
 		pthread_cond_signal(&p->idle);
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -302,6 +306,7 @@ app_main_threads(const char *name, const struct route *table, size_t n,
 		goto stop;
 	}
 	rc = 0;
+	log_hold_requests();
 	pthread_mutex_lock(&p.mu);
 	for (;;) {
 		w = idle_worker(&p, ws, nw);
@@ -310,6 +315,7 @@ app_main_threads(const char *name, const struct route *table, size_t n,
 			break;
 		pthread_mutex_lock(&p.mu);
 		w->busy = true;
+		p.nbusy++;
 		pthread_cond_signal(&w->go);
 	}
 stop:
