@@ -897,6 +897,28 @@ read_held(struct round *r, const PGresult *res)
 	return any;
 }
 
+/* Runs sql with the array of the ids of the sessions of r that pick
+ * takes as $1: its result in *res, or NULL when pick takes none. */
+static enum db_status
+query_ids(struct db *db, const struct round *r,
+	  bool (*pick)(const struct live *), const char *sql, PGresult **res)
+{
+	struct buf ids;
+	const char *p;
+	enum db_status st = DB_OK;
+
+	*res = NULL;
+	buf_init(&ids, 0);
+	id_array(r, pick, false, &ids);
+	p = (const char *)ids.p;
+	if (ids.failed)
+		st = DB_ERROR;
+	else if (strcmp(p, "{}") != 0)
+		st = db_query(db, res, sql, 1, &p);
+	buf_free(&ids);
+	return st;
+}
+
 /*
  * Locks and reads the sessions of r: INGEST_OK or a database failure.  A
  * round of several sessions skips those another writer holds (marked
@@ -907,66 +929,37 @@ static int
 lock_sessions(struct db *db, struct round *r, char *detail, size_t dlen)
 {
 	PGresult *res = NULL;
-	struct buf ids;
-	const char *p;
-	enum db_status st = DB_ERROR;
-	int status = INGEST_OK;
+	enum db_status st;
 	bool skip = r->nlive > 1 && !r->waits;
 
-	buf_init(&ids, 0);
-	id_array(r, pick_any, false, &ids);
-	p = (const char *)ids.p;
-	if (ids.failed ||
-	    (st = db_query(db, &res, skip ? lock_skip_sql : lock_sql, 1, &p)) !=
-		    DB_OK) {
-		status = db_fail(st, detail, dlen);
+	if ((st = query_ids(db, r, pick_any, skip ? lock_skip_sql : lock_sql,
+			    &res)) != DB_OK)
 		goto out;
-	}
 	read_live(r, res);
 	PQclear(res);
-	res = NULL;
-	ids.len = 0;
-	id_array(r, pick_missing, false, &ids);
-	p = (const char *)ids.p;
-	if (skip && !ids.failed && strcmp(p, "{}") != 0) {
-		if ((st = db_query(db, &res, exists_sql, 1, &p)) != DB_OK) {
-			status = db_fail(st, detail, dlen);
+	if (skip) {
+		if ((st = query_ids(db, r, pick_missing, exists_sql, &res)) !=
+		    DB_OK)
 			goto out;
-		}
-		if (!read_held(r, res)) {
+		if (res != NULL && !read_held(r, res)) {
 			/* Nothing to do but wait for them. */
 			for (size_t i = 0; i < r->nlive; i++)
 				r->lv[i].held = false;
 			PQclear(res);
-			res = NULL;
-			ids.len = 0;
-			id_array(r, pick_any, false, &ids);
-			p = (const char *)ids.p;
-			if (ids.failed || (st = db_query(db, &res, lock_sql, 1,
-							 &p)) != DB_OK) {
-				status = db_fail(st, detail, dlen);
+			if ((st = query_ids(db, r, pick_any, lock_sql, &res)) !=
+			    DB_OK)
 				goto out;
-			}
 			read_live(r, res);
 		}
 		PQclear(res);
-		res = NULL;
 	}
-	ids.len = 0;
-	id_array(r, pick_uncached, false, &ids);
-	p = (const char *)ids.p;
-	if (ids.failed) {
-		status = db_fail(DB_ERROR, detail, dlen);
-	} else if (strcmp(p, "{}") != 0) {
-		if ((st = db_query(db, &res, streams_sql, 1, &p)) != DB_OK)
-			status = db_fail(st, detail, dlen);
-		else if (!read_streams(r, res))
-			status = db_fail(DB_ERROR, detail, dlen);
-	}
+	if ((st = query_ids(db, r, pick_uncached, streams_sql, &res)) ==
+		    DB_OK &&
+	    res != NULL && !read_streams(r, res))
+		st = DB_ERROR;
 out:
 	PQclear(res);
-	buf_free(&ids);
-	return status;
+	return st == DB_OK ? INGEST_OK : db_fail(st, detail, dlen);
 }
 
 /* Takes job j (the i-th) into the round: its answer, and when it is
