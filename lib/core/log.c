@@ -4,10 +4,8 @@
 #include "config.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
@@ -17,32 +15,6 @@
 
 static const char *program = "xmhub";
 static _Thread_local char request_id[LOG_REQUEST_ID_MAX + 1];
-
-/*
- * Request lines of status below 500 waiting to be written together
- * (log_flush()): under load a write(2) per request to a file that every
- * process appends to cost more than the rest of the line.  Any other line
- * writes them first, so the order of the lines holds.
- */
-static struct {
-	pthread_mutex_t mu;
-	char p[2 * LOG_LINE_MAX];
-	size_t len;
-	bool on; /* log_hold_requests() */
-} held = {.mu = PTHREAD_MUTEX_INITIALIZER};
-
-/* Writes what is held (the caller holds held.mu). */
-static void
-write_held(void)
-{
-	ssize_t n;
-
-	/* A failed log write has nowhere to be reported. */
-	if (held.len > 0)
-		n = write(STDERR_FILENO, held.p, held.len);
-	(void)n;
-	held.len = 0;
-}
 
 /* A line being built: p[0..len), never more than LOG_LINE_MAX - 1. */
 struct line {
@@ -166,54 +138,19 @@ head(struct line *l, const char *level)
 	kv(l, "pid", utoa((unsigned long long)getpid(), pid));
 }
 
-/* Ends the line and writes it whole, after the held lines; with hold,
- * it may be held itself. */
+/* Ends the line and writes it whole. */
 static void
-emit(struct line *l, bool hold)
+emit(struct line *l)
 {
 	ssize_t n;
 
 	if (l->cut && l->len >= 3)
 		memcpy(l->p + l->len - 3, "...", 3);
 	l->p[l->len++] = '\n';
-	/* Set before the program serves anything: without it, no lock. */
-	if (!held.on) {
-		/* One write: O_APPEND files and pipes keep the line whole. */
-		n = write(STDERR_FILENO, l->p, l->len);
-		(void)n;
-		return;
-	}
-	pthread_mutex_lock(&held.mu);
-	if (held.len + l->len > sizeof(held.p))
-		write_held();
-	if (hold) {
-		memcpy(held.p + held.len, l->p, l->len);
-		held.len += l->len;
-	} else {
-		write_held();
-		n = write(STDERR_FILENO, l->p, l->len);
-		(void)n;
-	}
-	pthread_mutex_unlock(&held.mu);
-}
-
-void
-log_hold_requests(void)
-{
-	static bool once;
-
-	if (!once)
-		atexit(log_flush);
-	once = true;
-	held.on = true;
-}
-
-void
-log_flush(void)
-{
-	pthread_mutex_lock(&held.mu);
-	write_held();
-	pthread_mutex_unlock(&held.mu);
+	/* One write: O_APPEND files and pipes keep the line whole.  A
+	 * failed log write has nowhere to be reported. */
+	n = write(STDERR_FILENO, l->p, l->len);
+	(void)n;
 }
 
 static void
@@ -234,7 +171,7 @@ vlog(const char *level, const char *fmt, va_list ap)
 	if (n > 0 && msg[n - 1] == '\n')
 		msg[n - 1] = '\0';
 	kv(&l, "msg", msg);
-	emit(&l, false);
+	emit(&l);
 }
 
 void
@@ -321,5 +258,5 @@ log_request(const char *method, const char *path, int status,
 	ms[n + 4] = '\0';
 	kv(&l, "duration_ms", ms);
 	kv(&l, "request_id", request_id[0] != '\0' ? request_id : "-");
-	emit(&l, status >= 0 && status < 500);
+	emit(&l);
 }

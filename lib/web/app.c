@@ -5,8 +5,6 @@
 
 #include <pthread.h>
 #include <errno.h>
-#include <fastcgi.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,19 +173,6 @@ serve(FCGX_Request *fcgi, const struct route *table, size_t n,
 	FCGX_Finish_r(fcgi);
 }
 
-/* The next request; before waiting for one, writes the held request
- * lines (log_hold_requests()).  False when the program is to stop. */
-static bool
-accept_next(FCGX_Request *fcgi)
-{
-	struct pollfd pending = {.fd = FCGI_LISTENSOCK_FILENO,
-				 .events = POLLIN};
-
-	if (poll(&pending, 1, 0) != 1)
-		log_flush();
-	return FCGX_Accept_r(fcgi) >= 0;
-}
-
 int
 app_main(const char *name, const struct route *table, size_t n,
 	 bool (*init)(const char *name))
@@ -203,8 +188,7 @@ app_main(const char *name, const struct route *table, size_t n,
 		store_close(store);
 		return 1;
 	}
-	log_hold_requests();
-	while (accept_next(&fcgi))
+	while (FCGX_Accept_r(&fcgi) >= 0)
 		serve(&fcgi, table, n, &su, NULL);
 	db_free(su.db);
 	store_close(store);
@@ -227,9 +211,8 @@ struct pool {
 	size_t n;
 	struct setup su;
 	pthread_mutex_t lock; /* the process's: su.db, caches, handlers */
-	pthread_mutex_t mu;   /* busy, nbusy, stop */
+	pthread_mutex_t mu;   /* busy, stop */
 	pthread_cond_t idle;  /* a worker became idle */
-	int nbusy;	      /* workers serving a request */
 	bool stop;
 };
 
@@ -249,9 +232,6 @@ work(void *arg)
 		serve(&w->fcgi, p->table, p->n, &p->su, &p->lock);
 		pthread_mutex_lock(&p->mu);
 		w->busy = false;
-		/* The process has nothing to do: the held lines go out. */
-		if (--p->nbusy == 0)
-			log_flush();
 		pthread_cond_signal(&p->idle);
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -306,7 +286,6 @@ app_main_threads(const char *name, const struct route *table, size_t n,
 		goto stop;
 	}
 	rc = 0;
-	log_hold_requests();
 	pthread_mutex_lock(&p.mu);
 	for (;;) {
 		w = idle_worker(&p, ws, nw);
@@ -315,7 +294,6 @@ app_main_threads(const char *name, const struct route *table, size_t n,
 			break;
 		pthread_mutex_lock(&p.mu);
 		w->busy = true;
-		p.nbusy++;
 		pthread_cond_signal(&w->go);
 	}
 stop:

@@ -85,56 +85,6 @@ long_line(void)
 	free(s);
 }
 
-static void
-held_one(void)
-{
-	log_hold_requests();
-	log_request("GET", "/a", 200, 1);
-}
-
-static void
-then_info(void)
-{
-	log_info("after");
-}
-
-static void
-flushed(void)
-{
-	log_request("GET", "/b", 404, 1);
-	log_flush();
-}
-
-static void
-five_hundred(void)
-{
-	log_request("GET", "/c", 500, 1);
-}
-
-static void
-many(void)
-{
-	for (int i = 0; i < 60; i++)
-		log_request("GET", "/many", 200, 1);
-}
-
-static void
-flush_only(void)
-{
-	log_flush();
-}
-
-/* The lines in got. */
-static size_t
-lines(void)
-{
-	size_t n = 0;
-
-	for (const char *p = got; *p != '\0'; p++)
-		n += *p == '\n';
-	return n;
-}
-
 int
 main(void)
 {
@@ -192,30 +142,6 @@ main(void)
 		ok(!log_request_id_valid(id), "one too long: not valid");
 		id[sizeof(id) - 2] = '\0';
 		ok(log_request_id_valid(id), "the longest: valid");
-	}
-
-	capture(held_one);
-	is_int(strlen(got), 0, "held: a 2xx request line is not written yet");
-	capture(then_info);
-	ok(strstr(got, "path=/a ") != NULL &&
-		   strstr(got, "msg=after\n") != NULL &&
-		   strstr(got, "path=/a ") < strstr(got, "msg=after"),
-	   "another line writes the held one first, in order");
-	capture(flushed);
-	ok(strstr(got, "path=/b status=404 ") != NULL,
-	   "log_flush() writes what is held");
-	capture(five_hundred);
-	ok(strstr(got, "level=error") != NULL &&
-		   strstr(got, "path=/c ") != NULL,
-	   "a 5xx request line is never held");
-	capture(many);
-	{
-		size_t first = lines();
-
-		ok(first > 0 && first < 60 && got[strlen(got) - 1] == '\n',
-		   "a full buffer is written, whole lines");
-		capture(flush_only);
-		is_int(first + lines(), 60, "and the rest at log_flush()");
 	}
 	return tap_done();
 }
