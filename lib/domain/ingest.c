@@ -528,6 +528,7 @@ add_block(struct live *l, const struct xmbp_stream *s, struct rows *r)
 	struct xmch_error err;
 	enum xmch_status st = XMCH_OK;
 	uint64_t first = 0, ts;
+	bool ordered;
 
 	if ((!p->open ||
 	     xmch_writer_size(&p->w) + s->data_len > MERGE_MAX_BYTES) &&
@@ -547,10 +548,11 @@ add_block(struct live *l, const struct xmbp_stream *s, struct rows *r)
 			st = add_sorted(&p->w, s, &err);
 		return st == XMCH_OK;
 	}
-	if (!in_order(s, &first) || (p->w.count > 0 && first < p->w.last_ts)) {
+	ordered = in_order(s, &first);
+	if (!ordered || (p->w.count > 0 && first < p->w.last_ts)) {
 		if (!restart(r, def->id, p, s->type))
 			return false;
-		if (!in_order(s, &first))
+		if (!ordered)
 			return add_sorted(&p->w, s, &err) == XMCH_OK;
 	}
 	xmbp_samples(s, &it);
