@@ -4,8 +4,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
@@ -15,6 +18,34 @@
 
 static const char *program = "xmhub";
 static _Thread_local char request_id[LOG_REQUEST_ID_MAX + 1];
+
+/*
+ * Request lines of status below 500 waiting to be written together
+ * (log_flush()): under load a write(2) per request to a file that every
+ * process appends to cost more than the rest of the line.  Any other line
+ * writes them first, so the order of the lines holds, and a thread writes
+ * them at least every second (flusher()), so none waits longer.
+ */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t tick; /* never signalled: flusher() times out on it */
+	char p[2 * LOG_LINE_MAX];
+	size_t len;
+	bool on; /* log_hold_requests() */
+} held = {.mu = PTHREAD_MUTEX_INITIALIZER, .tick = PTHREAD_COND_INITIALIZER};
+
+/* Writes what is held (the caller holds held.mu). */
+static void
+write_held(void)
+{
+	ssize_t n;
+
+	/* A failed log write has nowhere to be reported. */
+	if (held.len > 0)
+		n = write(STDERR_FILENO, held.p, held.len);
+	(void)n;
+	held.len = 0;
+}
 
 /* A line being built: p[0..len), never more than LOG_LINE_MAX - 1. */
 struct line {
@@ -138,19 +169,93 @@ head(struct line *l, const char *level)
 	kv(l, "pid", utoa((unsigned long long)getpid(), pid));
 }
 
-/* Ends the line and writes it whole. */
+/* Ends the line and writes it whole, after the held lines; with hold,
+ * it may be held itself. */
 static void
-emit(struct line *l)
+emit(struct line *l, bool hold)
 {
 	ssize_t n;
 
 	if (l->cut && l->len >= 3)
 		memcpy(l->p + l->len - 3, "...", 3);
 	l->p[l->len++] = '\n';
-	/* One write: O_APPEND files and pipes keep the line whole.  A
-	 * failed log write has nowhere to be reported. */
-	n = write(STDERR_FILENO, l->p, l->len);
-	(void)n;
+	/* Set before the program serves anything: without it, no lock. */
+	if (!held.on) {
+		/* One write: O_APPEND files and pipes keep the line whole. */
+		n = write(STDERR_FILENO, l->p, l->len);
+		(void)n;
+		return;
+	}
+	pthread_mutex_lock(&held.mu);
+	if (held.len + l->len > sizeof(held.p))
+		write_held();
+	if (hold) {
+		memcpy(held.p + held.len, l->p, l->len);
+		held.len += l->len;
+	} else {
+		write_held();
+		n = write(STDERR_FILENO, l->p, l->len);
+		(void)n;
+	}
+	pthread_mutex_unlock(&held.mu);
+}
+
+/* Writes the held lines every second, for as long as the process runs. */
+static void *
+flusher(void *arg)
+{
+	struct timespec t;
+
+	(void)arg;
+	pthread_mutex_lock(&held.mu);
+	for (;;) {
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_sec++;
+		pthread_cond_timedwait(&held.tick, &held.mu, &t);
+		write_held();
+	}
+	return NULL;
+}
+
+void
+log_hold_requests(void)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, old;
+
+	if (held.on)
+		return;
+	if (pthread_attr_init(&attr) != 0)
+		return;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* The program's signals stay with its own threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	held.on = pthread_create(&t, &attr, flusher, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (held.on)
+		atexit(log_flush);
+}
+
+void
+log_flush(void)
+{
+	pthread_mutex_lock(&held.mu);
+	write_held();
+	pthread_mutex_unlock(&held.mu);
+}
+
+bool
+log_holding(void)
+{
+	bool r;
+
+	pthread_mutex_lock(&held.mu);
+	r = held.len > 0;
+	pthread_mutex_unlock(&held.mu);
+	return r;
 }
 
 static void
@@ -171,7 +276,7 @@ vlog(const char *level, const char *fmt, va_list ap)
 	if (n > 0 && msg[n - 1] == '\n')
 		msg[n - 1] = '\0';
 	kv(&l, "msg", msg);
-	emit(&l);
+	emit(&l, false);
 }
 
 void
@@ -258,5 +363,5 @@ log_request(const char *method, const char *path, int status,
 	ms[n + 4] = '\0';
 	kv(&l, "duration_ms", ms);
 	kv(&l, "request_id", request_id[0] != '\0' ? request_id : "-");
-	emit(&l);
+	emit(&l, status >= 0 && status < 500);
 }

@@ -5,7 +5,10 @@
 
 #include <pthread.h>
 #include <errno.h>
+#include <fastcgi.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,9 +140,28 @@ fail:
 /* Serves the request accepted in fcgi; lock, when not NULL, is held
  * while the handler runs (up to app_unlock()) and around the checks of
  * the caller. */
+/*
+ * Writes the held request lines (log_hold_requests()) when the process has
+ * no other request: neither one its other threads serve (others) nor one
+ * waiting to be accepted.  Called before an answer, a line is then on disk
+ * before its client hears back, and lines wait to be written together only
+ * under load.
+ */
+static void
+settle_log(int others)
+{
+	struct pollfd pending = {.fd = FCGI_LISTENSOCK_FILENO,
+				 .events = POLLIN};
+
+	if (others == 0 && log_holding() && poll(&pending, 1, 0) != 1)
+		log_flush();
+}
+
+/* Serves one request; nbusy counts the process's requests being served
+ * (NULL: one at a time). */
 static void
 serve(FCGX_Request *fcgi, const struct route *table, size_t n,
-      const struct setup *su, pthread_mutex_t *lock)
+      const struct setup *su, pthread_mutex_t *lock, atomic_int *nbusy)
 {
 	struct http_req req;
 	struct http_resp resp;
@@ -170,7 +192,16 @@ serve(FCGX_Request *fcgi, const struct route *table, size_t n,
 	app_request_done(&req, &resp, &t0);
 	http_req_free(&req);
 	http_resp_free(&resp);
+	settle_log(nbusy != NULL ? atomic_load(nbusy) - 1 : 0);
 	FCGX_Finish_r(fcgi);
+}
+
+/* The next request, false when the program is to stop. */
+static bool
+accept_next(FCGX_Request *fcgi)
+{
+	settle_log(0);
+	return FCGX_Accept_r(fcgi) >= 0;
 }
 
 int
@@ -188,8 +219,9 @@ app_main(const char *name, const struct route *table, size_t n,
 		store_close(store);
 		return 1;
 	}
-	while (FCGX_Accept_r(&fcgi) >= 0)
-		serve(&fcgi, table, n, &su, NULL);
+	log_hold_requests();
+	while (accept_next(&fcgi))
+		serve(&fcgi, table, n, &su, NULL, NULL);
 	db_free(su.db);
 	store_close(store);
 	return 0;
@@ -213,6 +245,7 @@ struct pool {
 	pthread_mutex_t lock; /* the process's: su.db, caches, handlers */
 	pthread_mutex_t mu;   /* busy, stop */
 	pthread_cond_t idle;  /* a worker became idle */
+	atomic_int nbusy;     /* workers serving a request */
 	bool stop;
 };
 
@@ -229,7 +262,8 @@ work(void *arg)
 		if (!w->busy)
 			break;
 		pthread_mutex_unlock(&p->mu);
-		serve(&w->fcgi, p->table, p->n, &p->su, &p->lock);
+		serve(&w->fcgi, p->table, p->n, &p->su, &p->lock, &p->nbusy);
+		atomic_fetch_sub(&p->nbusy, 1);
 		pthread_mutex_lock(&p->mu);
 		w->busy = false;
 		pthread_cond_signal(&p->idle);
@@ -286,13 +320,19 @@ app_main_threads(const char *name, const struct route *table, size_t n,
 		goto stop;
 	}
 	rc = 0;
+	log_hold_requests();
 	pthread_mutex_lock(&p.mu);
 	for (;;) {
 		w = idle_worker(&p, ws, nw);
 		pthread_mutex_unlock(&p.mu);
+		/* A worker may have left lines held for a request that
+		 * another process took. */
+		if (atomic_load(&p.nbusy) == 0)
+			settle_log(0);
 		if (FCGX_Accept_r(&w->fcgi) < 0)
 			break;
 		pthread_mutex_lock(&p.mu);
+		atomic_fetch_add(&p.nbusy, 1);
 		w->busy = true;
 		pthread_cond_signal(&w->go);
 	}

@@ -4,14 +4,17 @@
  */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
 #include "tap.h"
 
 static char got[2 * LOG_LINE_MAX];
+static int cap_fd; /* the file of capture() */
 
 /* Runs fn with stderr going to a file; got holds what it wrote. */
 static void
@@ -23,6 +26,7 @@ capture(void (*fn)(void))
 
 	unlink(path);
 	dup2(fd, 2);
+	cap_fd = fd;
 	fn();
 	dup2(saved, 2);
 	close(saved);
@@ -85,6 +89,74 @@ long_line(void)
 	free(s);
 }
 
+/* The lines written so far to the file of capture() (during it). */
+static size_t
+written(void)
+{
+	char b[4096];
+	size_t lines = 0;
+	ssize_t n;
+
+	for (off_t at = 0; (n = pread(cap_fd, b, sizeof(b), at)) > 0; at += n)
+		for (ssize_t i = 0; i < n; i++)
+			lines += b[i] == '\n';
+	return lines;
+}
+
+static bool a_held, many_held, none_held;
+static size_t many_first, many_all;
+static double aged_s;
+
+static void
+held_then_info(void)
+{
+	log_hold_requests();
+	log_request("GET", "/a", 200, 1);
+	a_held = log_holding() && written() == 0;
+	log_info("after");
+}
+
+static void
+flushed(void)
+{
+	log_request("GET", "/b", 404, 1);
+	log_flush();
+}
+
+static void
+five_hundred(void)
+{
+	log_request("GET", "/c", 500, 1);
+}
+
+static void
+many(void)
+{
+	for (int i = 0; i < 60; i++)
+		log_request("GET", "/many", 200, 1);
+	many_first = written();
+	many_held = log_holding();
+	log_flush();
+	many_all = written();
+	none_held = !log_holding();
+}
+
+/* A held line left alone: the seconds until it is written. */
+static void
+aged(void)
+{
+	struct timespec t0, t, step = {0, 20 * 1000 * 1000};
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	log_request("GET", "/aged", 200, 1);
+	do {
+		nanosleep(&step, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		aged_s = (double)(t.tv_sec - t0.tv_sec) +
+			 (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
+	} while (written() == 0 && aged_s < 5);
+}
+
 int
 main(void)
 {
@@ -143,5 +215,26 @@ main(void)
 		id[sizeof(id) - 2] = '\0';
 		ok(log_request_id_valid(id), "the longest: valid");
 	}
+
+	capture(held_then_info);
+	ok(a_held, "held: a 2xx request line is not written yet");
+	ok(strstr(got, "path=/a ") != NULL &&
+		   strstr(got, "msg=after\n") != NULL &&
+		   strstr(got, "path=/a ") < strstr(got, "msg=after"),
+	   "another line writes the held one first, in order");
+	capture(flushed);
+	ok(strstr(got, "path=/b status=404 ") != NULL,
+	   "log_flush() writes what is held");
+	capture(five_hundred);
+	ok(strstr(got, "level=error") != NULL &&
+		   strstr(got, "path=/c ") != NULL,
+	   "a 5xx request line is never held");
+	capture(many);
+	ok(many_first > 0 && many_first < 60 && many_held,
+	   "a full buffer is written; the rest held");
+	ok(many_all == 60 && none_held, "and the rest at log_flush()");
+	capture(aged);
+	ok(strstr(got, "path=/aged ") != NULL && aged_s < 2.5,
+	   "a held line left alone is written within a second or two");
 	return tap_done();
 }
