@@ -41,9 +41,10 @@ write_held(void)
 	ssize_t n;
 
 	/* A failed log write has nowhere to be reported. */
-	if (held.len > 0)
+	if (held.len > 0) {
 		n = write(STDERR_FILENO, held.p, held.len);
-	(void)n;
+		(void)n;
+	}
 	held.len = 0;
 }
 
@@ -214,7 +215,7 @@ flusher(void *arg)
 		pthread_cond_timedwait(&held.tick, &held.mu, &t);
 		write_held();
 	}
-	return NULL;
+	return NULL; /* never reached; the signature wants it */
 }
 
 void

@@ -137,9 +137,6 @@ fail:
 	return false;
 }
 
-/* Serves the request accepted in fcgi; lock, when not NULL, is held
- * while the handler runs (up to app_unlock()) and around the checks of
- * the caller. */
 /*
  * Writes the held request lines (log_hold_requests()) when the process has
  * no other request: neither one its other threads serve (others) nor one
@@ -157,8 +154,10 @@ settle_log(int others)
 		log_flush();
 }
 
-/* Serves one request; nbusy counts the process's requests being served
- * (NULL: one at a time). */
+/* Serves the request accepted in fcgi; lock, when not NULL, is held
+ * while the handler runs (up to app_unlock()) and around the checks of
+ * the caller; nbusy counts the process's requests being served (NULL:
+ * one at a time). */
 static void
 serve(FCGX_Request *fcgi, const struct route *table, size_t n,
       const struct setup *su, pthread_mutex_t *lock, atomic_int *nbusy)
