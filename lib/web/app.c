@@ -300,6 +300,8 @@ app_main_threads(const char *name, const struct route *table, size_t n,
 	if (*threads < 1 ||
 	    (ws = calloc((size_t)*threads, sizeof(*ws))) == NULL)
 		goto out;
+	/* Before the workers start (log.h). */
+	log_hold_requests();
 	/* Signals go to this thread, which accepts: the workers block
 	 * them. */
 	sigfillset(&all);
@@ -319,7 +321,6 @@ app_main_threads(const char *name, const struct route *table, size_t n,
 		goto stop;
 	}
 	rc = 0;
-	log_hold_requests();
 	pthread_mutex_lock(&p.mu);
 	for (;;) {
 		w = idle_worker(&p, ws, nw);
