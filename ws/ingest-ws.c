@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -66,6 +67,13 @@ main(void)
 	long long idle;
 	int threads, rc = 1;
 
+	/* A round's buffers (chunks, parameters, libpq's) are allocated
+	 * and freed every round: served from mmap or trimmed back, each
+	 * round would fault its pages in afresh (a sixth of this program's
+	 * CPU, measured).  Below 1 MiB they come from the heap, and up to
+	 * 8 MiB of it stays mapped. */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+	mallopt(M_TRIM_THRESHOLD, 8 << 20);
 	buf_init(&answer, 0);
 	log_init("xmhub-ingest-ws");
 	if (!conf_init(detail, sizeof(detail))) {

@@ -3,7 +3,8 @@
  * counts, NaN, first min and max, exact integer sums at the i64
  * extremes, bool, merging equal to adding, a stored chunk's aggregate,
  * the stored text read back bit for bit (refused when malformed), and
- * the grid of cells: built, read back, adding up to the whole.
+ * the grid of cells: built, read back, adding up to the whole; the loop
+ * over float chunks against the per-sample walk.
  */
 #include "config.h"
 
@@ -333,6 +334,125 @@ grid(void)
 	buf_free(&out);
 }
 
+/* The next of a fixed pseudo-random sequence. */
+static uint32_t
+next_rand(uint32_t *state)
+{
+	*state = *state * 1664525u + 1013904223u;
+	return *state >> 8;
+}
+
+/* A value drawn to hit the edges: NaN, infinities, zeros of both
+ * signs, repeats, and plain values of very different sizes. */
+static double
+edgy(uint32_t *state)
+{
+	static const double pool[] = {NAN, INFINITY, -INFINITY, 0.0,	 -0.0,
+				      1.0, -1.0,     1e300,	-1e-300, 3.5};
+	uint32_t r = next_rand(state);
+
+	if (r % 3 == 0)
+		return pool[r / 3 % (sizeof(pool) / sizeof(pool[0]))];
+	return ((double)(r % 200001) - 100000.0) / ((r % 7) + 1) *
+	       pow(10.0, (double)(r % 41) - 20.0);
+}
+
+static bool
+same_text(const struct sampleagg_text *a, const struct sampleagg_text *b)
+{
+	return strcmp(a->count, b->count) == 0 &&
+	       strcmp(a->nan_count, b->nan_count) == 0 &&
+	       strcmp(a->min, b->min) == 0 && strcmp(a->max, b->max) == 0 &&
+	       strcmp(a->sum, b->sum) == 0;
+}
+
+/*
+ * sampleagg_chunk_grid() walks f32 and f64 chunks with a loop of its
+ * own: its aggregate, grid and grid verdict must be those of the walk
+ * with the public per-sample calls, bit for bit, the stored text
+ * included.
+ */
+static void
+float_walk(void)
+{
+	static const enum sample_type types[] = {SAMPLE_F64, SAMPLE_F32};
+	struct xmch_writer w;
+	struct xmch_error err;
+	struct xmch_chunk c;
+	struct xmch_iter it;
+	struct sampleagg a, want;
+	struct sampleagg_text ta, tw;
+	struct sampleagg_grid g;
+	struct sample_value v;
+	struct buf chunkbuf, got, exp;
+	uint32_t state = 12345;
+	uint64_t ts;
+	int cases = 0, alike = 0, grids = 0;
+	bool has, want_has;
+
+	buf_init(&chunkbuf, 0);
+	buf_init(&got, 0);
+	buf_init(&exp, 0);
+	for (int round = 0; round < 200; round++) {
+		enum sample_type t = types[round % 2];
+		int n = 1 + (int)(next_rand(&state) % 3000);
+		/* From one cell per 16 samples up to many samples a cell. */
+		uint64_t step = 1 + next_rand(&state) % (SAMPLEAGG_GRID_US / 8);
+
+		ts = (uint64_t)next_rand(&state) * 1000;
+		xmch_writer_init(&w, t);
+		for (int i = 0; i < n; i++) {
+			/* Some chunks only of zeros, where which of the
+			 * equal values is min and max shows (-0 or 0). */
+			double x =
+				round % 17 == 0 ? NAN
+				: round % 5 == 1
+					? (next_rand(&state) % 2 ? 0.0 : -0.0)
+					: edgy(&state);
+
+			if (t == SAMPLE_F64)
+				v = f64(x);
+			else
+				v = f32((float)x);
+			xmch_writer_add(&w, ts, &v, &err);
+			ts += step;
+		}
+		chunkbuf.len = got.len = exp.len = 0;
+		xmch_writer_finish(&w, round % 3 == 0, &chunkbuf, &err);
+		xmch_writer_free(&w);
+
+		sampleagg_chunk_grid(chunkbuf.p, chunkbuf.len, &a, &got, &has,
+				     &err);
+		xmch_open(chunkbuf.p, chunkbuf.len, &c, &err);
+		sampleagg_init(&want, t);
+		sampleagg_grid_init(&g, t, &exp);
+		xmch_iter_init(&c, &it);
+		while (xmch_next(&it, &ts, &v)) {
+			sampleagg_add(&want, &v);
+			sampleagg_grid_add(&g, ts, &v);
+		}
+		want_has = sampleagg_grid_finish(&g);
+		xmch_close(&c);
+		if (!want_has)
+			exp.len = 0;
+		sampleagg_to_text(&a, &ta);
+		sampleagg_to_text(&want, &tw);
+		cases++;
+		grids += want_has;
+		alike += same(&a, &want) && same_text(&ta, &tw) &&
+			 has == want_has && got.len == exp.len &&
+			 memcmp(got.p, exp.p, got.len) == 0;
+	}
+	is_int(alike, cases,
+	       "float chunks: the loop gives the per-sample walk's "
+	       "aggregate, text and grid, bit for bit");
+	ok(grids > 20 && grids < cases,
+	   "float chunks: with and without a grid worth keeping");
+	buf_free(&chunkbuf);
+	buf_free(&got);
+	buf_free(&exp);
+}
+
 int
 main(void)
 {
@@ -341,5 +461,6 @@ main(void)
 	refused();
 	chunk();
 	grid();
+	float_walk();
 	return tap_done();
 }
