@@ -1,6 +1,7 @@
 /*
- * testutil.h - helpers shared by the C unit tests: a seeded PRNG and
- * sample values built from raw bits, payloads or table rows.
+ * testutil.h - helpers shared by the C tests: a seeded PRNG, sample
+ * values built from raw bits, payloads or table rows, and a small XMBP
+ * batch.
  *
  * Header-only, like tap.h: each test program includes it once.
  */
@@ -12,7 +13,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "codec/sample.h"
+#include "codec/xmbpenc.h"
 
 /* splitmix64 state: a fixed seed keeps every run the same. */
 static uint64_t test_rng;
@@ -126,6 +130,25 @@ val_row(const struct test_value *r)
 {
 	return r->raw ? val_raw(r->type, r->p, r->n)
 		      : val_bits(r->type, r->bits);
+}
+
+/* A batch (seq, no device id) of n f32 samples of stream 0, value i at
+ * ts0 + i, into the cap bytes at buf; its length.  Aborts when it does
+ * not fit. */
+static size_t __attribute__((unused))
+test_f32_batch(uint8_t *buf, size_t cap, uint16_t seq, unsigned n, uint64_t ts0)
+{
+	struct xmbp_enc e;
+	size_t len = 0;
+
+	xmbp_enc_init(&e, buf, cap);
+	xmbp_enc_begin(&e, seq, NULL);
+	xmbp_enc_stream(&e, 0, SAMPLE_F32);
+	for (unsigned i = 0; i < n; i++)
+		xmbp_enc_f32(&e, ts0 + i, (float)i);
+	if (xmbp_enc_finish(&e, &len) != XMBP_ENC_OK)
+		abort();
+	return len;
 }
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "codec/sampleagg.h"
 #include "tap.h"
+#include "testutil.h"
 
 static struct sample_value
 f64(double x)
@@ -334,22 +335,14 @@ grid(void)
 	buf_free(&out);
 }
 
-/* The next of a fixed pseudo-random sequence. */
-static uint32_t
-next_rand(uint32_t *state)
-{
-	*state = *state * 1664525u + 1013904223u;
-	return *state >> 8;
-}
-
 /* A value drawn to hit the edges: NaN, infinities, zeros of both
  * signs, repeats, and plain values of very different sizes. */
 static double
-edgy(uint32_t *state)
+edgy(void)
 {
 	static const double pool[] = {NAN, INFINITY, -INFINITY, 0.0,	 -0.0,
 				      1.0, -1.0,     1e300,	-1e-300, 3.5};
-	uint32_t r = next_rand(state);
+	uint64_t r = rnd();
 
 	if (r % 3 == 0)
 		return pool[r / 3 % (sizeof(pool) / sizeof(pool[0]))];
@@ -385,30 +378,28 @@ float_walk(void)
 	struct sampleagg_grid g;
 	struct sample_value v;
 	struct buf chunkbuf, got, exp;
-	uint32_t state = 12345;
 	uint64_t ts;
 	int cases = 0, alike = 0, grids = 0;
 	bool has, want_has;
 
+	rnd_seed(12345);
 	buf_init(&chunkbuf, 0);
 	buf_init(&got, 0);
 	buf_init(&exp, 0);
 	for (int round = 0; round < 200; round++) {
 		enum sample_type t = types[round % 2];
-		int n = 1 + (int)(next_rand(&state) % 3000);
+		int n = 1 + (int)(rnd() % 3000);
 		/* From one cell per 16 samples up to many samples a cell. */
-		uint64_t step = 1 + next_rand(&state) % (SAMPLEAGG_GRID_US / 8);
+		uint64_t step = 1 + rnd() % (SAMPLEAGG_GRID_US / 8);
 
-		ts = (uint64_t)next_rand(&state) * 1000;
+		ts = (rnd() >> 40) * 1000;
 		xmch_writer_init(&w, t);
 		for (int i = 0; i < n; i++) {
 			/* Some chunks only of zeros, where which of the
 			 * equal values is min and max shows (-0 or 0). */
-			double x =
-				round % 17 == 0 ? NAN
-				: round % 5 == 1
-					? (next_rand(&state) % 2 ? 0.0 : -0.0)
-					: edgy(&state);
+			double x = round % 17 == 0  ? NAN
+				   : round % 5 == 1 ? (rnd() % 2 ? 0.0 : -0.0)
+						    : edgy();
 
 			if (t == SAMPLE_F64)
 				v = f64(x);

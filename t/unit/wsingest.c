@@ -22,26 +22,10 @@
 
 #include "codec/be.h"
 #include "tap.h"
+#include "testutil.h"
 #include "codec/utf8.h"
 #include "domain/wsingest.h"
 #include "codec/xmbp.h"
-
-/* A batch of n f32 samples (seq), into buf; its length. */
-static size_t
-f32_batch(uint8_t *buf, size_t cap, uint16_t seq, unsigned n)
-{
-	struct xmbp_enc e;
-	size_t len = 0;
-
-	xmbp_enc_init(&e, buf, cap);
-	xmbp_enc_begin(&e, seq, NULL);
-	xmbp_enc_stream(&e, 0, SAMPLE_F32);
-	for (unsigned i = 0; i < n; i++)
-		xmbp_enc_f32(&e, i, (float)i);
-	if (xmbp_enc_finish(&e, &len) != XMBP_ENC_OK)
-		abort();
-	return len;
-}
 
 /* A batch of bytes samples: three of 65535 bytes and one of last bytes;
  * its length. */
@@ -132,8 +116,8 @@ test_cut(void)
 	bool same = true;
 
 	for (unsigned i = 0; i < 3; i++) {
-		lens[i] = f32_batch(stream + total, sizeof(stream) - total,
-				    (uint16_t)i, 10 + i);
+		lens[i] = test_f32_batch(stream + total, sizeof(stream) - total,
+					 (uint16_t)i, 10 + i, 0);
 		total += lens[i];
 	}
 	feed(w, stream, total, total);
@@ -392,8 +376,9 @@ test_pipelined(const char *how, size_t prefill)
 	bool values = true;
 
 	for (unsigned i = 0; i < 200; i++)
-		total += f32_batch(batches + total, sizeof(batches) - total,
-				   (uint16_t)i, 1 + i % 5);
+		total +=
+			test_f32_batch(batches + total, sizeof(batches) - total,
+				       (uint16_t)i, 1 + i % 5, 0);
 	ok(write(c.in, batches, total) == (ssize_t)total,
 	   "%s: 200 batches written at once", how);
 	/* All committed (so the child has set its pipe up) before the
@@ -435,7 +420,7 @@ test_errors(void)
 
 	/* A good batch, then a bad one: the ack, the error, the end. */
 	c = start(10000, -1, 0);
-	len = f32_batch(b, sizeof(b), 0, 7);
+	len = test_f32_batch(b, sizeof(b), 0, 7, 0);
 	memcpy(b + len, "XMBQ\x01\x00\x00\x00\x00\x00", 10);
 	ok(write(c.in, b, len + 10) == (ssize_t)len + 10, "decode error: sent");
 	n = read_once(&c, buf);
@@ -448,8 +433,8 @@ test_errors(void)
 
 	/* The commit refuses: its detail, the end. */
 	c = start(10000, 1, 0);
-	len = f32_batch(b, sizeof(b), 0, 2);
-	len += f32_batch(b + len, sizeof(b) - len, 1, 2);
+	len = test_f32_batch(b, sizeof(b), 0, 2, 0);
+	len += test_f32_batch(b + len, sizeof(b) - len, 1, 2, 0);
 	ok(write(c.in, b, len) == (ssize_t)len, "refused commit: sent");
 	n = read_once(&c, buf);
 	ok(n == 4 && be32_get(buf) == 2, "refused commit: the first ack");
@@ -485,7 +470,7 @@ test_errors(void)
 
 	/* SIGTERM (websocketd ending a child whose client left). */
 	c = start(10000, -1, 0);
-	len = f32_batch(b, sizeof(b), 0, 1);
+	len = test_f32_batch(b, sizeof(b), 0, 1, 0);
 	ok(write(c.in, b, len) == (ssize_t)len && read_once(&c, buf) == 4,
 	   "SIGTERM: a session running");
 	kill(c.pid, SIGTERM);
