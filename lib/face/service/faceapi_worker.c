@@ -426,6 +426,34 @@ faceapi_worker_model(const struct faceapi_worker *w)
 	return &w->model;
 }
 
+/*
+ * True when the worker's main thread has ended (zombie or dead): the
+ * worker is going, though its other threads (the model's) may hold its
+ * socket open a while longer, so that the socket does not show it yet.
+ * False when /proc cannot tell.
+ */
+static bool
+main_thread_ended(pid_t pid)
+{
+	char path[64], line[512];
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	line[n] = '\0';
+	/* The state follows the command name, which may hold ')'. */
+	if ((p = strrchr(line, ')')) == NULL || p[1] != ' ')
+		return false;
+	return p[2] == 'Z' || p[2] == 'X';
+}
+
 bool
 faceapi_worker_ready(struct faceapi_worker *w, char *detail, size_t dlen)
 {
@@ -437,10 +465,11 @@ faceapi_worker_ready(struct faceapi_worker *w, char *detail, size_t dlen)
 		return false;
 	}
 	/* Ended since the last request (killed, out of memory): its socket
-	 * is closed (or, against the protocol, holds unread bytes). */
+	 * is closed (or, against the protocol, holds unread bytes), or its
+	 * main thread has ended while the others still hold the socket. */
 	pfd.fd = w->fd;
 	pfd.events = POLLIN;
-	if (w->pid != 0 && poll(&pfd, 1, 0) != 0)
+	if (w->pid != 0 && (poll(&pfd, 1, 0) != 0 || main_thread_ended(w->pid)))
 		reap(w, GRACE_MS, "ended between requests", detail, dlen);
 	if (w->pid != 0)
 		return true;
