@@ -5,7 +5,8 @@
 #
 # Environment (set by make): XMHUB_FUZZ_DIR holds xmbp-fuzz and
 # xmch-fuzz, XMHUB_SRCDIR the source tree (for fuzz/corpus/NAME), and
-# XMHUB_FUZZ_SECONDS the time per target (default 30).
+# XMHUB_FUZZ_SECONDS the time per target (default 30), XMHUB_FUZZ_JOBS
+# how many run at once (default 2).
 use strict;
 use warnings;
 use Test::More;
@@ -17,6 +18,7 @@ my @targets = split ' ', ($ENV{XMHUB_FUZZ_TARGETS} // 'xmbp xmch');
 my $dir = $ENV{XMHUB_FUZZ_DIR};
 my $src = $ENV{XMHUB_SRCDIR};
 my $seconds = $ENV{XMHUB_FUZZ_SECONDS} || 30;
+my $jobs = $ENV{XMHUB_FUZZ_JOBS} || 2;
 
 # A target that ran a few hundred inputs has not been fuzzed at all.
 my $min_runs = 1000;
@@ -36,8 +38,9 @@ sub files {
 	return @f;
 }
 
-# Runs argv with standard output and error into $log; the wait status.
-sub run_logged {
+# start_logged($log, @argv): starts argv with standard output and error
+# into $log; its pid.
+sub start_logged {
 	my ($log, @argv) = @_;
 	my $pid = fork() // die "fork: $!";
 	if ($pid == 0) {
@@ -46,8 +49,7 @@ sub run_logged {
 		open STDERR, '>&', \*STDOUT or die;
 		exec { $argv[0] } @argv or die "exec $argv[0]: $!";
 	}
-	waitpid($pid, 0);
-	return $?;
+	return $pid;
 }
 
 # Keeps what a failed run left where make clean (fuzz/work) finds it;
@@ -62,53 +64,67 @@ sub keep {
 	diag("$name: log and artifacts kept in $keep");
 }
 
+# Each target in a directory of its own; $jobs of them at a time, the
+# time of each its own (a fixed budget: targets x seconds / jobs of
+# wall time).
+my %run;
 for my $name (@targets) {
-	my $bin = "$dir/$name-fuzz";
-	my $seeds = "$src/fuzz/corpus/$name";
+	my $tmp = tempdir("fuzz-$name-XXXXXX", TMPDIR => 1, CLEANUP => 1);
+	$run{$name} = {bin => "$dir/$name-fuzz",
+		seeds => "$src/fuzz/corpus/$name", corpus => "$tmp/corpus",
+		art => "$tmp/artifacts", log => "$tmp/log"};
+	$run{$name}{seed_files} = [files($run{$name}{seeds})];
+}
+my %running; # pid => name
+# UBSan only prints by default; make its findings crashes.
+local $ENV{UBSAN_OPTIONS} = join(':', grep { defined } $ENV{UBSAN_OPTIONS},
+	'halt_on_error=1', 'print_stacktrace=1');
+for my $name (@targets, (undef) x $jobs) {
+	if (keys %running >= $jobs || !defined $name) {
+		my $pid = wait;
+		last if $pid < 0;
+		$run{delete $running{$pid}}{status} = $?;
+	}
+	next unless defined $name;
+	my $r = $run{$name};
+	next unless -x $r->{bin} && @{$r->{seed_files}};
+	mkdir $r->{corpus} or die "$r->{corpus}: $!";
+	mkdir $r->{art} or die "$r->{art}: $!";
+	# New inputs go to the first directory: the seeds stay as they are.
+	$running{start_logged($r->{log}, $r->{bin},
+		"-max_total_time=$seconds", '-print_final_stats=1',
+		"-artifact_prefix=$r->{art}/", $r->{corpus}, $r->{seeds})} = $name;
+}
 
+for my $name (@targets) {
+	my $r = $run{$name};
 	subtest $name => sub {
 		# Failing here, not skipping: the build was asked for it.
-		ok(-x $bin, "$name-fuzz is built") or return;
-		my @seed_files = files($seeds);
-		ok(@seed_files > 0, "seed corpus $seeds is not empty");
+		ok(-x $r->{bin}, "$name-fuzz is built") or return;
+		ok(@{$r->{seed_files}} > 0, "seed corpus $r->{seeds} is not empty")
+		    or return;
 
-		my $tmp = tempdir("fuzz-$name-XXXXXX", TMPDIR => 1, CLEANUP => 1);
-		my ($corpus, $art, $log) = ("$tmp/corpus", "$tmp/artifacts",
-			"$tmp/log");
-		mkdir $corpus or die "$corpus: $!";
-		mkdir $art or die "$art: $!";
-
-		# UBSan only prints by default; make its findings crashes.
-		local $ENV{UBSAN_OPTIONS} = join(':', grep { defined }
-			$ENV{UBSAN_OPTIONS}, 'halt_on_error=1',
-			'print_stacktrace=1');
-		# New inputs go to the first directory: the seeds stay as
-		# they are.
-		my $status = run_logged($log, $bin,
-			"-max_total_time=$seconds", '-print_final_stats=1',
-			"-artifact_prefix=$art/", $corpus, $seeds);
-
-		open(my $fh, '<', $log) or die "$log: $!";
+		open(my $fh, '<', $r->{log}) or die "$r->{log}: $!";
 		my $out = do { local $/; <$fh> };
 		close $fh;
 		my ($runs) = $out =~ /^Done (\d+) runs/m;
-		my @found = grep { /^(crash|leak|timeout|oom)-/ } files($art);
+		my @found = grep { /^(crash|leak|timeout|oom)-/ } files($r->{art});
 
 		my @ok;
-		push @ok, is($status, 0, "$name-fuzz exits 0");
+		push @ok, is($r->{status}, 0, "$name-fuzz exits 0");
 		push @ok, ok(defined $runs && $runs > $min_runs,
 			"$name-fuzz ran more than $min_runs inputs");
 		diag('runs: ' . ($runs // 'no "Done N runs" line')) if !$ok[-1];
 		push @ok, is_deeply(\@found, [], "$name-fuzz wrote no artifacts");
 		push @ok, unlike($out, qr/runtime error:/,
 			"$name-fuzz: no UBSan report");
-		is_deeply([files($seeds)], \@seed_files,
+		is_deeply([files($r->{seeds})], $r->{seed_files},
 			"$name-fuzz left the seed corpus alone");
 		note("$name: $runs runs in $seconds s") if defined $runs;
 		if (grep { !$_ } @ok) {
 			my @tail = (split /\n/, $out)[-30 .. -1];
 			diag(join("\n", grep { defined } @tail));
-			keep($name, $log, map { "$art/$_" } @found);
+			keep($name, $r->{log}, map { "$r->{art}/$_" } @found);
 		}
 	};
 }

@@ -34,7 +34,7 @@ my $build = $ENV{XMHUB_BUILDDIR};
 my $root = $> == 0;
 my $json = JSON::PP->new->utf8->canonical;
 
-my $p = Xmhub::Platform->start;
+my $p = Xmhub::Platform->start(own_db => 1); # stops PostgreSQL
 my $s = $p->stack;
 my $var = $s->var;
 # The runner is started here (--drain), so that the test knows when the

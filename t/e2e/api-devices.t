@@ -9,7 +9,7 @@ use Xmhub::Platform qw(keys_of is_error);
 # Every answer is checked against doc/platform-www/openapi.json.
 $ENV{XMHUB_OPENAPI_CHECK} = 1;
 
-my $p = Xmhub::Platform->start;
+my $p = Xmhub::Platform->start(own_db => 1); # stops PostgreSQL
 my $fac = $p->facility('Devices A');
 my $other = $p->facility('Devices B');
 my $admin = $p->user('facility_admin', $fac);

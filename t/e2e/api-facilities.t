@@ -7,7 +7,7 @@ use Test::More;
 use Xmhub::Accounts qw(mkuser login is_error log_is_clean);
 use Xmhub::Platform qw(keys_of);
 
-my $p = Xmhub::Platform->start;
+my $p = Xmhub::Platform->start(own_db => 1); # stops PostgreSQL
 my $s = $p->stack;
 my $FACILITY = 'created_at,description,id,is_active,name,slug,updated_at';
 my $NOID = '00000000-0000-4000-8000-000000000000';

@@ -12,7 +12,8 @@ use Xmhub::Stack;
 
 # Every readiness request probes the store here (t/e2e/api-health-storage.t
 # checks the default interval).
-my $s = Xmhub::Stack->start(env => { XMHUB_READY_INTERVAL => 0 });
+my $s = Xmhub::Stack->start(own_db => 1, # stops PostgreSQL
+	env => { XMHUB_READY_INTERVAL => 0 });
 my $http = HTTP::Tiny->new(timeout => 20);
 
 # get($path, $method): (status, decoded body or undef, response)

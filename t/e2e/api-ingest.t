@@ -14,7 +14,7 @@ use Xmhub::Platform qw(keys_of is_error);
 use Xmhub::Test qw(run);
 use Xmhub::XMBP qw(batch stored sent);
 
-my $p = Xmhub::Platform->start;
+my $p = Xmhub::Platform->start(own_db => 1); # stops PostgreSQL
 my $stack = $p->stack;
 my $fac = $p->facility('Ingest A');
 my $other = $p->facility('Ingest B');

@@ -7,7 +7,7 @@ use Digest::SHA qw(sha256_hex);
 use Test::More;
 use Xmhub::Platform qw(iso keys_of is_error);
 
-my $p = Xmhub::Platform->start;
+my $p = Xmhub::Platform->start(own_db => 1); # stops PostgreSQL
 my $fac = $p->facility('Keys A');
 my $other = $p->facility('Keys B');
 my $admin = $p->user('facility_admin', $fac);

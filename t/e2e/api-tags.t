@@ -6,7 +6,7 @@ use warnings;
 use Test::More;
 use Xmhub::Platform qw(keys_of is_error);
 
-my $p = Xmhub::Platform->start;
+my $p = Xmhub::Platform->start(own_db => 1); # stops PostgreSQL
 my $fac = $p->facility('Tags A');
 my $other = $p->facility('Tags B');
 my $admin = $p->user('facility_admin', $fac);

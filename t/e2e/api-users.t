@@ -11,7 +11,7 @@ use Xmhub::Platform qw(keys_of);
 # Every answer is checked against doc/platform-www/openapi.json.
 $ENV{XMHUB_OPENAPI_CHECK} = 1;
 
-my $p = Xmhub::Platform->start;
+my $p = Xmhub::Platform->start(own_db => 1); # stops PostgreSQL
 my $s = $p->stack;
 my $USER = 'created_at,display_name,email,facility_id,id,is_active,'
     . 'last_login_at,role,updated_at';

@@ -12,7 +12,7 @@ use IO::Handle;
 use lib "$ENV{XMHUB_SRCDIR}/t/lib";
 use Xmhub::Stack;
 
-my $s = Xmhub::Stack->start;
+my $s = Xmhub::Stack->start(own_db => 1); # stops PostgreSQL
 my $prog = "$ENV{XMHUB_BUILDDIR}/t/e2e/db";
 my %driver = (
 	'stop-db' => sub { $s->stop_db },

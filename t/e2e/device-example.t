@@ -18,7 +18,7 @@ use Xmhub::Test qw(run);
 my $prog = "$ENV{XMHUB_BUILDDIR}/examples/device-posix";
 ok(-x $prog, 'the example is built') or BAIL_OUT("no $prog");
 
-my $p = Xmhub::Platform->start;
+my $p = Xmhub::Platform->start(own_db => 1); # stops PostgreSQL
 my $fac = $p->facility('Device example');
 my $ta = $p->token($p->user('facility_admin', $fac));
 my $key = $p->api_key($ta, 'ingest');

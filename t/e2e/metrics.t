@@ -12,7 +12,7 @@ use Xmhub::Platform qw(is_error);
 use Xmhub::Prom qw(prom_samples prom_check);
 use Xmhub::XMBP qw(batch);
 
-my $p = Xmhub::Platform->start;
+my $p = Xmhub::Platform->start(own_db => 1); # stops PostgreSQL
 my $stack = $p->stack;
 my $fac = $p->facility('Metrics A');
 my $admin = $p->user('facility_admin', $fac);

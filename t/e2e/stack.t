@@ -19,7 +19,7 @@ use Time::HiRes qw(sleep);
 use Xmhub::Stack;
 use Xmhub::Test qw(run);
 
-my $s = Xmhub::Stack->start;
+my $s = Xmhub::Stack->start(own_db => 1); # its cluster's pid file
 my $var = $s->var;
 my $dir = tempdir('xmhub-stack-t-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my @bystanders;

@@ -9,8 +9,24 @@ package Xmhub::Pg;
 #   my $pg = Xmhub::Pg->start(fsync => 0);  # fsync off: a test that
 #                                            # kills web hosts, not it
 #   $pg->url                                 # postgresql://xmhub@...
+#   $pg->socket_url($db)                     # database $db through the
+#                                            # cluster's socket
 #   $pg->port; $pg->bin('pgbench')           # its programs
 #   $pg->stop                                # (also at exit)
+#
+# t/with-testdb starts one such cluster for a whole test run; the stacks
+# of the run make their databases in it (Xmhub::Stack, doc/development.md):
+#
+#   my $db = Xmhub::Pg->shared;              # undef outside t/with-testdb
+#   my $url = $db->create('name');           # a copy of the migrated
+#                                            # template database
+#   $db->drop('name');
+#
+#   my $url = Xmhub::Pg->test_database;     # for a test that needs SQL and
+#                                            # no stack: that copy under
+#                                            # t/with-testdb, else a cluster
+#                                            # of its own, migrated; gone at
+#                                            # exit
 
 use strict;
 use warnings;
@@ -72,13 +88,76 @@ sub start {
 sub port { return $_[0]{port} }
 sub bin { return "$_[0]{bin}/$_[1]" }
 sub url { return "postgresql://xmhub\@127.0.0.1:$_[0]{port}/xmhub" }
+sub dir { return $_[0]{dir} }
+sub bindir { return $_[0]{bin} }
 
-# psql($sql): ($status, $stdout, $stderr) of $sql on the database,
-# unaligned without headers.
+# socket_url($db): database $db (default xmhub) through the socket, in
+# the shape httpd-conf/stack gives its own cluster's.
+sub socket_url {
+	my ($self, $db) = @_;
+	(my $dir = $self->{dir}) =~ s/([^A-Za-z0-9_.~\/-])/sprintf '%%%02X', ord $1/ge;
+	return 'postgresql:///' . ($db // 'xmhub')
+	    . "?host=$dir&port=$self->{port}&user=xmhub";
+}
+
+# The name of the template database t/with-testdb migrates.
+our $TEMPLATE = 'xmhub_template';
+
+# shared: the cluster of t/with-testdb (XMHUB_TEST_PG names its socket
+# directory, port and server programs), or undef outside of it.  Never
+# stopped here: the wrapper owns it.
+sub shared {
+	my ($class) = @_;
+	my ($dir, $port, $bin) = split /\t/, $ENV{XMHUB_TEST_PG} // '';
+	return undef unless defined $bin;
+	return bless {dir => $dir, port => $port, bin => $bin, pid => -1},
+	    $class;
+}
+
+# create($name): a new database copied from the migrated template; its
+# URL.  Dies saying why it could not.
+sub create {
+	my ($self, $name) = @_;
+	my ($st, $out, $err) = $self->psql(
+		qq{CREATE DATABASE "$name" TEMPLATE $TEMPLATE}, 'postgres');
+	die "CREATE DATABASE $name: $err" if $st;
+	return $self->socket_url($name);
+}
+
+# drop($name): removes database $name, closing what is still connected.
+sub drop {
+	my ($self, $name) = @_;
+	my ($st, $out, $err) = $self->psql(
+		qq{DROP DATABASE IF EXISTS "$name" WITH (FORCE)}, 'postgres');
+	die "DROP DATABASE $name: $err" if $st;
+}
+
+# psql($sql, $db): ($status, $stdout, $stderr) of $sql on database $db
+# (default xmhub), unaligned without headers.
 sub psql {
-	my ($self, $sql) = @_;
+	my ($self, $sql, $db) = @_;
 	return run([svc(), $self->bin('psql'), '-X', '-q', '-A', '-t', '-v',
-		'ON_ERROR_STOP=1', '-d', $self->url, '-c', $sql]);
+		'ON_ERROR_STOP=1', '-d', $self->socket_url($db), '-c', $sql]);
+}
+
+# test_database: see above.  Needs XMHUB_BIN and XMHUB_SRCDIR (make
+# check sets them) outside t/with-testdb, for the migrations.
+my @made; # [cluster, database] to drop at exit
+sub test_database {
+	my ($class) = @_;
+	if (my $shared = $class->shared) {
+		my $name = "t_${$}_" . time;
+		my $url = $shared->create($name);
+		push @made, [$shared, $name, $$];
+		return $url;
+	}
+	my $pg = $class->start;
+	local $ENV{XMHUB_ENV_FILE} = '/dev/null';
+	local $ENV{XMHUB_DATABASE_URL} = $pg->socket_url;
+	my ($st, $out, $err) = run([$ENV{XMHUB_BIN}, 'migrate', '--dir',
+		"$ENV{XMHUB_SRCDIR}/sql"]);
+	die "xmhub migrate: exit $st\n$out$err" if $st;
+	return $pg->socket_url;
 }
 
 sub stop {
@@ -91,6 +170,9 @@ sub stop {
 
 END {
 	my $status = $?;
+	for (grep { $_->[2] == $$ } @made) {
+		warn $@ unless eval { $_->[0]->drop($_->[1]); 1 };
+	}
 	$_->stop for values %live;
 	$? = $status;
 }

@@ -36,9 +36,11 @@ our @EXPORT_OK = qw(iso keys_of is_error);
 
 my $json = JSON::PP->new->utf8->canonical->allow_nonref;
 
+# start(%opt): %opt goes to Xmhub::Stack->start (own_db => 1 for a test
+# that stops PostgreSQL).
 sub start {
-	my ($class) = @_;
-	my $stack = Xmhub::Stack->start;
+	my ($class, %opt) = @_;
+	my $stack = Xmhub::Stack->start(%opt);
 	return bless {
 		stack => $stack,
 		http => HTTP::Tiny->new(timeout => 30, keep_alive => 0),

@@ -36,10 +36,17 @@ package Xmhub::Stack;
 #                                      # (XMHUB_LISTEN_ADDR), PostgreSQL
 #                                      # of $url: no cluster of its own
 #
-# The stack has a PostgreSQL of its own unless the test passes
-# database_url (a cluster the test made, e.g. t/e2e/multi-host.t): an
-# XMHUB_DATABASE_URL of the caller is ignored, so that tests never touch
-# a real database.
+#   Xmhub::Stack->start(own_db => 1)   # a PostgreSQL cluster of its own,
+#                                      # for a test that stops it
+#
+# Under t/with-testdb (make check), a stack's database is a copy of the
+# run's migrated template in the run's one cluster (Xmhub::Pg->shared),
+# made at start and dropped at stop; a test that stops or restarts
+# PostgreSQL (stop_db, start_db) asks for own_db, and a stack started
+# outside t/with-testdb has a cluster of its own too.  A test that
+# passes database_url (a cluster the test made, e.g.
+# t/e2e/multi-host.t) gets that.  An XMHUB_DATABASE_URL of the caller is
+# ignored, so that tests never touch a real database.
 
 use strict;
 use warnings;
@@ -47,6 +54,7 @@ use Cwd qw(realpath);
 use File::Path qw(remove_tree);
 use File::Temp qw(tempdir);
 use IO::Socket::INET;
+use Xmhub::Pg;
 use Xmhub::Test qw(run);
 
 my %live; # stacks to stop at exit, by var directory
@@ -105,6 +113,11 @@ sub start {
 	}, $class;
 	$live{$self->{var}} = $self;
 	$SIG{$_} //= sub { exit 1 } for qw(INT TERM HUP);
+	my $shared = Xmhub::Pg->shared;
+	if (!$opt{own_db} && !defined $self->{database_url} && $shared) {
+		$self->{shared} = $shared;
+		$self->{database_url} = $self->shared_db('xmhub');
+	}
 	$self->set_env($opt{env}) if $opt{env};
 	$self->up;
 	return $self;
@@ -175,10 +188,28 @@ sub setting {
 	return $v;
 }
 
+# shared_db($name): a copy of the run's template database for this
+# stack, named after it (the run's test files share the cluster); its
+# URL.
+sub shared_db {
+	my ($self, $name) = @_;
+	return $self->{shared}->create($self->shared_name($name));
+}
+
+# shared_name($name): the name in the run's cluster of the stack's
+# database $name, remembered for database_url and stop.
+sub shared_name {
+	my ($self, $name) = @_;
+	my $real = lc("${name}_" . ($self->{var} =~ s{.*/}{}r)) =~ s/-/_/gr;
+	return $self->{dbs}{$name} = $real;
+}
+
 # database_url($db): the URL of database $db (default: the stack's own)
-# in the stack's cluster.
+# in the stack's cluster; in the run's cluster, $db is a name the stack
+# made (create_database) or 'postgres'.
 sub database_url {
 	my ($self, $db) = @_;
+	$db = $self->{dbs}{$db} // $db if defined $db;
 	my $url = $self->setting('XMHUB_DATABASE_URL');
 	$url =~ s{^(postgresql://[^/]*/)[^?]*}{$1$db} if defined $db;
 	return $url;
@@ -197,14 +228,21 @@ sub psql {
 # create_database($name): a new empty database in the cluster.
 sub create_database {
 	my ($self, $name) = @_;
-	my ($st, $out, $err) = $self->psql(qq{CREATE DATABASE "$name"},
+	my $real = $self->{shared} ? $self->shared_name($name) : $name;
+	my ($st, $out, $err) = $self->psql(qq{CREATE DATABASE "$real"},
 		'postgres');
-	die "CREATE DATABASE $name: $err" if $st != 0;
+	die "CREATE DATABASE $real: $err" if $st != 0;
 	return $self->database_url($name);
 }
 
-sub stop_db { $_[0]->stack('db-stop', $_[0]{var}) }
-sub start_db { $_[0]->stack('db-start', $_[0]{var}) }
+# The run's cluster is every test file's: only a cluster of the stack's
+# own is stopped.
+sub own_cluster {
+	die "a test that stops PostgreSQL starts its stack with own_db => 1\n"
+	    if $_[0]{shared};
+}
+sub stop_db { $_[0]->own_cluster; $_[0]->stack('db-stop', $_[0]{var}) }
+sub start_db { $_[0]->own_cluster; $_[0]->stack('db-start', $_[0]{var}) }
 
 # stop_daemon($name): stops one daemon of httpd-conf/programs (its
 # process group, as `stack down` does, after the same check of its pid
@@ -270,7 +308,12 @@ sub stop {
 	return if $$ != $self->{pid} || !delete $live{$self->{var}};
 	if (!eval { $self->stack('down', $self->{var}); 1 }) {
 		warn "$@(kept $self->{var})\n";
-	} elsif ($self->sanitizer_reports) {
+		return;
+	}
+	for my $db (values %{$self->{dbs} // {}}) {
+		warn $@ unless eval { $self->{shared}->drop($db); 1 };
+	}
+	if ($self->sanitizer_reports) {
 		$sanitizer_failed = 1;
 	} else {
 		remove_tree($self->{var});
