@@ -113,6 +113,18 @@ fail(struct runner *r, const struct jobs_claim *job, const char *msg)
 	return jobs_fail(r->db, job, msg, &o) == DB_OK ? RUN_OK : RUN_DB;
 }
 
+/* The run could not go on for a reason that is not the input's (the
+ * store, temporary space): the job waits, its attempt not counted. */
+static enum run_end
+defer(struct runner *r, const struct jobs_claim *job, const char *msg)
+{
+	enum jobs_outcome o;
+
+	log_error("job %s attempt %d deferred: %s", job->id, job->attempts,
+		  msg);
+	return jobs_defer(r->db, job, msg, &o) == DB_OK ? RUN_OK : RUN_DB;
+}
+
 /* Puts the file at path into the store as key. */
 static bool
 put_file(struct store *st, const char *path, const char *key, const char *type,
@@ -336,8 +348,8 @@ run_in(struct runner *r, const struct jobs_claim *job, const char *dir)
 			    "the original file is missing from the store");
 	default:
 		log_error("%s: %s", key, detail);
-		return fail(r, job,
-			    "the original could not be read from the store");
+		return defer(r, job,
+			     "the original could not be read from the store");
 	}
 	if (!probe_file(in, &pin, PROBE_TIMEOUT_MS, detail, sizeof(detail))) {
 		if (runner_stopping())
@@ -378,7 +390,7 @@ run_in(struct runner *r, const struct jobs_claim *job, const char *dir)
 	if (!put_file(r->st, out, okey, mp4 ? "audio/mp4" : "audio/webm", &size,
 		      detail, sizeof(detail))) {
 		log_error("%s: %s", okey, detail);
-		return fail(r, job, "the output could not be stored");
+		return defer(r, job, "the output could not be stored");
 	}
 	/* A stop cuts this short, but the transcode is done: completed. */
 	visuals(r, job, in, dir, pin.duration_ms);
@@ -510,7 +522,7 @@ run(struct runner *r, const struct jobs_claim *job)
 
 	if ((lock = make_dir(r->tmp, dir, sizeof(dir))) < 0) {
 		log_error("%s: %s", dir, strerror(errno));
-		return fail(r, job, "no temporary space for the transcode");
+		return defer(r, job, "no temporary space for the transcode");
 	}
 	end = run_in(r, job, dir);
 	remove_dir(lock, dir);

@@ -24,6 +24,8 @@ health_live(struct app_ctx *ctx)
 
 /* Seconds a successful store probe stands for (XMHUB_READY_INTERVAL). */
 static long long interval = 10;
+/* MiB a filesystem store keeps free while ready (XMHUB_READY_MIN_FREE_MB). */
+static long long min_free_mb = 1024;
 
 bool
 health_init(const char *name)
@@ -33,33 +35,54 @@ health_init(const char *name)
 		log_error("XMHUB_READY_INTERVAL must be 0 to 3600 (seconds)");
 		return false;
 	}
+	if (!conf_get_int("XMHUB_READY_MIN_FREE_MB", &min_free_mb)) {
+		log_error("XMHUB_READY_MIN_FREE_MB must be a number of MiB, "
+			  "0 or more");
+		return false;
+	}
 	return true;
 }
 
+/* What the store is for readiness. */
+enum store_state { STORE_READY, STORE_FULL, STORE_DOWN };
+
 /*
- * True when the store takes a write and gives it back (lib/store/storage's
- * store_check); why not goes to the log, never into the answer.  A success
- * stands for interval seconds, so that readiness, which anyone may ask,
- * writes to the store at most once per interval and process whatever the
- * request rate; a failure is probed again at once.
+ * STORE_READY when the store takes a write and gives it back (lib/store/
+ * storage's store_check) and, on a filesystem, keeps min_free_mb free:
+ * a balancer stops sending uploads to a host whose store fills before
+ * every upload fails.  Why not goes to the log, never into the answer.
+ * A success stands for interval seconds, so that readiness, which anyone
+ * may ask, writes to the store at most once per interval and process
+ * whatever the request rate; a failure is probed again at once.
  */
-static bool
-storage_ok(struct store *store)
+static enum store_state
+storage_state(struct store *store)
 {
 	static time_t ok_at;
 	static bool ok;
 	time_t now = time(NULL);
 	char detail[256];
+	uint64_t free_bytes;
 
 	if (store == NULL)
-		return false;
-	if (ok && now - ok_at < interval)
-		return true;
-	ok = store_check(store, detail, sizeof(detail)) == STORE_OK;
-	if (!ok)
-		log_error("health: %s", detail);
-	ok_at = now;
-	return ok;
+		return STORE_DOWN;
+	if (!ok || now - ok_at >= interval) {
+		ok = store_check(store, detail, sizeof(detail)) == STORE_OK;
+		if (!ok) {
+			log_error("health: %s", detail);
+			return STORE_DOWN;
+		}
+		ok_at = now;
+	}
+	if (min_free_mb > 0 && store_free_bytes(store, &free_bytes) &&
+	    free_bytes / (1024 * 1024) < (uint64_t)min_free_mb) {
+		log_error("health: the object store has %llu MiB free, under "
+			  "XMHUB_READY_MIN_FREE_MB (%lld)",
+			  (unsigned long long)(free_bytes / (1024 * 1024)),
+			  min_free_mb);
+		return STORE_FULL;
+	}
+	return STORE_READY;
 }
 
 /*
@@ -82,7 +105,9 @@ programs_dead(char *dead, size_t len)
 void
 health_ready(struct app_ctx *ctx)
 {
-	bool db = db_ping(ctx->db), st = storage_ok(ctx->store);
+	enum store_state sst = storage_state(ctx->store);
+	bool db = db_ping(ctx->db), st = sst == STORE_READY;
+	static const char *const store_word[] = {"ok", "full", "unavailable"};
 	char dead[256];
 	int ndead = programs_dead(dead, sizeof(dead));
 	bool progs = ndead == 0;
@@ -96,9 +121,8 @@ health_ready(struct app_ctx *ctx)
 	json_object_object_add(
 		o, "database",
 		json_object_new_string(db ? "ok" : "unavailable"));
-	json_object_object_add(
-		o, "storage",
-		json_object_new_string(st ? "ok" : "unavailable"));
+	json_object_object_add(o, "storage",
+			       json_object_new_string(store_word[sst]));
 	/* Named only when one is dead, so that the ready answer keeps its
 	 * shape; never a path (an unreadable directory is only logged). */
 	if (ndead > 0) {
@@ -110,6 +134,8 @@ health_ready(struct app_ctx *ctx)
 	}
 	if (!db)
 		detail = "the database is unavailable";
+	else if (sst == STORE_FULL)
+		detail = "the object store is nearly full";
 	else if (!st)
 		detail = "the object store is unavailable";
 	else if (ndead > 0)

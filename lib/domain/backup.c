@@ -339,6 +339,7 @@ backup_run(const char *dir, struct backup_stats *stats, char *detail,
 	char dump[PATH_MAX], objects[PATH_MAX];
 	struct target t;
 	bool ok = false, empty;
+	int fd;
 
 	if (!target_init(&t, stats, detail, dlen))
 		goto out;
@@ -352,6 +353,16 @@ backup_run(const char *dir, struct backup_stats *stats, char *detail,
 		goto out;
 	if (!empty) {
 		snprintf(detail, dlen, "%s is not empty", dir);
+		goto out;
+	}
+	/* pg_dump creates its file with the caller's umask (0644 under the
+	 * usual 022) and keeps the mode of one that exists: made here, the
+	 * dump of the password hashes is its owner's alone in any
+	 * directory. */
+	if ((fd = open(dump, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) <
+		    0 ||
+	    close(fd) != 0) {
+		snprintf(detail, dlen, "%s: %s", dump, strerror(errno));
 		goto out;
 	}
 	{

@@ -356,9 +356,15 @@ static const char fail_sql[] =
 	"least($6::float8 * power(2, attempts - 1), 86400)) "
 	"WHERE " GUARD " RETURNING status";
 
+static const char defer_sql[] =
+	"UPDATE transcode_jobs SET error_message = $5, heartbeat_at = NULL, "
+	"status = 'queued', attempts = attempts - 1, run_after = now() + "
+	"make_interval(secs => $6::float8) WHERE " GUARD " RETURNING status";
+
 struct fail_arg {
 	const struct jobs_claim *job;
 	const char *message;
+	const char *sql; /* fail_sql or defer_sql */
 	enum jobs_outcome *out;
 };
 
@@ -381,7 +387,7 @@ fail_tx(struct db *db, void *arg)
 	snprintf(backoff, sizeof(backoff), "%lld", backoff_s);
 	params[4] = msg;
 	params[5] = backoff;
-	if ((st = db_query(db, &res, fail_sql, 6, params)) != DB_OK)
+	if ((st = db_query(db, &res, a->sql, 6, params)) != DB_OK)
 		return st;
 	*a->out = PQntuples(res) > 0 ? JOBS_DONE : JOBS_LOST;
 	failed = PQntuples(res) > 0 &&
@@ -399,7 +405,16 @@ enum db_status
 jobs_fail(struct db *db, const struct jobs_claim *job, const char *message,
 	  enum jobs_outcome *out)
 {
-	struct fail_arg a = {job, message, out};
+	struct fail_arg a = {job, message, fail_sql, out};
+
+	return in_tx(db, fail_tx, &a);
+}
+
+enum db_status
+jobs_defer(struct db *db, const struct jobs_claim *job, const char *message,
+	   enum jobs_outcome *out)
+{
+	struct fail_arg a = {job, message, defer_sql, out};
 
 	return in_tx(db, fail_tx, &a);
 }

@@ -121,6 +121,16 @@ enum db_status jobs_release(struct db *db, const struct jobs_claim *job,
 			    enum jobs_outcome *out);
 
 /*
+ * Gives the run back without counting it for a reason that is not the
+ * input's (the object store full or unreachable, no temporary space):
+ * the job is queued again with its attempts as before the claim, after
+ * XMHUB_TRANSCODE_BACKOFF seconds, message in its error_message.  However
+ * long the outage, the job runs once the store is back.
+ */
+enum db_status jobs_defer(struct db *db, const struct jobs_claim *job,
+			  const char *message, enum jobs_outcome *out);
+
+/*
  * Cancels job id if it is queued or running, in one transaction: *status
  * receives the job's status before ("" when there is no such job), so
  * the caller answers 409 for a job already over.  The upload leaves

@@ -339,6 +339,12 @@ store_presign_get(struct store *st, const char *key, unsigned expires_s,
 	return st->ops->presign_get(st, key, expires_s, url, len);
 }
 
+bool
+store_free_bytes(const struct store *st, uint64_t *bytes)
+{
+	return st->ops->free_bytes != NULL && st->ops->free_bytes(st, bytes);
+}
+
 enum store_status
 store_check(struct store *st, char *detail, size_t dlen)
 {

@@ -143,4 +143,11 @@ bool store_presign_get(struct store *st, const char *key, unsigned expires_s,
  */
 enum store_status store_check(struct store *st, char *detail, size_t dlen);
 
+/*
+ * Filesystem back end only: the bytes an unprivileged writer may still
+ * put on the store's filesystem (statvfs f_bavail) into *bytes; false
+ * for S3 (a bucket has no such figure) or when it cannot be read.
+ */
+bool store_free_bytes(const struct store *st, uint64_t *bytes);
+
 #endif

@@ -44,6 +44,8 @@ struct store_ops {
 			   size_t len);
 	bool (*presign_get)(struct store *st, const char *key,
 			    unsigned expires_s, char *url, size_t len);
+	/* NULL when the back end cannot tell. */
+	bool (*free_bytes)(const struct store *st, uint64_t *bytes);
 };
 
 struct store {

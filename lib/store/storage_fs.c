@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "core/fdio.h"
@@ -417,6 +418,18 @@ fs_presign_get(struct store *st, const char *key, unsigned expires_s, char *url,
 	return false;
 }
 
+static bool
+fs_free_bytes(const struct store *st, uint64_t *bytes)
+{
+	const struct fs_store *fs = (const struct fs_store *)st;
+	struct statvfs v;
+
+	if (statvfs(fs->root, &v) != 0)
+		return false;
+	*bytes = (uint64_t)v.f_bavail * v.f_frsize;
+	return true;
+}
+
 static const struct store_ops fs_ops = {
 	.is_fs = true,
 	.close = fs_close,
@@ -430,4 +443,5 @@ static const struct store_ops fs_ops = {
 	.del_prefix = fs_del_prefix,
 	.local_path = fs_local_path,
 	.presign_get = fs_presign_get,
+	.free_bytes = fs_free_bytes,
 };

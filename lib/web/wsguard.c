@@ -294,10 +294,11 @@ answer(struct guard *g, struct conn *c, int status, const char *reason,
 	struct half *d = &c->down;
 	int n;
 
-	/* A 503 says when to try again, as the programs' do (http.h). */
+	/* A 503 says when to try again, as the programs' do (http.h); so
+	 * does a 502: websocketd gone or restarting is as passing. */
 	char retry[32] = "";
 
-	if (status == 503)
+	if (status == 503 || status == 502)
 		snprintf(retry, sizeof(retry), "Retry-After: %d\r\n",
 			 HTTP_RETRY_AFTER);
 	n = snprintf((char *)d->b, WSGUARD_BUF,

@@ -74,6 +74,27 @@ opendir my $d, "$objects/.health" or die "$objects/.health: $!";
 my @left = grep { !/^\.\.?$/ } readdir $d;
 is_deeply(\@left, [], 'the readiness probes leave no object behind');
 
+# A filesystem store with less than XMHUB_READY_MIN_FREE_MB free is
+# full: not ready, so that a balancer sends uploads elsewhere before
+# they fail.  The threshold is set around what the store's filesystem
+# really has free (statvfs): 1 GiB above it, then half of it.
+sub free_mb {
+	my ($line) = (`df -Pm '$objects'`)[1] // die "df $objects\n";
+	return (split ' ', $line)[3];
+}
+$s->restart(env => {XMHUB_READY_INTERVAL => 0,
+	XMHUB_READY_MIN_FREE_MB => free_mb() + 1024});
+($st, $b) = ready();
+is($st, 503, 'store under XMHUB_READY_MIN_FREE_MB free: ready 503');
+is_deeply([@$b{qw(status storage database)}], ['not_ready', 'full', 'ok'],
+	'... storage named full, the database ok');
+like($b->{detail} // '', qr/object store is nearly full/, '... saying so');
+$s->restart(env => {XMHUB_READY_MIN_FREE_MB => int(free_mb() / 2) || 1});
+($st, $b) = ready();
+is($st, 200, 'store above XMHUB_READY_MIN_FREE_MB free: ready 200')
+    or diag explain $b;
+$s->restart(env => {XMHUB_READY_MIN_FREE_MB => undef});
+
 # The same stack on S3.
 my $s3 = Xmhub::S3->start;
 $s->restart(env => { $s3->env });

@@ -464,6 +464,8 @@ ok($stack->stop_daemon('websocketd'), 'websocketd stopped');
 ($rc, $rst, $rhead, $rbody) = ws($live->{id});
 is_error($rst, eval { decode_json($rbody) }, 502, 'websocketd down');
 like($rbody, qr/not reachable/, 'websocketd down: the detail says so');
+like($rhead, qr/^Retry-After: \d+\r?$/mi,
+    'websocketd down: a Retry-After, as every refusal');
 
 # --- the front's connection cap: a 503 over it ---
 $stack->restart(env => {XMHUB_WS_MAX_CONNECTIONS => 2});

@@ -97,6 +97,20 @@ is(do { local $/; open my $f, '<:raw', $orig or die; <$f> }, $wav,
 ($st, undef, $err) = xmhub_env($p->stack, {}, 'backup', $bk);
 is($st, 1, 'backup into a non-empty directory: refused');
 like($err, qr/not empty/, 'backup: says why');
+# Into an existing directory anyone may read: the dump (password
+# hashes) is still its owner's alone.
+{
+	my $open = "$tmp/open";
+	mkdir $open or die "$open: $!";
+	chmod 0755, $open;
+	my $old = umask 022;
+	($st, $out, $err) = xmhub_env($p->stack, {}, 'backup', $open);
+	umask $old;
+	is($st, 0, 'backup into an existing 0755 directory: exit 0')
+	    or diag $err;
+	is((stat "$open/xmhub.dump")[2] & 07777, 0600,
+		'backup into an existing directory: the dump is 0600');
+}
 # On another filesystem (the tmpfs at /dev/shm): copies.
 {
 	ok((stat '/dev/shm')[0] != (stat $tmp)[0],

@@ -767,6 +767,40 @@ is_deeply([@$m{qw(target_format target_codec target_container)}],
 }
 check_ranges($mp4, 'filesystem mp4');
 
+# The store refuses the output (full, read-only): the run is deferred,
+# not one of the job's attempts, and once the store takes writes again
+# the job completes, however many runs the outage lasted
+# (doc/transcoding.md "Attempts and lost runs").
+{
+	my $u = upload('s16-stereo.wav', $in{'s16-stereo.wav'})->{id};
+	my $jid = job_of($u);
+	my $updir = "$var/objects/$fac/uploads/$u";
+	my $mode = (stat $updir)[2] & 07777;
+	chmod 0550, $updir or die "$updir: $!";
+	# More runs than XMHUB_TRANSCODE_MAX_ATTEMPTS (3), each one pass
+	# after the backoff (1 s).
+	for (1 .. 4) {
+		is(runner_wait(runner_start('--drain'), 120), 0,
+		    "store refuses: pass $_");
+		sleep 1.1;
+	}
+	my $deferred = () = slurp("$dir/runners.log")
+	    =~ /job \Q$jid\E attempt 1 deferred: the output could not be stored/g;
+	is($deferred, 4, 'store refuses: each pass ran the job and deferred it');
+	my ($st, $j) = get_job($jid);
+	is_deeply([@$j{qw(status attempts error_message)}],
+	    ['queued', 0, 'the output could not be stored'],
+	    'store refuses: 4 runs later the job waits, no attempt counted')
+	    or diag explain $j;
+	is((get_upload($u))[1]{status}, 'processing',
+	    'store refuses: the upload is still processing');
+	chmod $mode, $updir or die "$updir: $!";
+	is(runner_wait(runner_start('--drain'), 120), 0, 'store back: a pass');
+	$j = wait_job($jid);
+	is_deeply([@$j{qw(status attempts)}], ['completed', 1],
+	    'store back: the job completes in its first counted attempt');
+}
+
 # --- streams from S3: proxied through the program, with Range ---
 $s3 = Xmhub::S3->start;
 platform($s3->env);
