@@ -85,7 +85,7 @@ int
 main(int argc, char **argv)
 {
 	const char *dir = NULL, *model = NULL, *video = NULL;
-	struct faceapi_vmask p = {0.5f, 0.4f, 0, FACE_GAUSSIAN, 199, 0.15, 1};
+	struct faceapi_vmask p = {0.5f, 0.4f, 0, FACE_GAUSSIAN, 199, 0.15, 1, 600};
 	char note[512], detail[512], tmp[] = "/tmp/xmhub-bench-video-XXXXXX";
 	char out[PATH_MAX];
 	struct faceapi_vstats st;

@@ -110,7 +110,7 @@ run_in(struct vrunner *r, const struct faceapi_vclaim *job, const char *dir,
 	struct faceapi_vmask m = {(float)job->confidence, (float)job->nms,
 				  (size_t)job->max_faces, job->method,
 				  job->strength,	  job->padding,
-				  r->vc.detect_every};
+				  r->vc.detect_every,	  r->vc.max_seconds};
 	struct prog pr = {r, job, false, false};
 	char detail[512], key[128], msg[FACEAPI_VERROR_MAX];
 	struct faceapi_vstats stats;

@@ -162,7 +162,8 @@ put_file(struct store *st, const char *path, const char *key, const char *type,
 
 /*
  * Runs ffmpeg on in (in_ms long) into out for job, renewing the
- * heartbeat, for at most FFMPEG_BASE_S + the input's length.  *end is
+ * heartbeat, for at most FFMPEG_BASE_S + the input's length (at most
+ * XMHUB_TRANSCODE_MAX_SECONDS).  *end is
  * RUN_OK with *lost set when the job stopped being ours, RUN_STOP when
  * the runner is stopping, RUN_DB on database failure; ffmpeg's
  * unsuccessful end (or its deadline) is RUN_OK with false returned and
@@ -175,10 +176,15 @@ transcode(struct runner *r, const struct jobs_claim *job, const char *in,
 {
 	const struct jobs_target *t = &job->target;
 	bool mp4 = strcmp(t->container, "mp4") == 0;
-	char rate[24], detail[256], reason[CHILD_REASON_MAX];
-	char *argv[32];
+	char rate[24], detail[256], reason[CHILD_REASON_MAX], secs[24],
+		bytes[24];
+	char *argv[40];
 	int n = 0;
-	long long limit = FFMPEG_BASE_S + in_ms / 1000, until;
+	/* The header's length may lie: what ffmpeg decodes and writes, and
+	 * so its deadline, stop at the setting whatever it claims. */
+	long long max_s = jobs_max_seconds(), until,
+		  limit = FFMPEG_BASE_S +
+			  (in_ms / 1000 < max_s ? in_ms / 1000 : max_s);
 	struct child ch;
 	bool ok = false, late = false;
 
@@ -207,6 +213,12 @@ transcode(struct runner *r, const struct jobs_claim *job, const char *in,
 		argv[n++] = "-ar";
 		argv[n++] = rate;
 	}
+	snprintf(secs, sizeof(secs), "%lld", max_s);
+	snprintf(bytes, sizeof(bytes), "%llu", jobs_max_output_bytes(t));
+	argv[n++] = "-t";
+	argv[n++] = secs;
+	argv[n++] = "-fs";
+	argv[n++] = bytes;
 	argv[n++] = "-f";
 	argv[n++] = mp4 ? "mp4" : "webm";
 	if (mp4) {
@@ -360,6 +372,8 @@ run_in(struct runner *r, const struct jobs_claim *job, const char *dir)
 			 reason);
 		return fail(r, job, msg);
 	}
+	if (!jobs_input_ok(&pin, msg, sizeof(msg)))
+		return fail(r, job, msg);
 	if (!transcode(r, job, in, out, pin.duration_ms, &lost, &end, msg,
 		       sizeof(msg))) {
 		if (end == RUN_STOP)

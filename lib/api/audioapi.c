@@ -13,6 +13,7 @@
 
 #include "api/audioapi.h"
 #include "core/child.h"
+#include "core/conf.h"
 #include "core/fdio.h"
 #include "core/spectro.h"
 #include "domain/audioexport.h"
@@ -45,8 +46,14 @@ audio_request(struct app_ctx *ctx, struct audioexport_req *q, char id[37])
 	PGresult *res = NULL;
 	enum db_status st;
 	bool found = false;
+	long long wav_max;
 
 	memset(q, 0, sizeof(*q));
+	if (!conf_get_int("XMHUB_AUDIO_WAV_MAX_BYTES", &wav_max)) {
+		log_error("XMHUB_AUDIO_WAV_MAX_BYTES is not a number in range");
+		http_error(ctx->resp, 500, "internal error");
+		return false;
+	}
 	if (*n == '\0' || strspn(n, "0123456789") != strlen(n) ||
 	    strlen(n) > 5 || strtoul(n, NULL, 10) > 65535) {
 		http_error(ctx->resp, 400,
@@ -92,6 +99,7 @@ audio_request(struct app_ctx *ctx, struct audioexport_req *q, char id[37])
 		snprintf(id, 37, "%s", PQgetvalue(res, 0, 0));
 		q->stream_id = id;
 		q->mem_max = AUDIOAPI_CHUNK_MEMORY;
+		q->wav_max = (uint64_t)wav_max;
 		found = true;
 	}
 	PQclear(res);
@@ -104,14 +112,15 @@ plan_error(struct app_ctx *ctx, const struct audioexport_req *q,
 	   enum audioexport_status s, enum db_status dbst)
 {
 	if (s == AUDIOEXPORT_TOO_LARGE)
-		http_error(ctx->resp, 400,
-			   "the window makes a WAV of more than %u bytes "
-			   "(%" PRIu64 " seconds at %" PRIu32 " Hz, %u "
-			   "channels); narrow it with from_us and to_us",
-			   AUDIOEXPORT_WAV_MAX,
-			   (uint64_t)(AUDIOEXPORT_WAV_MAX /
-				      (2u * q->decl.channels) / q->decl.rate),
-			   q->decl.rate, q->decl.channels);
+		http_error(
+			ctx->resp, 400,
+			"the window makes a WAV of more than %" PRIu64
+			" bytes (%" PRIu64 " seconds at %" PRIu32 " Hz, %u "
+			"channels, gaps included: XMHUB_AUDIO_WAV_MAX_BYTES); "
+			"narrow it with from_us and to_us",
+			q->wav_max,
+			q->wav_max / (2u * q->decl.channels) / q->decl.rate,
+			q->decl.rate, q->decl.channels);
 	else if (s == AUDIOEXPORT_DB)
 		app_db_error(ctx, dbst);
 	else

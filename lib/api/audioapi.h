@@ -18,7 +18,7 @@
  * GET .../streams/{n}/samples?format=wav[&from_us=][&to_us=]: the window
  * as a PCM 16-bit WAV, streamed, silence in the gaps, which the
  * X-Audio-* headers report.  400 for a stream without audio, a window
- * past AUDIOEXPORT_WAV_MAX or a parameter of the JSON read.
+ * past XMHUB_AUDIO_WAV_MAX_BYTES or a parameter of the JSON read.
  */
 void audioapi_wav(struct app_ctx *ctx);
 

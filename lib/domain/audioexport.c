@@ -22,7 +22,7 @@ struct walk {
 	bool has_origin;
 	int64_t cur;   /* sample frames laid down so far */
 	int64_t limit; /* sample frames of the WAV; -1: not known yet */
-	int64_t max;   /* sample frames AUDIOEXPORT_WAV_MAX allows */
+	int64_t max;   /* sample frames the request's wav_max allows */
 	int64_t tol;   /* a frame this near the last one's end joins it */
 	/* The write's: */
 	audioexport_sink sink;
@@ -221,12 +221,17 @@ static void
 walk_init(struct walk *w, const struct audioexport_req *q,
 	  struct audioexport_plan *p)
 {
+	uint64_t bytes = q->wav_max < AUDIOEXPORT_WAV_MAX ? q->wav_max
+							  : AUDIOEXPORT_WAV_MAX;
+
 	memset(w, 0, sizeof(*w));
 	w->q = q;
 	w->plan = p;
 	w->limit = -1;
-	w->max = (int64_t)((AUDIOEXPORT_WAV_MAX - STREAMAUDIO_WAV_HEADER) /
-			   (2u * q->decl.channels));
+	w->max = bytes > STREAMAUDIO_WAV_HEADER
+			 ? (int64_t)((bytes - STREAMAUDIO_WAV_HEADER) /
+				     (2u * q->decl.channels))
+			 : 0;
 	w->tol = q->decl.rate / 1000;
 }
 

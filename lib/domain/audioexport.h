@@ -24,7 +24,8 @@
 #include "core/db.h"
 #include "store/storage.h"
 
-/* The largest WAV a window may make (data and header), in bytes. */
+/* The largest WAV the format holds (data and header), in bytes; a
+ * request's own bound (wav_max) is at most this. */
 #define AUDIOEXPORT_WAV_MAX 0x7fffffffu
 /* Gaps listed one by one in a plan; more are only counted. */
 #define AUDIOEXPORT_GAPS_LISTED 16
@@ -37,6 +38,8 @@ struct audioexport_req {
 	bool from_given, to_given;    /* else: from the stream's first frame,
 				       * to the end of its last */
 	size_t mem_max;		      /* budget of the chunk reader */
+	uint64_t wav_max; /* bytes the WAV may have (header included), at
+			   * most AUDIOEXPORT_WAV_MAX */
 };
 
 /* A stretch of silence put in for missing audio. */
@@ -56,7 +59,7 @@ struct audioexport_plan {
 
 enum audioexport_status {
 	AUDIOEXPORT_OK = 0,
-	AUDIOEXPORT_TOO_LARGE, /* the WAV would pass AUDIOEXPORT_WAV_MAX */
+	AUDIOEXPORT_TOO_LARGE, /* the WAV would pass the request's wav_max */
 	AUDIOEXPORT_DB,	       /* a query failed: see db_status */
 	AUDIOEXPORT_FAILED,    /* stored data unreadable, memory (logged) */
 	AUDIOEXPORT_SINK       /* the sink refused a write */

@@ -13,6 +13,7 @@
 static struct jobs_target target = {"webm", "opus", "webm", "128k", 0, 3};
 static long long lease_s = 600;
 static long long backoff_s = 30;
+static long long max_seconds = 86400;
 
 /* A bitrate ffmpeg takes for -b:a: digits, then an optional k or M. */
 static bool
@@ -51,11 +52,13 @@ jobs_init(char *detail, size_t dlen)
 	if (!conf_get_int("XMHUB_TRANSCODE_SAMPLE_RATE", &rate) ||
 	    !conf_get_int("XMHUB_TRANSCODE_MAX_ATTEMPTS", &attempts) ||
 	    !conf_get_int("XMHUB_TRANSCODE_LEASE", &lease_s) ||
-	    !conf_get_int("XMHUB_TRANSCODE_BACKOFF", &backoff_s)) {
+	    !conf_get_int("XMHUB_TRANSCODE_BACKOFF", &backoff_s) ||
+	    !conf_get_int("XMHUB_TRANSCODE_MAX_SECONDS", &max_seconds)) {
 		snprintf(detail, dlen,
 			 "XMHUB_TRANSCODE_SAMPLE_RATE (8000-192000), "
-			 "_MAX_ATTEMPTS (1-100), _LEASE (1-86400 s) or "
-			 "_BACKOFF (0-86400 s) is not a number in range");
+			 "_MAX_ATTEMPTS (1-100), _LEASE (1-86400 s), "
+			 "_BACKOFF (0-86400 s) or _MAX_SECONDS (1-604800) is "
+			 "not a number in range");
 		return false;
 	}
 	target.sample_rate = (long)rate;
@@ -67,6 +70,47 @@ const struct jobs_target *
 jobs_target(void)
 {
 	return &target;
+}
+
+bool
+jobs_input_ok(const struct probe_info *in, char *msg, size_t mlen)
+{
+	if (in->sample_rate_hz < JOBS_RATE_MIN ||
+	    in->sample_rate_hz > JOBS_RATE_MAX) {
+		snprintf(msg, mlen,
+			 "the sample rate %ld Hz is outside %d to %d Hz",
+			 in->sample_rate_hz, JOBS_RATE_MIN, JOBS_RATE_MAX);
+		return false;
+	}
+	if (in->channels < 1 || in->channels > JOBS_CHANNELS_MAX) {
+		snprintf(msg, mlen, "%d channels: 1 to %d are transcoded",
+			 in->channels, JOBS_CHANNELS_MAX);
+		return false;
+	}
+	if (in->duration_ms > max_seconds * 1000) {
+		snprintf(msg, mlen,
+			 "the recording is %.1f s long, more than the %lld s "
+			 "a transcode takes (XMHUB_TRANSCODE_MAX_SECONDS)",
+			 (double)in->duration_ms / 1000.0, max_seconds);
+		return false;
+	}
+	return true;
+}
+
+long long
+jobs_max_seconds(void)
+{
+	return max_seconds;
+}
+
+unsigned long long
+jobs_max_output_bytes(const struct jobs_target *t)
+{
+	char *end;
+	unsigned long long bps = strtoull(t->bitrate, &end, 10);
+
+	bps *= *end == 'k' ? 1000 : *end == 'M' ? 1000000 : 1;
+	return bps / 8 * 2 * (unsigned long long)max_seconds + (1u << 20);
 }
 
 static const char create_sql[] =

@@ -69,6 +69,29 @@ bool jobs_init(char *detail, size_t dlen);
 /* The current target settings (after jobs_init); never NULL. */
 const struct jobs_target *jobs_target(void);
 
+/* The sample rates and channel counts a job transcodes: a 1 Hz header
+ * would make hours of output from a few bytes, and libsox misreads
+ * some of them (doc/transcoding.md "Bounds"). */
+#define JOBS_RATE_MIN 1000
+#define JOBS_RATE_MAX 768000
+#define JOBS_CHANNELS_MAX 32
+
+/*
+ * Whether the probed input is one a run may transcode: its sample rate
+ * and channels within the bounds above, its length at most
+ * XMHUB_TRANSCODE_MAX_SECONDS.  False with the reason, fit for clients,
+ * in msg.
+ */
+bool jobs_input_ok(const struct probe_info *in, char *msg, size_t mlen);
+
+/* XMHUB_TRANSCODE_MAX_SECONDS: what a run may decode and write at most,
+ * whatever the input's header claims (ffmpeg's -t). */
+long long jobs_max_seconds(void);
+
+/* The bytes an output of job's target may have at most (ffmpeg's -fs):
+ * its bitrate for jobs_max_seconds(), twice over, plus 1 MiB. */
+unsigned long long jobs_max_output_bytes(const struct jobs_target *t);
+
 /* Queues a transcode job of upload_id with the current target settings,
  * inside whatever transaction db is in; writes the new job's id into
  * job_id. */

@@ -286,6 +286,26 @@ ok(wav_data($res->{content}) eq substr($orig, 0, 6 * 1600) . ("\0" x 3200)
 	    'time line: where the gap is and how long');
 }
 
+# --- a sparse stream: two tiny frames 100 s apart at 192 kHz, 8
+# channels would fill 307 MB of silence per read; over
+# XMHUB_AUDIO_WAV_MAX_BYTES (256 MiB) the read and the spectrogram are
+# refused before anything is written ---
+{
+	my $sp = audio_session('pcm_s16le', 192000, 8);
+	my $f = pack('C s<*', 1, (100) x (8 * 4));
+	$in->send($sp->{id}, 1, [0, 'bytes', [[1_000_000,
+		encode_base64($f, '')], [101_000_000, encode_base64($f, '')]]]);
+	my ($est, $eb) = wav($tu, $sp->{id});
+	is_error($est, $eb, 400, 'a sparse stream whose WAV passes the bound');
+	like($eb->{detail} // '', qr/^the window makes a WAV of more than 268435456 bytes \(87 seconds at 192000 Hz, 8 channels, gaps included: XMHUB_AUDIO_WAV_MAX_BYTES\); narrow it/,
+	    'the detail says the bound and what to do');
+	($est, $eb) = spectrogram($tu, $sp->{id});
+	is_error($est, $eb, 400, 'its spectrogram too');
+	my ($ost) = wav($tu, $sp->{id}, from_us => 100_000_000,
+		to_us => 101_000_000);
+	is($ost, 200, 'a window within the bound reads');
+}
+
 # --- refusals at ingest: 400, nothing stored ---
 {
 	my $s2 = audio_session('ima_adpcm', 16000, 2);

@@ -262,6 +262,32 @@ is($j->{state}, 'failed', 'and fails');
 like($j->{error} // '', qr/truncated|damaged|decode/, 'with a detail: '
     . ($j->{error} // ''));
 
+# --- a lying header: an MKV that says 1 s and holds 12 s, over
+# FACE_API_VIDEO_MAX_SECONDS (10): accepted on its header, the run stops
+# past 10 s of frames and fails, saying so ---
+{
+	make_video("$dir/long.mkv", seconds => 12, size => '32x32');
+	my $mkv = slurp("$dir/long.mkv");
+	# The Segment's Duration (ID 0x4489, an 8-byte float of ms) and the
+	# streams' DURATION tags.
+	my $at = index($mkv, "\x44\x89\x88");
+	substr($mkv, $at + 3, 8) = pack('d>', 1000) if $at >= 0;
+	$mkv =~ s/00:00:12\.0/00:00:01.0/g;
+	open my $o, '>:raw', "$dir/lying.mkv" or die "$dir/lying.mkv: $!";
+	print {$o} $mkv;
+	close $o or die "$dir/lying.mkv: $!";
+	my $pr = probe("$dir/lying.mkv");
+	is_deeply([$pr->{duration} + 0, $pr->{frames}], [1, 120],
+	    'the MKV says 1 s and holds 120 frames (12 s at 10 fps)');
+	$r = vpost($mkv);
+	is($r->{status}, 202, 'a video whose header says 1 s: 202');
+	$j = wait_job(($f->json($r) // {})->{id}, qw(completed failed));
+	is($j->{state}, 'failed', 'holding 12 s, it fails');
+	is($j->{error}, 'the video holds more than 10 s '
+	    . '(FACE_API_VIDEO_MAX_SECONDS), more than its header says',
+	    'with a detail saying why');
+}
+
 # --- bad requests and limits ---
 $r = vpost('this is not a video at all');
 is($r->{status}, 400, 'not a video: 400');

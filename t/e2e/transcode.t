@@ -206,7 +206,15 @@ my @good = (
 	$in{'playlist.wav'} = "#EXTM3U\n#EXT-X-TARGETDURATION:4\n"
 	    . "#EXTINF:3.2,\n$seg/local.aac\n#EXT-X-ENDLIST\n";
 }
-my @bad = qw(empty.wav text.wav cut.wav ch9.wav playlist.wav);
+# A WAV of 100 Hz: under the sample rates a job takes (JOBS_RATE_MIN),
+# as a 1 Hz one that would make hours of output from a few bytes.
+{
+	my $data = pack('v*', map { int(1000 * sin($_ / 5)) } 0 .. 199);
+	$in{'r100.wav'} = 'RIFF' . pack('V', 36 + length $data) . 'WAVEfmt '
+	    . pack('VvvVVvv', 16, 1, 1, 100, 200, 2, 16) . 'data'
+	    . pack('V', length $data) . $data;
+}
+my @bad = qw(empty.wav text.wav cut.wav ch9.wav playlist.wav r100.wav);
 
 my (%upload, %job);
 for my $name ((map { $_->[0] } @good), @bad) {
@@ -292,6 +300,9 @@ for my $name (@bad) {
 	my $log = slurp("$var/log/transcode.log");
 	like($log, qr/job \Q$job{'ch9.wav'}\E ffmpeg: \[libopus \@ 0x[0-9a-f]+\]/,
 	    "9-channel header: ffmpeg's raw stderr is in the runner's log");
+	(undef, $j) = get_job($job{'r100.wav'});
+	is($j->{error_message}, 'the sample rate 100 Hz is outside 1000 to '
+	    . '768000 Hz', '100 Hz WAV: refused at probe time, saying why');
 }
 
 # --- Range ---
@@ -625,6 +636,12 @@ like($kdir, qr{^\Q$tmp\E/xmhub-transcode-run-\w{6}$},
 	    "ffmpeg's environment is PATH and the locale only");
 	ok(!grep({ /^(XMHUB_|FACE_API_)/ } @env),
 	    'no XMHUB_* or FACE_API_* variable (database URL, keys) in it');
+	# Whatever the input's header claims, ffmpeg stops at the setting's
+	# length (24 h) and at twice its bitrate's bytes for it.
+	my $fs = 128000 / 8 * 2 * 86400 + 1048576;
+	like(join(' ', proc_words($kff, 'cmdline')),
+	    qr/ -t 86400 -fs $fs -f webm /,
+	    'ffmpeg: -t XMHUB_TRANSCODE_MAX_SECONDS and -fs');
 }
 kill 'KILL', $kpid;
 runner_wait($victim, 30);
@@ -799,6 +816,21 @@ check_ranges($mp4, 'filesystem mp4');
 	$j = wait_job($jid);
 	is_deeply([@$j{qw(status attempts)}], ['completed', 1],
 	    'store back: the job completes in its first counted attempt');
+}
+
+# A recording longer than XMHUB_TRANSCODE_MAX_SECONDS fails, saying so.
+{
+	$s->set_env({XMHUB_TRANSCODE_MAX_SECONDS => 2});
+	my $u = upload('s16-stereo.wav', $in{'s16-stereo.wav'})->{id};
+	my $jid = job_of($u);
+	is(runner_wait(runner_start('--drain'), 120), 0, 'max seconds: a pass');
+	my (undef, $j) = get_job($jid);
+	is($j->{error_message}, 'the recording is 2.5 s long, more than the '
+	    . '2 s a transcode takes (XMHUB_TRANSCODE_MAX_SECONDS)',
+	    'a 2.5 s recording, XMHUB_TRANSCODE_MAX_SECONDS=2: refused')
+	    or diag explain $j;
+	$s->set_env({XMHUB_TRANSCODE_MAX_SECONDS => undef});
+	cancel($jid, $ta);
 }
 
 # --- streams from S3: proxied through the program, with Range ---

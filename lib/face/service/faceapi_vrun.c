@@ -577,10 +577,21 @@ static bool
 run_frames(struct vrun *r)
 {
 	int k = r->p->detect_every;
-	long long i = 0;
+	/* The header's length was checked before the job was taken; the
+	 * frames are what the file holds. */
+	long long i = 0, max = (long long)(r->vi->fps * r->p->max_seconds) + 1;
 	int got;
+	char why[128];
 
 	while ((got = read_frame(r, r->frames[i % r->ring])) == 1) {
+		if (i >= max) {
+			snprintf(why, sizeof(why),
+				 "the video holds more than %lld s "
+				 "(FACE_API_VIDEO_MAX_SECONDS), more than its "
+				 "header says",
+				 r->p->max_seconds);
+			return failed(r, FACEAPI_V_FAILED, "", why);
+		}
 		if (i % k == 0 &&
 		    (!detect(r, i, r->frames[i % r->ring]) || !flush(r)))
 			return false;
@@ -634,7 +645,7 @@ static bool
 start(struct vrun *r, const char *in, const char *out, const char *dpath,
       const char *epath)
 {
-	char size[32], why[256];
+	char size[32], why[256], secs[24];
 	bool mp4 = strcmp(faceapi_video_container(r->vi), "mp4") == 0;
 	char *dargv[] = {"ffmpeg",
 			 "-nostdin",
@@ -644,6 +655,8 @@ start(struct vrun *r, const char *in, const char *out, const char *dpath,
 			 "-y",
 			 "-format_whitelist",
 			 FORMATS,
+			 "-t",
+			 secs,
 			 "-i",
 			 (char *)in,
 			 "-map",
@@ -660,6 +673,8 @@ start(struct vrun *r, const char *in, const char *out, const char *dpath,
 	int n = 0;
 
 	snprintf(size, sizeof(size), "%dx%d", r->vi->width, r->vi->height);
+	/* A second more than allowed: enough to see that there is more. */
+	snprintf(secs, sizeof(secs), "%lld", r->p->max_seconds + 1);
 	eargv[n++] = "ffmpeg";
 	eargv[n++] = "-nostdin";
 	eargv[n++] = "-hide_banner";
@@ -785,7 +800,8 @@ faceapi_video_mask(struct face_model *m, const char *in,
 	r.dec.out_fd = r.dec.err_fd = r.enc.out_fd = r.enc.err_fd = -1;
 	r.dec.pidfd = r.enc.pidfd = -1;
 	detail[0] = '\0';
-	if (p->detect_every < 1 || vi->width <= 0 || vi->height <= 0) {
+	if (p->detect_every < 1 || p->max_seconds < 1 || vi->width <= 0 ||
+	    vi->height <= 0) {
 		failed(&r, FACEAPI_V_ERROR, "", "bad arguments");
 		goto out;
 	}

@@ -49,6 +49,9 @@ struct faceapi_vmask {
 	int strength;
 	double padding;
 	int detect_every; /* k >= 1 */
+	/* FACE_API_VIDEO_MAX_SECONDS: the decoder stops a second past it
+	 * whatever the header says, and a video holding more fails. */
+	long long max_seconds;
 };
 
 /* What a run did. */
