@@ -3,8 +3,8 @@
  * apikeys_create() as the CLI calls it, apikeys_scopes_parse(), and
  * authn_api_key() with every outcome, the scope checks included
  * (no route of the platform core needs a scope yet, so the end-to-end
- * tests can not reach them).  Run by t/e2e/apikeys-db.t, which starts the
- * stack and gives its database in XMHUB_TEST_DATABASE_URL.
+ * tests can not reach them).  Run by t/e2e/apikeys-db.t with a migrated
+ * database of its own in XMHUB_TEST_DATABASE_URL.
  */
 #include "config.h"
 
@@ -15,21 +15,15 @@
 #include "api/apikeys.h"
 #include "web/authn.h"
 #include "tap.h"
+#include "testdb.h"
 
 static struct db *db;
 
-/* The first value of the first row of sql with one parameter, copied
- * into out ("" when there is none). */
+/* A value of the database (t/lib/testdb.h). */
 static void
 one(const char *sql, const char *param, char *out, size_t len)
 {
-	PGresult *res = NULL;
-
-	out[0] = '\0';
-	if (db_query(db, &res, sql, param != NULL ? 1 : 0, &param) == DB_OK &&
-	    PQntuples(res) > 0)
-		snprintf(out, len, "%s", PQgetvalue(res, 0, 0));
-	PQclear(res);
+	testdb_one(db, sql, param, out, len);
 }
 
 /* The status authn_api_key() answers key with for scope on d

@@ -17,21 +17,15 @@
 #include "core/conf.h"
 #include "domain/jobs.h"
 #include "tap.h"
+#include "testdb.h"
 
 static struct db *db;
 
-/* The first value of the first row of sql with up to one parameter,
- * copied into out ("" when there is none). */
+/* A value of the database (t/lib/testdb.h). */
 static void
 one(const char *sql, const char *param, char *out, size_t len)
 {
-	PGresult *res = NULL;
-
-	out[0] = '\0';
-	if (db_query(db, &res, sql, param != NULL ? 1 : 0, &param) == DB_OK &&
-	    PQntuples(res) > 0)
-		snprintf(out, len, "%s", PQgetvalue(res, 0, 0));
-	PQclear(res);
+	testdb_one(db, sql, param, out, len);
 }
 
 /* "status attempts" of job id, and whether it may run now. */
