@@ -44,10 +44,10 @@ health_init(const char *name)
 }
 
 /* What the store is for readiness. */
-enum store_state { STORE_READY, STORE_FULL, STORE_DOWN };
+enum store_state { ST_READY, ST_FULL, ST_DOWN };
 
 /*
- * STORE_READY when the store takes a write and gives it back (lib/store/
+ * ST_READY when the store takes a write and gives it back (lib/store/
  * storage's store_check) and, on a filesystem, keeps min_free_mb free:
  * a balancer stops sending uploads to a host whose store fills before
  * every upload fails.  Why not goes to the log, never into the answer.
@@ -65,12 +65,12 @@ storage_state(struct store *store)
 	uint64_t free_bytes;
 
 	if (store == NULL)
-		return STORE_DOWN;
+		return ST_DOWN;
 	if (!ok || now - ok_at >= interval) {
 		ok = store_check(store, detail, sizeof(detail)) == STORE_OK;
 		if (!ok) {
 			log_error("health: %s", detail);
-			return STORE_DOWN;
+			return ST_DOWN;
 		}
 		ok_at = now;
 	}
@@ -80,9 +80,9 @@ storage_state(struct store *store)
 			  "XMHUB_READY_MIN_FREE_MB (%lld)",
 			  (unsigned long long)(free_bytes / (1024 * 1024)),
 			  min_free_mb);
-		return STORE_FULL;
+		return ST_FULL;
 	}
-	return STORE_READY;
+	return ST_READY;
 }
 
 /*
@@ -106,7 +106,7 @@ void
 health_ready(struct app_ctx *ctx)
 {
 	enum store_state sst = storage_state(ctx->store);
-	bool db = db_ping(ctx->db), st = sst == STORE_READY;
+	bool db = db_ping(ctx->db), st = sst == ST_READY;
 	static const char *const store_word[] = {"ok", "full", "unavailable"};
 	char dead[256];
 	int ndead = programs_dead(dead, sizeof(dead));
@@ -134,7 +134,7 @@ health_ready(struct app_ctx *ctx)
 	}
 	if (!db)
 		detail = "the database is unavailable";
-	else if (sst == STORE_FULL)
+	else if (sst == ST_FULL)
 		detail = "the object store is nearly full";
 	else if (!st)
 		detail = "the object store is unavailable";
