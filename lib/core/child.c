@@ -8,15 +8,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +39,106 @@
 
 extern char **environ;
 
+#if defined(__x86_64__)
+#define AUDIT_ARCH_HERE AUDIT_ARCH_X86_64
+#elif defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define AUDIT_ARCH_HERE AUDIT_ARCH_AARCH64
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+static bool
+limit(int resource, rlim_t v)
+{
+	struct rlimit rl = {v, v};
+
+	return setrlimit(resource, &rl) == 0;
+}
+
+#ifdef UNDER_ASAN
+/* Whether path is this program (a child of ours such as the libsox
+ * probe, lib/core/probe). */
+static bool
+is_self(const char *path)
+{
+	char self[PATH_MAX], real[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n < 0 || realpath(path, real) == NULL)
+		return false;
+	self[n] = '\0';
+	return strcmp(self, real) == 0;
+}
+#endif
+
+/*
+ * Confines the trampoline before it execs path (child.h); the step that
+ * failed into *step.  The seccomp filter allows every call but socket(),
+ * which fails with EACCES, and kills a call of another architecture's
+ * numbers (the x32 ABI's too), which would pass it by.
+ */
+static bool
+confine(const char *path, const char **step)
+{
+#ifdef AUDIT_ARCH_HERE
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_HERE, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+#ifdef __x86_64__
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+#endif
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(*f), f};
+#endif
+
+	*step = "RLIMIT_CORE";
+	if (!limit(RLIMIT_CORE, 0))
+		return false;
+	*step = "RLIMIT_NOFILE";
+	if (!limit(RLIMIT_NOFILE, CHILD_NOFILE))
+		return false;
+	*step = "RLIMIT_CPU";
+	if (!limit(RLIMIT_CPU, CHILD_CPU_S))
+		return false;
+	*step = "RLIMIT_FSIZE";
+	if (!limit(RLIMIT_FSIZE, (rlim_t)CHILD_FSIZE_MAX))
+		return false;
+	*step = "RLIMIT_AS";
+#ifdef UNDER_ASAN
+	if (!is_self(path) && !limit(RLIMIT_AS, (rlim_t)CHILD_AS_MAX))
+		return false;
+#else
+	(void)path;
+	if (!limit(RLIMIT_AS, (rlim_t)CHILD_AS_MAX))
+		return false;
+#endif
+	*step = "PR_SET_NO_NEW_PRIVS";
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return false;
+#ifdef AUDIT_ARCH_HERE
+	*step = "seccomp";
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0;
+#else
+	*step = "seccomp: no filter for this architecture";
+	errno = ENOSYS;
+	return false;
+#endif
+}
+
 /*
  * The trampoline (child.h), before main: argv is {CHILD_TRAMPOLINE,
  * parent pid, path, the child's argv...}, envp the child's environment
@@ -43,6 +149,7 @@ extern char **environ;
 __attribute__((constructor)) static void
 trampoline(int argc, char **argv, char **envp)
 {
+	const char *step;
 	char *end;
 	long parent;
 
@@ -53,6 +160,11 @@ trampoline(int argc, char **argv, char **envp)
 	if (errno != 0 || *end != '\0' ||
 	    prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
 		_exit(127);
+	if (!confine(argv[2], &step)) {
+		dprintf(2, "cannot confine %s: %s: %s\n", argv[3], step,
+			strerror(errno));
+		_exit(127);
+	}
 	execve(argv[2], argv + 3, envp);
 	dprintf(2, "cannot run %s: %s\n", argv[3], strerror(errno));
 	_exit(127);

@@ -17,7 +17,17 @@
  *   (/proc/self/exe, argv[0] CHILD_TRAMPOLINE), which a constructor of
  *   child.c turns, before main, into prctl(PR_SET_PDEATHSIG, SIGKILL)
  *   and an exec of the real program.  The signal is tied to the thread
- *   that started the child: start children from the main thread.
+ *   that started the child: start children from the main thread;
+ * - the trampoline confines it before the exec, and what it gets is
+ *   kept across it: no core file, at most CHILD_NOFILE descriptors,
+ *   CHILD_CPU_S seconds of CPU, files of CHILD_FSIZE_MAX bytes,
+ *   CHILD_AS_MAX of address space (not for this program itself in a
+ *   sanitizer build, whose shadow memory is larger), no new privileges,
+ *   and a seccomp filter under which socket() fails with EACCES: no
+ *   network and no PostgreSQL socket, whatever the decoded file makes
+ *   the child do.  A child that cannot be confined so does not run (the
+ *   trampoline exits 127 saying why).  It can still read what the
+ *   caller's user may (doc/security.md).
  *
  * stdout and stderr are read into buffers that keep their first max
  * bytes and drop the rest (the pipes are still drained, so the child
@@ -38,6 +48,13 @@
 
 /* Bytes of a reason from child_reason(), NUL included. */
 #define CHILD_REASON_MAX 256
+
+/* The confinement of every child (above): generous for ffmpeg masking
+ * ten minutes of 1080p video, far below what a machine has. */
+#define CHILD_NOFILE 256
+#define CHILD_CPU_S 7200
+#define CHILD_FSIZE_MAX (16ULL << 30)
+#define CHILD_AS_MAX (8ULL << 30)
 
 struct child {
 	pid_t pid;	     /* 0 once reaped; also its process group's id */

@@ -638,6 +638,13 @@ like($kdir, qr{^\Q$tmp\E/xmhub-transcode-run-\w{6}$},
 	    'no XMHUB_* or FACE_API_* variable (database URL, keys) in it');
 	# Whatever the input's header claims, ffmpeg stops at the setting's
 	# length (24 h) and at twice its bitrate's bytes for it.
+	# Confined by lib/core/child's trampoline: no socket, bounded.
+	like(slurp("/proc/$kff/status"), qr/^Seccomp:\s+2$/m,
+	    'ffmpeg runs under a seccomp filter');
+	my $limits = slurp("/proc/$kff/limits");
+	like($limits, qr/^Max address space\s+8589934592 /m,
+	    'ffmpeg: 8 GiB of address space');
+	like($limits, qr/^Max open files\s+256 /m, 'ffmpeg: 256 files');
 	my $fs = 128000 / 8 * 2 * 86400 + 1048576;
 	like(join(' ', proc_words($kff, 'cmdline')),
 	    qr/ -t 86400 -fs $fs -f webm /,

@@ -287,6 +287,63 @@ dies_with_parent(void)
 	   "its child died with it, by SIGKILL, within 2 s");
 }
 
+/* The value of the line of /proc/self/limits (the child's, in out)
+ * whose name starts with name: its soft limit, or "" when none. */
+static const char *
+soft_limit(const char *out, const char *name, char v[32])
+{
+	const char *l = strstr(out, name);
+
+	v[0] = '\0';
+	if (l != NULL)
+		sscanf(l + strlen(name), " %31s", v);
+	return v;
+}
+
+/* What the trampoline leaves a child (child.h): its limits, no new
+ * privileges, a seccomp filter, no socket. */
+static void
+confined(void)
+{
+	char *const limits[] = {"cat", "/proc/self/limits", "/proc/self/status",
+				NULL};
+	char *const sock[] = {"perl", "-MSocket", "-e",
+			      "socket(my $s, PF_UNIX, SOCK_STREAM, 0) or "
+			      "print qq{socket: $!}",
+			      NULL};
+	struct child ch;
+	char detail[256], v[32], want[32];
+
+	if (!ok(child_run(&ch, limits, 16384, 1024, 5000, detail,
+			  sizeof(detail)),
+		"cat /proc/self/limits as a child"))
+		diag("%s", detail);
+	is_str(soft_limit((const char *)ch.out.p, "Max core file size", v), "0",
+	       "no core file");
+	snprintf(want, sizeof(want), "%d", CHILD_NOFILE);
+	is_str(soft_limit((const char *)ch.out.p, "Max open files", v), want,
+	       "open files: CHILD_NOFILE");
+	snprintf(want, sizeof(want), "%d", CHILD_CPU_S);
+	is_str(soft_limit((const char *)ch.out.p, "Max cpu time", v), want,
+	       "CPU seconds: CHILD_CPU_S");
+	snprintf(want, sizeof(want), "%llu", CHILD_FSIZE_MAX);
+	is_str(soft_limit((const char *)ch.out.p, "Max file size", v), want,
+	       "file size: CHILD_FSIZE_MAX");
+	snprintf(want, sizeof(want), "%llu", CHILD_AS_MAX);
+	is_str(soft_limit((const char *)ch.out.p, "Max address space", v), want,
+	       "address space: CHILD_AS_MAX");
+	is_str(soft_limit((const char *)ch.out.p, "NoNewPrivs:", v), "1",
+	       "no new privileges");
+	is_str(soft_limit((const char *)ch.out.p, "Seccomp:", v), "2",
+	       "a seccomp filter");
+	child_free(&ch);
+	ok(child_run(&ch, sock, 1024, 1024, 5000, detail, sizeof(detail)),
+	   "perl as a child");
+	is_str((const char *)ch.out.p, "socket: Permission denied",
+	       "socket() fails with EACCES: no network, no database socket");
+	child_free(&ch);
+}
+
 static void
 reasons(void)
 {
@@ -389,6 +446,7 @@ main(void)
 	group_and_deadline();
 	output();
 	dies_with_parent();
+	confined();
 	reasons();
 	stop();
 	return tap_done();
