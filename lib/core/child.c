@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -30,6 +29,7 @@
 #include "codec/hex.h"
 #include "core/child.h"
 #include "core/runner.h"
+#include "core/sandbox.h"
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 #define STEP_MS 50	  /* without a pidfd: how often the end is looked for */
@@ -39,20 +39,6 @@
 
 extern char **environ;
 
-#if defined(__x86_64__)
-#define AUDIT_ARCH_HERE AUDIT_ARCH_X86_64
-#elif defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define AUDIT_ARCH_HERE AUDIT_ARCH_AARCH64
-#endif
-
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
 static bool
 limit(int resource, rlim_t v)
 {
@@ -61,7 +47,7 @@ limit(int resource, rlim_t v)
 	return setrlimit(resource, &rl) == 0;
 }
 
-#ifdef UNDER_ASAN
+#ifdef SANDBOX_UNDER_ASAN
 /* Whether path is this program (a child of ours such as the libsox
  * probe, lib/core/probe). */
 static bool
@@ -86,11 +72,11 @@ is_self(const char *path)
 static bool
 confine(const char *path, const char **step)
 {
-#ifdef AUDIT_ARCH_HERE
+#ifdef SANDBOX_ARCH
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 			 offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_HERE, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SANDBOX_ARCH, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 			 offsetof(struct seccomp_data, nr)),
@@ -118,7 +104,7 @@ confine(const char *path, const char **step)
 	if (!limit(RLIMIT_FSIZE, (rlim_t)CHILD_FSIZE_MAX))
 		return false;
 	*step = "RLIMIT_AS";
-#ifdef UNDER_ASAN
+#ifdef SANDBOX_UNDER_ASAN
 	if (!is_self(path) && !limit(RLIMIT_AS, (rlim_t)CHILD_AS_MAX))
 		return false;
 #else
@@ -129,7 +115,7 @@ confine(const char *path, const char **step)
 	*step = "PR_SET_NO_NEW_PRIVS";
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		return false;
-#ifdef AUDIT_ARCH_HERE
+#ifdef SANDBOX_ARCH
 	*step = "seccomp";
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0;
 #else

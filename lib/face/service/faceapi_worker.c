@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <math.h>
@@ -28,6 +27,7 @@
 #include <unistd.h>
 
 #include "core/fdio.h"
+#include "core/sandbox.h"
 #include "face/service/faceapi_worker.h"
 #include "core/log.h"
 
@@ -595,21 +595,7 @@ faceapi_worker_encode(struct faceapi_worker *w, enum face_fmt fmt, int quality,
 
 /* --- The sandbox --- */
 
-#if defined(__x86_64__)
-#define AUDIT_ARCH_HERE AUDIT_ARCH_X86_64
-#elif defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define AUDIT_ARCH_HERE AUDIT_ARCH_AARCH64
-#endif
-
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
-#ifdef AUDIT_ARCH_HERE
+#ifdef SANDBOX_ARCH
 #define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
 #define ARG_HI(i) (ARG_LO(i) + 4)
 #define LD(off) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
@@ -625,7 +611,7 @@ filter(struct sock_filter *f, size_t cap)
 {
 	const struct sock_filter prog[] = {
 		LD(offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_HERE, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SANDBOX_ARCH, 1, 0),
 		RET(SECCOMP_RET_KILL_PROCESS),
 		LD(offsetof(struct seccomp_data, nr)),
 #ifdef __x86_64__
@@ -737,13 +723,13 @@ limit(int resource, uint64_t v)
 bool
 faceapi_worker_sandbox(uint64_t as_extra, char *detail, size_t dlen)
 {
-#ifdef AUDIT_ARCH_HERE
+#ifdef SANDBOX_ARCH
 	struct sock_filter f[160];
 	struct sock_fprog prog = {0, f};
 #endif
 	const char *step;
 
-#ifndef UNDER_ASAN
+#ifndef SANDBOX_UNDER_ASAN
 	step = "RLIMIT_AS";
 	if (!limit(RLIMIT_AS, vm_size() + as_extra))
 		goto fail;
@@ -769,7 +755,7 @@ faceapi_worker_sandbox(uint64_t as_extra, char *detail, size_t dlen)
 	step = "PR_SET_NO_NEW_PRIVS";
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		goto fail;
-#ifdef AUDIT_ARCH_HERE
+#ifdef SANDBOX_ARCH
 	step = "seccomp";
 	prog.len = (unsigned short)filter(f, sizeof(f) / sizeof(*f));
 	if (prog.len == 0) {
