@@ -311,31 +311,35 @@ confined(void)
 			      "socket(my $s, PF_UNIX, SOCK_STREAM, 0) or "
 			      "print qq{socket: $!}",
 			      NULL};
+	/* A line of /proc/self/limits or status and its value. */
+	static const struct {
+		const char *line, *what;
+		unsigned long long value;
+	} want[] = {
+		{"Max core file size", "no core file", 0},
+		{"Max open files", "open files: CHILD_NOFILE", CHILD_NOFILE},
+		{"Max cpu time", "CPU seconds: CHILD_CPU_S", CHILD_CPU_S},
+		{"Max file size", "file size: CHILD_FSIZE_MAX",
+		 CHILD_FSIZE_MAX},
+		{"Max address space", "address space: CHILD_AS_MAX",
+		 CHILD_AS_MAX},
+		{"NoNewPrivs:", "no new privileges", 1},
+		{"Seccomp:", "a seccomp filter", 2},
+	};
 	struct child ch;
-	char detail[256], v[32], want[32];
+	char detail[256];
 
 	if (!ok(child_run(&ch, limits, 16384, 1024, 5000, detail,
 			  sizeof(detail)),
 		"cat /proc/self/limits as a child"))
 		diag("%s", detail);
-	is_str(soft_limit((const char *)ch.out.p, "Max core file size", v), "0",
-	       "no core file");
-	snprintf(want, sizeof(want), "%d", CHILD_NOFILE);
-	is_str(soft_limit((const char *)ch.out.p, "Max open files", v), want,
-	       "open files: CHILD_NOFILE");
-	snprintf(want, sizeof(want), "%d", CHILD_CPU_S);
-	is_str(soft_limit((const char *)ch.out.p, "Max cpu time", v), want,
-	       "CPU seconds: CHILD_CPU_S");
-	snprintf(want, sizeof(want), "%llu", CHILD_FSIZE_MAX);
-	is_str(soft_limit((const char *)ch.out.p, "Max file size", v), want,
-	       "file size: CHILD_FSIZE_MAX");
-	snprintf(want, sizeof(want), "%llu", CHILD_AS_MAX);
-	is_str(soft_limit((const char *)ch.out.p, "Max address space", v), want,
-	       "address space: CHILD_AS_MAX");
-	is_str(soft_limit((const char *)ch.out.p, "NoNewPrivs:", v), "1",
-	       "no new privileges");
-	is_str(soft_limit((const char *)ch.out.p, "Seccomp:", v), "2",
-	       "a seccomp filter");
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		char v[32], w[32];
+
+		snprintf(w, sizeof(w), "%llu", want[i].value);
+		is_str(soft_limit((const char *)ch.out.p, want[i].line, v), w,
+		       "%s", want[i].what);
+	}
 	child_free(&ch);
 	ok(child_run(&ch, sock, 1024, 1024, 5000, detail, sizeof(detail)),
 	   "perl as a child");

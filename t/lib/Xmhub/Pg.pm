@@ -11,6 +11,7 @@ package Xmhub::Pg;
 #   $pg->url                                 # postgresql://xmhub@...
 #   $pg->socket_url($db)                     # database $db through the
 #                                            # cluster's socket
+#   $pg->migrate($db)                        # the tree's migrations on it
 #   $pg->port; $pg->bin('pgbench')           # its programs
 #   $pg->stop                                # (also at exit)
 #
@@ -140,6 +141,18 @@ sub psql {
 		'ON_ERROR_STOP=1', '-d', $self->socket_url($db), '-c', $sql]);
 }
 
+# migrate($db): `xmhub migrate` of the tree (XMHUB_BIN, XMHUB_SRCDIR/sql)
+# on database $db (default xmhub), no settings of the machine's; dies
+# with its output when it fails.
+sub migrate {
+	my ($self, $db) = @_;
+	local $ENV{XMHUB_ENV_FILE} = '/dev/null';
+	local $ENV{XMHUB_DATABASE_URL} = $self->socket_url($db);
+	my ($st, $out, $err) = run([$ENV{XMHUB_BIN}, 'migrate', '--dir',
+		"$ENV{XMHUB_SRCDIR}/sql"]);
+	die "xmhub migrate: exit $st\n$out$err" if $st;
+}
+
 # test_database: see above.  Needs XMHUB_BIN and XMHUB_SRCDIR (make
 # check sets them) outside t/with-testdb, for the migrations.
 my @made; # [cluster, database] to drop at exit
@@ -152,11 +165,7 @@ sub test_database {
 		return $url;
 	}
 	my $pg = $class->start;
-	local $ENV{XMHUB_ENV_FILE} = '/dev/null';
-	local $ENV{XMHUB_DATABASE_URL} = $pg->socket_url;
-	my ($st, $out, $err) = run([$ENV{XMHUB_BIN}, 'migrate', '--dir',
-		"$ENV{XMHUB_SRCDIR}/sql"]);
-	die "xmhub migrate: exit $st\n$out$err" if $st;
+	$pg->migrate;
 	return $pg->socket_url;
 }
 
