@@ -91,10 +91,12 @@ if (!system('sh', '-c', 'command -v ccache >/dev/null')) {
 	%build_env = (%build_env, CC => 'ccache gcc', CXX => 'ccache g++');
 }
 my $t0 = time;
-($st, $out, $err) = run(['env', map({ "$_=$build_env{$_}" } sort keys
-    %build_env), 'sh', '-c', 'cd "$0" && exec dpkg-buildpackage -us -uc -b',
-    $tree]);
-is($st, 0, 'dpkg-buildpackage -us -uc -b')
+# Offline, as a Debian builder: a network namespace of its own (no
+# network at all) and no npm folder; what the pages serve is in vendor/.
+($st, $out, $err) = run(['unshare', '--net', 'env', '-u', 'XMHUB_NPM_DIR',
+    map({ "$_=$build_env{$_}" } sort keys %build_env), 'sh', '-c',
+    'cd "$0" && exec dpkg-buildpackage -us -uc -b', $tree]);
+is($st, 0, 'dpkg-buildpackage -us -uc -b, with no network and no npm')
     or stop(substr($out . $err, -4000));
 diag sprintf('the packages built in %.0f s', time - $t0);
 my %deb = map { $_ => (glob "$tmp/${_}_*.deb")[0] } @pkgs;

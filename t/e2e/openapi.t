@@ -2,6 +2,8 @@
 # The platform's OpenAPI document (doc/platform-www/openapi.json, doc/api.md
 # "The OpenAPI document") is true, not decorative:
 #   - its schemas are valid JSON Schema 2020-12 (Ajv);
+#   - it and the face service's document (doc/face-www/openapi.json)
+#     are valid OpenAPI (the OpenAPI Initiative's schemas, t/lib/openapi-valid.mjs);
 #   - every route of the route tables of cgi-bin/*.c (Xmhub::Routes) is
 #     in it and nothing else is, but the WebSocket upgrade, which
 #     websocketd serves; each with the security of its table entry (JWT,
@@ -49,6 +51,16 @@ like($doc->{openapi}, qr/^3\.1\.\d+$/, 'the document is OpenAPI 3.1');
 	waitpid $pid, 0;
 	is($?, 0, 'every schema of the document is valid JSON Schema 2020-12')
 	    or diag @lines;
+}
+
+# --- both services' documents are valid OpenAPI ---
+# Against the OpenAPI Initiative's schemas of their versions (the face
+# service's document is 3.0: `required: []` was an error there).
+{
+	my @docs = ($file, "$src/doc/face-www/openapi.json");
+	my $out = qx(node "$src/t/lib/openapi-valid.mjs" @docs 2>&1);
+	is($?, 0, 'both OpenAPI documents are valid OpenAPI') or diag $out;
+	like($out, qr/^ok \Q$_\E /m, "$_: valid") for @docs;
 }
 
 # --- the route tables and the document, both ways ---
