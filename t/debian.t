@@ -272,8 +272,37 @@ $res = $http->request(POST => "http://127.0.0.1:$face_port/api/v1/detect",
 is($res->{status}, 200, 'POST /api/v1/detect: 200') or diag $res->{content};
 my $found = eval { decode_json($res->{content})->{detections} } // [];
 is(scalar @$found, 1, 'one face on messi5.jpg');
+
+# Every documented page of both services, and each file it loads (its
+# src= and href= on this server), from the installed files.
+sub page {
+	my ($base, $path) = @_;
+	my $r = $http->get("$base$path");
+	is($r->{status}, 200, "GET $path: 200") or return;
+	my @refs = grep { !m{^(?:data:|https?:|#)} }
+	    $r->{content} =~ /\b(?:src|href)="([^"]+)"/g;
+	for my $ref (@refs) {
+		(my $dir = $path) =~ s{[^/]*$}{};
+		my $url = $ref =~ m{^/} ? $ref : "$dir$ref";
+		my $a = $http->get("$base$url");
+		ok($a->{status} == 200 && length $a->{content} > 0,
+		    "$path loads $url: 200, not empty")
+		    or diag "$a->{status}";
+	}
+}
+page("http://127.0.0.1:$port", $_)
+    for qw(/ /api/docs /api/redoc /api/openapi.json);
+page("http://127.0.0.1:$face_port", $_) for qw(/docs /redoc /openapi.json);
+$res = $http->get("http://127.0.0.1:$port/vendor/uplot.js");
+is($res->{status}, 200, "the console's vendor/uplot.js: 200");
+
 my $log = do { local (@ARGV, $/) = '/var/log/xmhub/lighttpd.log'; <> } // '';
 unlike($log, qr/pcre2_jit/, "lighttpd's log: no regex needed the JIT");
+# lighttpd runs the installed Retry-After script (mod_magnet) at every
+# answer: a wrong path is an error line per request.
+ok(-f '/usr/share/xmhub/errors/retry-after.lua',
+    'the Retry-After script is installed');
+unlike($log, qr/retry-after\.lua/, "lighttpd's log: the script was found");
 
 # --- remove ---
 
