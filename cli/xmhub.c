@@ -85,8 +85,9 @@ static const struct cmd cmds[] = {
 	 "a stored chunk as JSON"},
 	{"xmch", "pack", "[FILE|-]", cmd_xmch_pack, NULL,
 	 "JSON as a stored chunk"},
-	{"migrate", NULL, "[--dir DIR]", NULL, cmd_migrate,
-	 "applies the database migrations"},
+	{"migrate", NULL, "[--dir DIR] [--check]", NULL, cmd_migrate,
+	 "applies the database migrations (--check: fails while one is "
+	 "pending)"},
 	{"check-config", NULL, "[--env-file FILE]", NULL, cmd_check_config,
 	 "says what is missing or wrong in the settings"},
 	{"settings", NULL, "[--env|--man]", NULL, cmd_settings,
@@ -329,28 +330,54 @@ cmd_xmch_pack(const struct buf *in, struct buf *out)
 
 /*
  * Applies the migrations of --dir, else of XMHUB_SQL_DIR, else the
- * installed ones, to XMHUB_DATABASE_URL.
+ * installed ones, to XMHUB_DATABASE_URL.  With --check, changes nothing
+ * and fails only when migrations are pending: the units run it before
+ * their programs start (doc/packaging.md "Upgrades"); a database that
+ * can not be reached is said and let pass, since the programs answer
+ * 503 until it is back, as they do without the check.
  */
 static int
 cmd_migrate(int argc, char *argv[])
 {
+	struct opt opts[] = {{"dir", false, false, NULL},
+			     {"check", true, false, NULL}};
 	struct migrate_result r;
-	const char *dir = NULL, *url;
+	const char *dir, *url;
 	char detail[512];
 
-	if (argc == 2 && strcmp(argv[0], "--dir") == 0)
-		dir = argv[1];
-	else if (argc != 0)
+	if (!parse_opts(argc, argv, opts, 2))
 		return 2;
 	if (!conf_init(detail, sizeof(detail))) {
 		fprintf(stderr, "migrate: %s\n", detail);
 		return 1;
 	}
-	if (dir == NULL)
-		dir = conf_get("XMHUB_SQL_DIR");
+	dir = opts[0].value != NULL ? opts[0].value : conf_get("XMHUB_SQL_DIR");
 	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
 		fprintf(stderr, "migrate: XMHUB_DATABASE_URL is not set\n");
 		return 1;
+	}
+	if (opts[1].value != NULL) {
+		switch (migrate_check(url, dir, stdout, &r)) {
+		case MIGRATE_CHECK_UP_TO_DATE:
+			printf("migrate: up to date (%u migration%s)\n",
+			       r.files, r.files == 1 ? "" : "s");
+			return fflush(stdout) == 0 ? 0 : 1;
+		case MIGRATE_CHECK_PENDING:
+			fflush(stdout);
+			fprintf(stderr,
+				"migrate: %u migration%s pending: the programs "
+				"must not run on this schema; apply them with "
+				"`xmhub migrate` as the user xmhub\n",
+				r.pending, r.pending == 1 ? "" : "s");
+			return 1;
+		case MIGRATE_CHECK_UNAVAILABLE:
+			fprintf(stderr, "migrate: the database is unavailable: "
+					"not checked (the programs answer 503 "
+					"until it is back)\n");
+			return 0;
+		case MIGRATE_CHECK_FAILED:
+			return 1;
+		}
 	}
 	if (!migrate_apply(url, dir, stdout, &r))
 		return 1;

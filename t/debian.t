@@ -85,22 +85,49 @@ my @exclude = map { "--exclude=./$_" } qw(_build var .git debian/build
 is($st, 0, 'the tree copied') or diag $err;
 system('chmod', '-R', 'u+w', $tree);
 
+# The previous version, for the upgrade: the same tree without its newest
+# migration, an older version in debian/changelog.
+my $old_tree = "$tmp/old/xmhub";
+system('mkdir', '-p', $old_tree);
+($st, undef, $err) = run(['tar', '-C', $old_tree, '-xf', "$tmp/src.tar"]);
+is($st, 0, 'the previous version copied') or diag $err;
+system('chmod', '-R', 'u+w', $old_tree);
+my ($newest) = (sort map { m{([^/]+)\.sql$} } glob "$old_tree/sql/*.sql")[-1];
+ok($newest && unlink("$old_tree/sql/$newest.sql"),
+    "the previous version lacks the newest migration, $newest");
+for (['Makefile.am', qr{\s*sql/\Q$newest\E\.sql}],
+    ['debian/changelog', qr{^xmhub \(\K([^)~]+)}]) {
+	my ($f, $re) = @$_;
+	my $t = do { local (@ARGV, $/) = "$old_tree/$f"; <> };
+	$f eq 'Makefile.am' ? $t =~ s/$re//g : $t =~ s/$re/$1~old1/;
+	open my $w, '>', "$old_tree/$f" or die "$old_tree/$f: $!\n";
+	print {$w} $t;
+	close $w or die "$old_tree/$f: $!\n";
+}
+
 my %build_env = (DEB_BUILD_OPTIONS => 'nocheck parallel=2');
 # Builds share the compiler cache of ./dev's trees when there is one.
 if (!system('sh', '-c', 'command -v ccache >/dev/null')) {
 	%build_env = (%build_env, CC => 'ccache gcc', CXX => 'ccache g++');
 }
-my $t0 = time;
 # Offline, as a Debian builder: a network namespace of its own (no
 # network at all) and no npm folder; what the pages serve is in vendor/.
-($st, $out, $err) = run(['unshare', '--net', 'env', '-u', 'XMHUB_NPM_DIR',
-    map({ "$_=$build_env{$_}" } sort keys %build_env), 'sh', '-c',
-    'cd "$0" && exec dpkg-buildpackage -us -uc -b', $tree]);
-is($st, 0, 'dpkg-buildpackage -us -uc -b, with no network and no npm')
-    or stop(substr($out . $err, -4000));
-diag sprintf('the packages built in %.0f s', time - $t0);
-my %deb = map { $_ => (glob "$tmp/${_}_*.deb")[0] } @pkgs;
-ok(defined $deb{$_} && -s $deb{$_}, "$_ built") for @pkgs;
+sub build {
+	my ($dir, $what) = @_;
+	my $t0 = time;
+	my ($st, $out, $err) = run(['unshare', '--net', 'env', '-u',
+	    'XMHUB_NPM_DIR', map({ "$_=$build_env{$_}" } sort keys %build_env),
+	    'sh', '-c', 'cd "$0" && exec dpkg-buildpackage -us -uc -b', $dir]);
+	is($st, 0, "$what: dpkg-buildpackage -us -uc -b, with no network and "
+	    . 'no npm') or stop(substr($out . $err, -4000));
+	diag sprintf('%s: the packages built in %.0f s', $what, time - $t0);
+	(my $up = $dir) =~ s{/[^/]+$}{};
+	my %deb = map { $_ => (glob "$up/${_}_*.deb")[0] } @pkgs;
+	ok(defined $deb{$_} && -s $deb{$_}, "$what: $_ built") for @pkgs;
+	return %deb;
+}
+my %deb = build($tree, 'this version');
+my %old_deb = build($old_tree, 'the previous version');
 
 my ($changes) = glob "$tmp/xmhub_*.changes";
 ($st, $out, $err) = run(['lintian', '--tag-display-limit', '0', $changes]);
@@ -112,8 +139,82 @@ diag "lintian: $_" for grep { /^[WEI]: / } split /\n/, $out;
 
 $installed = $ours = 1;
 ($st, $out, $err) = run(['env', 'DEBIAN_FRONTEND=noninteractive', 'dpkg',
-    '-i', map { $deb{$_} } @pkgs]);
-is($st, 0, 'dpkg -i the three packages') or diag $out . $err;
+    '-i', map { $old_deb{$_} } @pkgs]);
+is($st, 0, 'dpkg -i the previous version') or diag $out . $err;
+
+# A PostgreSQL of the test's, its socket only, as the user xmhub.
+my ($pg_bin) = sort { $b cmp $a } grep { -x "$_/initdb" }
+    glob '/usr/lib/postgresql/*/bin';
+ok($pg_bin, "PostgreSQL's programs: " . ($pg_bin // 'none'));
+$pg_dir = "$tmp/pg";
+my $pg_run = "$tmp/pgrun";
+for my $d ($pg_dir, $pg_run) {
+	mkdir $d, 0700 or die "$d: $!\n";
+	system('chown', 'xmhub:', $d);
+}
+my $pg_port = free_port();
+my @as_xmhub = ('setpriv', '--reuid=xmhub', '--regid=xmhub', '--init-groups',
+    'env', '-i', 'PATH=/usr/bin:/bin', "XMHUB_ENV_FILE=$env_file");
+($st, $out, $err) = run([@as_xmhub, "$pg_bin/initdb", '-D', $pg_dir,
+    '-U', 'xmhub', '-E', 'UTF8', '--locale=C.UTF-8', '--auth-local=trust',
+    '--auth-host=reject']);
+is($st, 0, 'initdb') or diag $err;
+$pg_ctl = "$pg_bin/pg_ctl";
+($st, $out, $err) = run([@as_xmhub, $pg_ctl, '-D', $pg_dir, '-w', '-l',
+    "$pg_run/postgresql.log", '-o', "-c listen_addresses= -c port=$pg_port "
+    . "-c unix_socket_directories=$pg_run", 'start']);
+is($st, 0, 'PostgreSQL started') or diag $err;
+($st, $out, $err) = run([@as_xmhub, "$pg_bin/createdb", '-h', $pg_run, '-p',
+    $pg_port, 'xmhub']);
+is($st, 0, 'createdb xmhub') or diag $err;
+
+# The settings name it (written in place: the file keeps its owner and
+# mode).
+my $settings = do { local (@ARGV, $/) = $env_file; <> } // '';
+$settings =~ s{^XMHUB_DATABASE_URL=.*$}
+    {XMHUB_DATABASE_URL=postgresql:///xmhub?host=$pg_run&port=$pg_port}m
+    or fail('the settings name a database');
+open my $fh, '+<', $env_file or die "$env_file: $!\n";
+truncate $fh, 0;
+print {$fh} $settings;
+close $fh or die "$env_file: $!\n";
+
+($st, $out, $err) = run([@as_xmhub, '/usr/bin/xmhub', 'check-config']);
+is($st, 0, 'xmhub check-config: the settings postinst wrote are complete')
+    or diag $out . $err;
+($st, $out, $err) = run([@as_xmhub, '/usr/bin/xmhub', 'migrate']);
+is($st, 0, 'xmhub migrate, as xmhub, from the installed migrations')
+    or diag $err;
+like($out, qr/^migrate: applied \d+_/m, 'the previous version migrated');
+
+my ($fst, $fac) = run([@as_xmhub, '/usr/bin/xmhub', 'facility', 'create',
+    '--name', 'Kept', '--slug', 'kept']);
+is($fst, 0, 'the previous version stores a facility');
+
+# --- upgrade ---
+
+# Unpacked, not configured: the new programs with the old schema.  The
+# units' first ExecStartPre refuses to start them.
+($st, $out, $err) = run(['env', 'DEBIAN_FRONTEND=noninteractive', 'dpkg',
+    '--unpack', map { $deb{$_} } @pkgs]);
+is($st, 0, 'dpkg --unpack this version') or diag $out . $err;
+($st, $out, $err) = run([@as_xmhub, '/usr/bin/xmhub', 'migrate', '--check']);
+is($st, 1, 'xmhub migrate --check: 1 with a migration pending');
+like($out, qr/^migrate: pending \Q$newest\E$/m, "it names $newest");
+like($err, qr/1 migration pending: the programs must not run/,
+    'and says why the units do not start');
+($st, $out, $err) = run(['env', 'DEBIAN_FRONTEND=noninteractive', 'dpkg',
+    '--configure', '-a']);
+is($st, 0, 'dpkg --configure -a: the upgrade') or diag $out . $err;
+like($out . $err, qr/^migrate: applied \Q$newest\E$/m,
+    "postinst applied $newest before the units restart");
+($st, $out, $err) = run([@as_xmhub, '/usr/bin/xmhub', 'migrate', '--check']);
+is($st, 0, 'xmhub migrate --check: 0 after the upgrade') or diag $out . $err;
+($st, $out) = run([@as_xmhub, '/usr/bin/xmhub', 'facility', 'list',
+    '--json']);
+like($out, qr/"slug":\s*"kept"/, "the previous version's facility is kept");
+($st, $out) = run(['dpkg-query', '-W', '-f=${Version}', 'xmhub']);
+unlike($out, qr/~old/, 'this version is installed: ' . $out);
 
 ok(defined getpwnam('xmhub'), 'the system user xmhub exists');
 my @s = stat $env_file;
@@ -121,7 +222,7 @@ ok(@s, "postinst wrote $env_file");
 is(sprintf('%04o', ($s[2] // 0) & 07777), '0640', "$env_file: mode 0640");
 is($s[4], 0, "$env_file: owned by root");
 is(scalar getgrgid($s[5] // -1), 'xmhub', "$env_file: group xmhub");
-my $settings = do { local (@ARGV, $/) = $env_file; <> } // '';
+$settings = do { local (@ARGV, $/) = $env_file; <> } // '';
 my ($secret) = $settings =~ /^XMHUB_JWT_SECRET=(\S+)$/m;
 ok(defined $secret && length $secret >= 32,
     'the settings hold a JWT secret of 32 characters or more');
@@ -157,49 +258,6 @@ for my $u (@units) {
 
 # --- serve from the installed files ---
 
-# A PostgreSQL of the test's, its socket only, as the user xmhub.
-my ($pg_bin) = sort { $b cmp $a } grep { -x "$_/initdb" }
-    glob '/usr/lib/postgresql/*/bin';
-ok($pg_bin, "PostgreSQL's programs: " . ($pg_bin // 'none'));
-$pg_dir = "$tmp/pg";
-my $pg_run = "$tmp/pgrun";
-for my $d ($pg_dir, $pg_run) {
-	mkdir $d, 0700 or die "$d: $!\n";
-	system('chown', 'xmhub:', $d);
-}
-my $pg_port = free_port();
-my @as_xmhub = ('setpriv', '--reuid=xmhub', '--regid=xmhub', '--init-groups',
-    'env', '-i', 'PATH=/usr/bin:/bin', "XMHUB_ENV_FILE=$env_file");
-($st, $out, $err) = run([@as_xmhub, "$pg_bin/initdb", '-D', $pg_dir,
-    '-U', 'xmhub', '-E', 'UTF8', '--locale=C.UTF-8', '--auth-local=trust',
-    '--auth-host=reject']);
-is($st, 0, 'initdb') or diag $err;
-$pg_ctl = "$pg_bin/pg_ctl";
-($st, $out, $err) = run([@as_xmhub, $pg_ctl, '-D', $pg_dir, '-w', '-l',
-    "$pg_run/postgresql.log", '-o', "-c listen_addresses= -c port=$pg_port "
-    . "-c unix_socket_directories=$pg_run", 'start']);
-is($st, 0, 'PostgreSQL started') or diag $err;
-($st, $out, $err) = run([@as_xmhub, "$pg_bin/createdb", '-h', $pg_run, '-p',
-    $pg_port, 'xmhub']);
-is($st, 0, 'createdb xmhub') or diag $err;
-
-# The settings name it (written in place: the file keeps its owner and
-# mode).
-$settings =~ s{^XMHUB_DATABASE_URL=.*$}
-    {XMHUB_DATABASE_URL=postgresql:///xmhub?host=$pg_run&port=$pg_port}m
-    or fail('the settings name a database');
-open my $fh, '+<', $env_file or die "$env_file: $!\n";
-truncate $fh, 0;
-print {$fh} $settings;
-close $fh or die "$env_file: $!\n";
-
-($st, $out, $err) = run([@as_xmhub, '/usr/bin/xmhub', 'check-config']);
-is($st, 0, 'xmhub check-config: the settings postinst wrote are complete')
-    or diag $out . $err;
-($st, $out, $err) = run([@as_xmhub, '/usr/bin/xmhub', 'migrate']);
-is($st, 0, 'xmhub migrate, as xmhub, from the installed migrations')
-    or diag $err;
-
 # lighttpd as xmhub-lighttpd.service starts it: its runtime directory,
 # its environment, its ExecStartPre lines (the renderer, on free ports
 # here, then lighttpd's check) and its ExecStart.
@@ -209,7 +267,9 @@ my %env = map { split /=/, $_, 2 } $unit =~ /^Environment=(\S+)$/mg;
 my ($rundir) = $unit =~ /^RuntimeDirectory=(\S+)$/m;
 my @pre = $unit =~ /^ExecStartPre=(.+)$/mg;
 my ($start) = $unit =~ /^ExecStart=(.+)$/m;
-is(scalar @pre, 2, 'xmhub-lighttpd.service: two ExecStartPre lines');
+is(scalar @pre, 3, 'xmhub-lighttpd.service: three ExecStartPre lines');
+like($pre[0], qr{^/usr/bin/xmhub migrate --check$},
+    'xmhub-lighttpd.service: the migrations checked first');
 ok($rundir && $start, 'xmhub-lighttpd.service: RuntimeDirectory, ExecStart');
 system('install', '-d', '-o', 'xmhub', '-g', 'xmhub', '-m', '0755',
     "/run/$rundir");

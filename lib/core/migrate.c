@@ -196,45 +196,73 @@ out:
 	return ok;
 }
 
+/*
+ * Lists the migrations of dir and connects to conninfo: *ents and *n
+ * (the caller frees them, also on failure) and *conn (PQfinish()).
+ * False after saying why; *unavailable when the server was not reached.
+ */
+static bool
+open_run(const char *conninfo, const char *dir, struct dirent ***ents, int *n,
+	 PGconn **conn, bool *unavailable)
+{
+	const char *const keys[] = {"application_name", "dbname", NULL};
+	const char *const vals[] = {"xmhub-migrate", conninfo, NULL};
+
+	*conn = NULL;
+	*unavailable = false;
+	if ((*n = scandir(dir, ents, is_migration, by_name)) < 0) {
+		*n = 0;
+		*ents = NULL;
+		fail(dir, strerror(errno));
+		return false;
+	}
+	for (int i = 0; i < *n; i++)
+		for (int j = i + 1; j < *n; j++)
+			if (same_number((*ents)[i]->d_name,
+					(*ents)[j]->d_name)) {
+				fprintf(stderr,
+					"migrate: %s and %s: the same "
+					"number\n",
+					(*ents)[i]->d_name, (*ents)[j]->d_name);
+				return false;
+			}
+	/* Later keywords win: conninfo may name its own application. */
+	*conn = PQconnectdbParams(keys, vals, 1);
+	if (*conn == NULL || PQstatus(*conn) != CONNECTION_OK) {
+		fail("connect",
+		     *conn != NULL ? PQerrorMessage(*conn) : "out of memory");
+		*unavailable = true;
+		return false;
+	}
+	/* Quiet "already exists, skipping" notices. */
+	return run_sql(*conn, "connect", "SET client_min_messages = warning", 0,
+		       NULL, NULL);
+}
+
+/* Frees what open_run() made. */
+static void
+close_run(struct dirent **ents, int n, PGconn *conn)
+{
+	PQfinish(conn);
+	for (int i = 0; i < n; i++)
+		free(ents[i]);
+	free(ents);
+}
+
 bool
 migrate_apply(const char *conninfo, const char *dir, FILE *out,
 	      struct migrate_result *r)
 {
-	const char *const keys[] = {"application_name", "dbname", NULL};
-	const char *const vals[] = {"xmhub-migrate", conninfo, NULL};
-	struct dirent **ents = NULL;
-	PGconn *conn = NULL;
-	bool ok = false, applied;
-	int n, i, j;
+	struct dirent **ents;
+	PGconn *conn;
+	bool ok = false, applied, unavailable;
+	int n;
 
-	r->files = r->applied = 0;
-	if ((n = scandir(dir, &ents, is_migration, by_name)) < 0) {
-		fail(dir, strerror(errno));
-		return false;
-	}
-	for (i = 0; i < n; i++)
-		for (j = i + 1; j < n; j++)
-			if (same_number(ents[i]->d_name, ents[j]->d_name)) {
-				fprintf(stderr,
-					"migrate: %s and %s: the same "
-					"number\n",
-					ents[i]->d_name, ents[j]->d_name);
-				goto out;
-			}
+	memset(r, 0, sizeof(*r));
+	if (!open_run(conninfo, dir, &ents, &n, &conn, &unavailable))
+		goto out;
 	r->files = (unsigned int)n;
-
-	/* Later keywords win: conninfo may name its own application. */
-	conn = PQconnectdbParams(keys, vals, 1);
-	if (conn == NULL || PQstatus(conn) != CONNECTION_OK) {
-		fail("connect",
-		     conn != NULL ? PQerrorMessage(conn) : "out of memory");
-		goto out;
-	}
-	/* Quiet "already exists, skipping" notices. */
-	if (!run_sql(conn, "connect", "SET client_min_messages = warning", 0,
-		     NULL, NULL))
-		goto out;
-	for (i = 0; i < n; i++) {
+	for (int i = 0; i < n; i++) {
 		if (!apply_one(conn, dir, ents[i]->d_name, &applied))
 			goto out;
 		if (applied) {
@@ -247,9 +275,53 @@ migrate_apply(const char *conninfo, const char *dir, FILE *out,
 	}
 	ok = true;
 out:
-	PQfinish(conn);
-	for (i = 0; i < n; i++)
-		free(ents[i]);
-	free(ents);
+	close_run(ents, n, conn);
 	return ok;
+}
+
+enum migrate_check
+migrate_check(const char *conninfo, const char *dir, FILE *out,
+	      struct migrate_result *r)
+{
+	enum migrate_check c = MIGRATE_CHECK_FAILED;
+	struct dirent **ents;
+	PGconn *conn;
+	bool table, done, unavailable;
+	int n;
+
+	memset(r, 0, sizeof(*r));
+	if (!open_run(conninfo, dir, &ents, &n, &conn, &unavailable)) {
+		if (unavailable)
+			c = MIGRATE_CHECK_UNAVAILABLE;
+		goto out;
+	}
+	r->files = (unsigned int)n;
+	/* Read only: a database never migrated has no table yet. */
+	if (!run_sql(conn, "check",
+		     "SELECT 1 WHERE to_regclass('schema_migrations') "
+		     "IS NOT NULL",
+		     0, NULL, &table))
+		goto out;
+	for (int i = 0; i < n; i++) {
+		char version[256];
+		const char *params[1] = {version};
+
+		snprintf(version, sizeof(version), "%.*s",
+			 (int)(strlen(ents[i]->d_name) - strlen(".sql")),
+			 ents[i]->d_name);
+		done = false;
+		if (table && !run_sql(conn, ents[i]->d_name,
+				      "SELECT 1 FROM schema_migrations "
+				      "WHERE version = $1",
+				      1, params, &done))
+			goto out;
+		if (!done) {
+			r->pending++;
+			fprintf(out, "migrate: pending %s\n", version);
+		}
+	}
+	c = r->pending > 0 ? MIGRATE_CHECK_PENDING : MIGRATE_CHECK_UP_TO_DATE;
+out:
+	close_run(ents, n, conn);
+	return c;
 }

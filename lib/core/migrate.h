@@ -31,6 +31,7 @@
 struct migrate_result {
 	unsigned int files;   /* migrations found in the directory */
 	unsigned int applied; /* applied by this run */
+	unsigned int pending; /* found not applied (migrate_check) */
 };
 
 /*
@@ -44,5 +45,24 @@ struct migrate_result {
  */
 bool migrate_apply(const char *conninfo, const char *dir, FILE *out,
 		   struct migrate_result *r);
+
+/* What migrate_check() found. */
+enum migrate_check {
+	MIGRATE_CHECK_UP_TO_DATE,  /* every file applied */
+	MIGRATE_CHECK_PENDING,	   /* r->pending files not applied yet */
+	MIGRATE_CHECK_UNAVAILABLE, /* the server could not be reached */
+	MIGRATE_CHECK_FAILED	   /* the directory, a query (said why) */
+};
+
+/*
+ * Tells, without changing anything, which migrations of dir the
+ * database at conninfo has not applied: "migrate: pending VERSION" on
+ * out for each.  The programs' units run it before they start (`xmhub
+ * migrate --check`), so that new programs never run on an old schema
+ * (doc/packaging.md "Upgrades").  Reasons of the last two results on
+ * stderr, as migrate_apply().
+ */
+enum migrate_check migrate_check(const char *conninfo, const char *dir,
+				 FILE *out, struct migrate_result *r);
 
 #endif

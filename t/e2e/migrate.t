@@ -64,6 +64,41 @@ like($out, qr/0 applied now/, 'second run says so');
 is(sql($db, 'SELECT count(*) FROM schema_migrations'), scalar @versions,
 	'still one row per file');
 
+# --check: changes nothing, 1 while a file is pending (the units' check
+# before they start), 0 when none is or the server can not be reached.
+{
+	my $c = fresh_db();
+	my $part = tempdir(CLEANUP => 1);
+	copy("$sqldir/$_.sql", "$part/$_.sql") or die "copy: $!"
+	    for @versions[0 .. $#versions - 1];
+	($st, $out, $err) = migrate($c, '--dir', $sqldir, '--check');
+	is($st, 1, '--check on an empty database: 1');
+	is_deeply([map { /^migrate: pending (\S+)$/ ? $1 : () } split /\n/, $out],
+	    \@versions, '--check: every file pending, in order');
+	like($err, qr/${\ scalar @versions} migrations pending: the programs must not run/,
+	    '--check says why');
+	is(sql($c, "SELECT to_regclass('schema_migrations') IS NULL"), 't',
+	    '--check created nothing');
+	($st, $out, $err) = migrate($c, '--dir', $part);
+	is($st, 0, 'all but the newest applied') or diag $err;
+	($st, $out, $err) = migrate($c, '--dir', $sqldir, '--check');
+	is($st, 1, '--check with the newest pending: 1');
+	like($out, qr/^migrate: pending \Q$versions[-1]\E$/m, '--check names it');
+	unlike($out, qr/^migrate: pending \Q$versions[0]\E$/m,
+	    '--check: the applied ones are not pending');
+	($st, $out, $err) = migrate($c, '--dir', $sqldir);
+	is($st, 0, 'the newest applied') or diag $err;
+	($st, $out, $err) = migrate($c, '--dir', $sqldir, '--check');
+	is($st, 0, '--check up to date: 0') or diag $err;
+	like($out, qr/^migrate: up to date \(\d+ migrations?\)$/m, '--check says so');
+	($st, $out, $err) = migrate('postgresql:///none?host=/nonexistent',
+	    '--dir', $sqldir, '--check');
+	is($st, 0, '--check with the server unreachable: 0, the units start');
+	like($err, qr/the database is unavailable: not checked/, '--check says so');
+	($st, $out, $err) = migrate($c, '--check', '--bogus');
+	is($st, 2, '--check with an unknown option: usage (2)');
+}
+
 # Where the files come from: XMHUB_SQL_DIR, from the environment or from
 # the env file (the stack's names the source tree's sql/).
 $db = fresh_db();
