@@ -245,6 +245,26 @@ like($out, qr/^Listen 127\.0\.0\.1:8090$/m, 'xmhub httpd-conf apache --port');
 ($st, undef, $err) = run(['/usr/bin/xmhub', 'httpd-conf', 'nginx']);
 isnt($st, 0, 'xmhub httpd-conf nginx: refused');
 
+# The documents the man pages and the docs point at are installed
+# (dh_compress may have compressed them).
+sub installed_doc { my ($p) = @_; return -f $p || -f "$p.gz" }
+my @named = map { /^\.Pa (?:\/usr\/share\/doc\/\S+\/)?(\S+\.md)/ ? $1 : () }
+    map { split /\n/, do { local (@ARGV, $/) = $_; <> } }
+    "$src/man/xmhub.1", "$src/man/xmbp.3";
+ok(@named >= 3, 'the man pages name documents: ' . join(' ', @named));
+for my $md (@named) {
+	ok(installed_doc("/usr/share/doc/xmhub/$md")
+	    || installed_doc("/usr/share/doc/libxmbp-dev/$md"),
+	    "$md, named by a man page, is installed");
+}
+for my $md (map { m{([^/]+\.md)$} } glob("$src/doc/*.md")) {
+	ok(installed_doc("/usr/share/doc/xmhub/$md"), "xmhub: doc/$md installed");
+}
+for my $f (qw(xmbp.md device.md examples/device-posix.c)) {
+	ok(installed_doc("/usr/share/doc/libxmbp-dev/$f"),
+	    "libxmbp-dev: $f installed");
+}
+
 # Every unit is sandboxed: systemd's own rating, below 4.
 my @units = glob '/lib/systemd/system/xmhub-*.service';
 ok(@units >= 7, 'the units installed: ' . scalar @units);
