@@ -92,4 +92,33 @@ visit($_) for sort keys %layer_of;
 is_deeply(\@cycles, [], 'no include cycle between modules')
     or diag(join("\n", map { "cycle: $_" } @cycles));
 
+# doc/development.md's layer table names every module of its layer and
+# nothing else: a module is NAME (NAME.c), NAME.cpp, or a file of its own
+# (a header without NAME.c, a .def table).
+my $doc = do {
+	local (@ARGV, $/) = "$ENV{XMHUB_SRCDIR}/doc/development.md";
+	<>;
+} // '';
+for my $layer (sort keys %may) {
+	my ($holds) = $doc =~ /^\| `\Q$layer\E\/` \| ([^|]*) \|/m;
+	ok(defined $holds, "doc/development.md: a row for $layer/") or next;
+	my %named = map { $_ => 1 } $holds =~ /`([^`]+)`/g;
+	my %tree;
+	opendir my $dh, "$lib/$layer" or die "$lib/$layer: $!\n";
+	my @files = grep { -f "$lib/$layer/$_" } readdir $dh;
+	closedir $dh;
+	my %file = map { $_ => 1 } @files;
+	for (@files) {
+		if (/^(.+)\.c$/) { $tree{$1} = 1 }
+		elsif (/\.(cpp|def)$/) { $tree{$_} = 1 }
+		elsif (/^(.+)\.h$/ && !$file{"$1.c"} && !$file{"$1.cpp"}) {
+			$tree{$_} = 1;
+		}
+	}
+	is_deeply([grep { !$named{$_} } sort keys %tree], [],
+	    "$layer/: every module is in doc/development.md's table");
+	is_deeply([grep { !$tree{$_} } sort keys %named], [],
+	    "$layer/: every name in its row is a module");
+}
+
 done_testing();
