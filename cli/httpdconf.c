@@ -2,7 +2,9 @@
  * httpdconf.c - `xmhub httpd-conf`: the web server configuration is
  * written by httpd-conf/gen (Perl, the one reader of the programs table),
  * installed under $(libexecdir)/xmhub; this only spawns it with the
- * directories this build installs into (Makefile.am defines them).
+ * directories this build installs into (Makefile.am defines them) and
+ * the ports and HSTS of the settings (doc/deploy.md "Ports"), which the
+ * caller's options override.
  */
 #include "config.h"
 
@@ -12,18 +14,31 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "core/conf.h"
 #include "httpdconf.h"
 
 #define GEN XMHUB_LIBEXECDIR "/xmhub/httpd-conf-gen"
 
-/* The generator's own arguments before the caller's. */
-#define FIXED 8
+/* The generator's own arguments before the caller's: the directories,
+ * then what the settings give (SETTINGS of them). */
+#define DIRS 8
+#define SETTINGS 5
+#define FIXED (DIRS + SETTINGS)
+#define ARG_MAX 320 /* bytes of one such option */
 
 int
 httpdconf_cli(int argc, char *argv[])
 {
 	/* gen needs nothing of ours but a PATH to find perl. */
 	static char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
+	static const char *const set[SETTINGS][2] = {
+		{"port", "XMHUB_PORT"},
+		{"face-port", "FACE_API_PORT"},
+		{"ws-port", "XMHUB_WS_PORT"},
+		{"authz-port", "XMHUB_AUTHZ_PORT"},
+		{"hsts", "XMHUB_HSTS"},
+	};
+	char opts[SETTINGS][ARG_MAX], detail[512];
 	char *args[FIXED + 64] = {
 		GEN,
 		"--dir=" XMHUB_PKGDATADIR "/httpd-conf",
@@ -35,14 +50,27 @@ httpdconf_cli(int argc, char *argv[])
 		"--sysconfdir=" XMHUB_SYSCONFDIR,
 	};
 	pid_t pid;
-	int st, rc = 1;
+	int st, rc = 1, k = DIRS;
 
 	if (argc < 1 || argc > 64 || argv[0][0] == '-')
 		return 2;
+	if (!conf_init(detail, sizeof(detail))) {
+		fprintf(stderr, "httpd-conf: %s\n", detail);
+		return 1;
+	}
 	args[3] = argv[0];
+	/* The settings' values first, so that the caller's options win. */
+	for (int i = 0; i < SETTINGS; i++) {
+		const char *v = conf_get(set[i][1]);
+
+		if (v == NULL)
+			continue;
+		snprintf(opts[i], ARG_MAX, "--%s=%s", set[i][0], v);
+		args[k++] = opts[i];
+	}
 	for (int i = 1; i < argc; i++)
-		args[FIXED + i - 1] = argv[i];
-	args[FIXED + argc - 1] = NULL;
+		args[k++] = argv[i];
+	args[k] = NULL;
 	if ((errno = posix_spawn(&pid, GEN, NULL, NULL, args, envp)) != 0) {
 		fprintf(stderr, "httpd-conf: %s: %s\n", GEN, strerror(errno));
 		goto out;

@@ -42,6 +42,7 @@
 #include "core/settings.h"
 #include "store/storage.h"
 #include "web/dbjson.h"
+#include "daemon.h"
 #include "httpdconf.h"
 
 /* Input files are read whole; larger ones are refused. */
@@ -129,6 +130,8 @@ static const struct cmd cmds[] = {
 	 "lighttpd|apache [--var DIR] [--port N] [--face-port N] [--output F]",
 	 NULL, httpdconf_cli,
 	 "prints the web server's configuration for the installed tree"},
+	{"daemon", NULL, "NAME", NULL, daemon_main,
+	 "runs a daemon of the installed units with the settings' ports"},
 	{"hash-password", NULL, "< PASSWORD (one line on standard input)", NULL,
 	 cmd_hash_password,
 	 "the Argon2id hash of a password, e.g. for FACE_API_ADMIN_PASSWORD"},

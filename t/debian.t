@@ -16,6 +16,7 @@ use strict;
 use warnings;
 use File::Temp qw(tempdir);
 use HTTP::Tiny;
+use IO::Socket::INET;
 use JSON::PP;
 use POSIX qw(WNOHANG);
 use Test::More;
@@ -293,15 +294,48 @@ like($pre[0], qr{^/usr/bin/xmhub migrate --check$},
 ok($rundir && $start, 'xmhub-lighttpd.service: RuntimeDirectory, ExecStart');
 system('install', '-d', '-o', 'xmhub', '-g', 'xmhub', '-m', '0755',
     "/run/$rundir");
-my ($port, $face_port) = (free_port(), free_port());
+# Every port is a setting of the env file (doc/deploy.md "Ports"): free
+# ones here, for the unit's commands as they are.
+my ($port, $face_port, $ws_port) = (free_port(), free_port(), free_port());
+open $fh, '>>', $env_file or die "$env_file: $!\n";
+print {$fh} "XMHUB_PORT=$port\nFACE_API_PORT=$face_port\n"
+    . "XMHUB_WS_PORT=$ws_port\n";
+close $fh or die "$env_file: $!\n";
 my @as_unit = ('setpriv', '--reuid=xmhub', '--regid=xmhub', '--init-groups',
     'env', '-i', 'PATH=/usr/bin:/bin', map { "$_=$env{$_}" } sort keys %env);
 for my $cmd (@pre) {
 	my @argv = split ' ', $cmd;
-	push @argv, "--port=$port", "--face-port=$face_port"
-	    if "@argv" =~ /\bhttpd-conf lighttpd\b/;
 	($st, $out, $err) = run([@as_unit, @argv]);
 	is($st, 0, "ExecStartPre: @argv[0, 1, 2]") or diag $out . $err;
+}
+my $rendered = do { local (@ARGV, $/) = "/run/$rundir/lighttpd.conf"; <> }
+    // '';
+like($rendered, qr/\b127\.0\.0\.1:$port\b/, 'lighttpd: XMHUB_PORT of the settings');
+like($rendered, qr/"port" => $ws_port\b|127\.0\.0\.1:$ws_port\b/,
+    'lighttpd: the WebSocket front at XMHUB_WS_PORT of the settings');
+
+# The WebSocket front as its unit starts it: `xmhub daemon ws-guard`,
+# listening on XMHUB_WS_PORT of the settings.
+{
+	my $g = do { local (@ARGV, $/) = '/lib/systemd/system/xmhub-ws-guard.service'; <> } // '';
+	my ($gexec) = $g =~ /^ExecStart=(.+)$/m;
+	is($gexec, '/usr/bin/xmhub daemon ws-guard', 'xmhub-ws-guard.service: xmhub daemon');
+	my %genv = map { split /=/, $_, 2 } $g =~ /^Environment=(\S+)$/mg;
+	my $pid = fork() // die "fork: $!\n";
+	if ($pid == 0) {
+		exec('setpriv', '--reuid=xmhub', '--regid=xmhub', '--init-groups',
+		    'env', '-i', 'PATH=/usr/bin:/bin',
+		    (map { "$_=$genv{$_}" } sort keys %genv), split ' ', $gexec)
+		    or die "exec: $!\n";
+	}
+	my $up;
+	for (1 .. 50) {
+		last if $up = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$ws_port");
+		sleep 0.1;
+	}
+	ok($up, "ws-guard listens on XMHUB_WS_PORT ($ws_port)");
+	kill 'TERM', $pid;
+	waitpid($pid, 0);
 }
 # The face service's model: the one xmhub-face ships.
 ok(-f '/usr/share/xmhub/models/face_detection_yunet_2022mar.onnx',

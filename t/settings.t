@@ -55,6 +55,19 @@ my @unread = grep {
 } sort keys %table;
 is(join(' ', @unread), '', 'every setting of the table is read');
 
+# The ports' defaults are httpd-conf/programs' port lines (the stack and
+# the units' defaults), whatever changes one of them.
+my $programs = slurp("$src/httpd-conf/programs");
+for (['XMHUB_WS_PORT', 'WS_PORT'], ['XMHUB_AUTHZ_PORT', 'AUTHZ_PORT'],
+    ['XMHUB_WSD_PORT', 'WSD_PORT']) {
+	my ($setting, $line) = @$_;
+	my ($def) = $def =~ /^SETTING\(\Q$setting\E,\s*INT,\s*"(\d+)"/m;
+	my ($port) = $programs =~ /^port \Q$line\E (\d+)$/m;
+	ok(defined $def && defined $port && $def == $port,
+	    "$setting defaults to programs' port $line (" . ($def // '?')
+	    . ' vs ' . ($port // '?') . ')');
+}
+
 my $example = slurp("$build/xmhub.env.example");
 my @missing = grep { $example !~ /^#$_=/m } sort keys %table;
 is(join(' ', @missing), '', 'xmhub.env.example names every setting');

@@ -30,11 +30,16 @@ is_deeply([grep { !$lighttpd{$_} } @built], [],
 
 my $apache = slurp("$build/httpd-conf/apache.conf");
 my %apache = map { $_ => 1 } $apache =~ m{\@CGIBIN\@/([\w-]+)}g;
-# An authorizer runs on its own, on the socket of its systemd units.
+# An authorizer runs on its own: its unit runs `xmhub daemon NAME`,
+# which listens on XMHUB_AUTHZ_PORT for it.
 my @auth = $apache =~ /^AuthnzFcgiDefineProvider authn xmhub-([\w-]+) /mg;
-$apache{$_} = -f "$build/httpd-conf/systemd/xmhub-$_.socket" for @auth;
+for my $a (@auth) {
+	my $f = "$build/httpd-conf/systemd/xmhub-$a.service";
+	$apache{$a} = -f $f
+	    && slurp($f) =~ m{^ExecStart=\S+/xmhub daemon \Q$a\E$}m;
+}
 is_deeply([grep { !$apache{$_} } @built], [],
-    'apache.conf (or a systemd socket) serves every program built');
+    'apache.conf (or its authorizer unit) serves every program built');
 unlike($apache, qr/\@(SERVE|AUTHORIZERS)\b/, 'apache.conf: no marker left');
 
 ($st, my $daemons) = run([$gen, 'daemons', $build, 8082, 8084]);
@@ -57,7 +62,12 @@ for my $u (grep { /\.service$/ } @made) {
 		    "$u: on the configuration rendered before each start");
 		next;
 	}
-	my ($prog) = $t =~ m{^ExecStart=.*?/xmhub/((?:jobs|ws|cgi-bin)/[\w-]+)}m;
+	# `xmhub daemon NAME` runs the table's command of NAME (the
+	# settings' ports in it), or an authorizer of cgi-bin/.
+	my ($name) = $t =~ m{^ExecStart=\S+/xmhub daemon ([\w-]+)$}m;
+	my ($cmd) = defined $name ? $daemons =~ /^\Q$name\E\t(.*)$/m : ();
+	$cmd //= "$build/cgi-bin/$name" if defined $name && grep { $_ eq $name } @auth;
+	my ($prog) = ($cmd // '') =~ m{\Q$build\E/((?:jobs|ws|cgi-bin)/[\w-]+)};
 	# lighttpd's instance: its configuration from the CLI, first.
 	$prog //= 'cli/xmhub'
 	    if $t =~ m{^ExecStartPre=\S+/xmhub httpd-conf lighttpd }m;
