@@ -117,9 +117,11 @@ is_self(const char *path)
 }
 #endif
 
-/* The kernel's Landlock ABI version; 0 when it has no Landlock (not
- * built, not enabled at boot, or its calls refused by a container's
- * filter), -1 on another error. */
+/* The kernel's Landlock ABI version; 0 when there is no Landlock to
+ * use, errno saying why: ENOSYS (not built, or refused by a container's
+ * filter), EOPNOTSUPP (not enabled at boot), EPERM (refused by a
+ * system call filter: a container's, or systemd's SystemCallFilter
+ * without the Landlock calls); -1 on another error. */
 static int
 landlock_abi(void)
 {
@@ -132,7 +134,9 @@ landlock_abi(void)
 #else
 	errno = ENOSYS;
 #endif
-	return errno == ENOSYS || errno == EOPNOTSUPP ? 0 : -1;
+	if (errno == ENOSYS || errno == EOPNOTSUPP || errno == EPERM)
+		return 0;
+	return -1;
 }
 
 /* The filesystem rights ABI version abi knows: all of them are handled,
@@ -340,14 +344,15 @@ trampoline(int argc, char **argv, char **envp)
 	_exit(127);
 }
 
-/* Logs that the kernel has no Landlock (child.h). */
+/* Logs that there is no Landlock to use, and why (child.h). */
 static void
 landlock_check(void)
 {
 	if (landlock_abi() == 0)
-		log_warn("the kernel has no Landlock: decoders run able to "
-			 "read what this user may, the env file among it "
-			 "(doc/security.md \"Decoders confined\")");
+		log_warn("no Landlock (%s): decoders run able to read what "
+			 "this user may, the env file among it "
+			 "(doc/security.md \"Decoders confined\")",
+			 strerror(errno));
 }
 
 /* The trampoline's rules (landlock()) for the n paths into rule (each

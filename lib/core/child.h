@@ -33,9 +33,10 @@
  *   the object store's other files or the PostgreSQL socket directory;
  *   from Landlock ABI 6 (Linux 6.12) it can also signal no process but
  *   its own (not its caller, not the service's other programs).
- *   Without Landlock in the kernel (ENOSYS, EOPNOTSUPP) the children run
- *   with the rest of this and the first child_start() of the process
- *   logs a warning (doc/security.md "Decoders confined" says why).
+ *   Without Landlock to use (ENOSYS, EOPNOTSUPP, or EPERM from a system
+ *   call filter) the children run with the rest of this and the first
+ *   child_start() of the process logs a warning (doc/security.md
+ *   "Decoders confined" says why).
  * A child that cannot be confined so does not run (the trampoline exits
  * 127 saying why).
  *

@@ -593,15 +593,16 @@ landlocked(void)
 }
 
 /*
- * Without Landlock (its calls made to fail with ENOSYS, as on a kernel
- * without it, by a seccomp filter in a process of its own): the child
- * runs and can read the env file, and the first child_start() of the
- * process warns, once.  First in main(): the warning is looked for once
- * a process, before any child of the test's own process.  The process's
+ * Without Landlock (its calls made to fail with err by a seccomp filter
+ * in a process of its own: ENOSYS as on a kernel without it, EPERM as
+ * under systemd's SystemCallFilter=@system-service): the child runs and
+ * can read the env file, and the first child_start() of the process
+ * warns, once.  First in main(): the warning is looked for once a
+ * process, before any child of the test's own process.  The process's
  * exit status is a mask of what failed.
  */
 static void
-without_landlock(void)
+without_landlock(int err, const char *name)
 {
 	char path[] = "/tmp/child-t-XXXXXX", log[] = "/tmp/child-t-XXXXXX";
 	int fd, lfd, st;
@@ -620,7 +621,8 @@ without_landlock(void)
 				 __NR_landlock_create_ruleset, 0, 2),
 			BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K,
 				 __NR_landlock_restrict_self, 1, 0),
-			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+			BPF_STMT(BPF_RET | BPF_K,
+				 SECCOMP_RET_ERRNO | (unsigned)err),
 			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		};
 		struct sock_fprog prog = {sizeof(f) / sizeof(*f), f};
@@ -650,11 +652,13 @@ without_landlock(void)
 	}
 	st = reap_within(pid, 10000);
 	ok(st != -1 && WIFEXITED(st) && (WEXITSTATUS(st) & ~3) == 0,
-	   "no Landlock: a process of its own ran children");
+	   "no Landlock (%s): a process of its own ran children", name);
 	ok(st != -1 && WIFEXITED(st) && (WEXITSTATUS(st) & 1) == 0,
-	   "no Landlock: the fallback, children run and read the env file");
+	   "no Landlock (%s): the fallback, children run and read the env "
+	   "file",
+	   name);
 	ok(st != -1 && WIFEXITED(st) && (WEXITSTATUS(st) & 2) == 0,
-	   "no Landlock: the first child_start() warned, once");
+	   "no Landlock (%s): the first child_start() warned, once", name);
 	close(lfd);
 	unlink(log);
 	unlink(path);
@@ -758,7 +762,8 @@ main(void)
 {
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
 		abort();
-	without_landlock();
+	without_landlock(ENOSYS, "ENOSYS");
+	without_landlock(EPERM, "EPERM");
 	environment();
 	descriptors();
 	group_and_deadline();
