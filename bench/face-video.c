@@ -47,13 +47,14 @@ detect_rate(struct face_model *m, const char *video,
 	char *argv[] = {"ffmpeg",      "-nostdin", "-v",    "error", "-i",
 			(char *)video, "-map",	   "0:v:0", "-f",    "rawvideo",
 			"-pix_fmt",    "bgr24",	   "-",	    NULL};
+	const struct child_path paths[] = {{video, CHILD_READ}, {NULL, 0}};
 	size_t fsize = (size_t)vi->width * (size_t)vi->height * 3, n;
 	struct face_box boxes[FACEAPI_VFACES_MAX];
 	char detail[512];
 	struct child ch;
 	double t0 = now_s(), rate = 0;
 
-	if (!child_run(&ch, argv, MAX_RAW, 8192, 600000, detail,
+	if (!child_run(&ch, argv, paths, MAX_RAW, 8192, 600000, detail,
 		       sizeof(detail))) {
 		fprintf(stderr, "face-video: decoding: %s\n", detail);
 		goto out;
@@ -85,7 +86,8 @@ int
 main(int argc, char **argv)
 {
 	const char *dir = NULL, *model = NULL, *video = NULL;
-	struct faceapi_vmask p = {0.5f, 0.4f, 0, FACE_GAUSSIAN, 199, 0.15, 1, 600};
+	struct faceapi_vmask p = {0.5f, 0.4f, 0, FACE_GAUSSIAN,
+				  199,	0.15, 1, 600};
 	char note[512], detail[512], tmp[] = "/tmp/xmhub-bench-video-XXXXXX";
 	char out[PATH_MAX];
 	struct faceapi_vstats st;

@@ -179,6 +179,12 @@ transcode(struct runner *r, const struct jobs_claim *job, const char *in,
 	char rate[24], detail[256], reason[CHILD_REASON_MAX], secs[24],
 		bytes[24];
 	char *argv[40];
+	/* MP4's +faststart reads the output back. */
+	const struct child_path paths[] = {
+		{in, CHILD_READ},
+		{out, CHILD_CREATE},
+		{NULL, 0},
+	};
 	int n = 0;
 	/* The header's length may lie: what ffmpeg decodes and writes, and
 	 * so its deadline, stop at the setting whatever it claims. */
@@ -227,7 +233,7 @@ transcode(struct runner *r, const struct jobs_claim *job, const char *in,
 	}
 	argv[n++] = (char *)out;
 	argv[n] = NULL;
-	if (!child_start(&ch, argv, 0, FFMPEG_ERR_MAX, detail,
+	if (!child_start(&ch, argv, paths, 0, FFMPEG_ERR_MAX, detail,
 			 sizeof(detail))) {
 		snprintf(msg, mlen, "%s", detail);
 		return false;

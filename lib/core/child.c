@@ -2,15 +2,17 @@
  * child.c - child programs with a minimal environment, bounded captured
  * output, a deadline, and a death tied to ours (child.h).
  */
-#define _GNU_SOURCE /* pipe2, pidfd_open, addclosefrom_np */
+#define _GNU_SOURCE /* pipe2, pidfd_open, addclosefrom_np, asprintf */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/filter.h>
+#include <linux/landlock.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@
 
 #include "codec/hex.h"
 #include "core/child.h"
+#include "core/log.h"
 #include "core/runner.h"
 #include "core/sandbox.h"
 
@@ -37,7 +40,58 @@
 #define RUN_GRACE_MS 1000 /* child_run: SIGTERM to SIGKILL */
 #define FLUSH_MS 1000	  /* output still read once the child ended */
 
+/* Landlock's rights of ABI 3 and 5, which older headers lack. */
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+/* The rights a rule on a file (not a directory) may hold. */
+#define FILE_RIGHTS                                                            \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |          \
+	 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |          \
+	 LANDLOCK_ACCESS_FS_IOCTL_DEV)
+#define EXEC 8 /* with the CHILD_ flags: may be executed (system table) */
+/* ABI 6's scopes: no abstract UNIX socket of, no signal to, a process
+ * outside the child's domain (the caller, the service's other
+ * programs). */
+#ifndef LANDLOCK_SCOPE_SIGNAL
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#endif
+
+/* struct landlock_ruleset_attr as of ABI 6 (older headers stop at the
+ * first field); the kernel takes the fields it knows, the others 0. */
+struct ruleset_attr {
+	__u64 handled_access_fs, handled_access_net, scoped;
+};
+
 extern char **environ;
+
+/* What every child may open (child.h); missing paths are skipped. */
+static const struct child_path system_paths[] = {
+	{"/usr", CHILD_READ | EXEC},
+	{"/bin", CHILD_READ | EXEC},
+	{"/sbin", CHILD_READ | EXEC},
+	{"/lib", CHILD_READ | EXEC},
+	{"/lib32", CHILD_READ | EXEC},
+	{"/lib64", CHILD_READ | EXEC},
+	{"/etc/ld.so.cache", CHILD_READ},
+	{"/etc/ld.so.preload", CHILD_READ},
+	{"/etc/localtime", CHILD_READ},
+	{"/etc/gnutls", CHILD_READ},
+	{"/etc/gcrypt", CHILD_READ},
+	{"/dev/null", CHILD_READ | CHILD_WRITE},
+	{"/dev/zero", CHILD_READ},
+	{"/dev/urandom", CHILD_READ},
+	{"/dev/random", CHILD_READ},
+	{"/proc/self", CHILD_READ},
+	{"/proc/sys/crypto/fips_enabled", CHILD_READ},
+	{"/sys/devices/system/cpu", CHILD_READ},
+	{"/sys/devices/system/node", CHILD_READ},
+	{NULL, 0},
+};
 
 static bool
 limit(int resource, rlim_t v)
@@ -63,14 +117,141 @@ is_self(const char *path)
 }
 #endif
 
+/* The kernel's Landlock ABI version; 0 when there is no Landlock to
+ * use, errno saying why: ENOSYS (not built, or refused by a container's
+ * filter), EOPNOTSUPP (not enabled at boot), EPERM (refused by a
+ * system call filter: a container's, or systemd's SystemCallFilter
+ * without the Landlock calls); -1 on another error. */
+static int
+landlock_abi(void)
+{
+#ifdef SYS_landlock_create_ruleset
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0,
+			 LANDLOCK_CREATE_RULESET_VERSION);
+
+	if (v >= 0)
+		return (int)v;
+#else
+	errno = ENOSYS;
+#endif
+	if (errno == ENOSYS || errno == EOPNOTSUPP || errno == EPERM)
+		return 0;
+	return -1;
+}
+
+/* The filesystem rights ABI version abi knows: all of them are handled,
+ * so what no rule allows is denied. */
+static __u64
+handled(int abi)
+{
+	__u64 h = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1; /* ABI 1 */
+
+	if (abi >= 2)
+		h |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		h |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (abi >= 5)
+		h |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	return h;
+}
+
+/* The rights of access (CHILD_ flags and EXEC) on a directory or a
+ * file. */
+static __u64
+rights(int access, bool dir)
+{
+	__u64 r = 0;
+
+	if (access & CHILD_CREATE)
+		access |= CHILD_READ | CHILD_WRITE;
+	if (access & CHILD_READ)
+		r |= LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+	if (access & CHILD_WRITE)
+		r |= LANDLOCK_ACCESS_FS_WRITE_FILE |
+		     LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_MAKE_REG |
+		     LANDLOCK_ACCESS_FS_REMOVE_FILE;
+	if (access & EXEC)
+		r |= LANDLOCK_ACCESS_FS_EXECUTE;
+	return dir ? r : r & FILE_RIGHTS;
+}
+
+/* Adds to the ruleset rs a rule giving access beneath path (of the
+ * rights handled h); a path that does not exist gives nothing. */
+static bool
+allow(int rs, __u64 h, const char *path, int access)
+{
+	struct landlock_path_beneath_attr pb;
+	struct stat st;
+	int fd = open(path, O_PATH | O_CLOEXEC), e;
+	bool ok;
+
+	if (fd < 0)
+		return errno == ENOENT;
+	ok = fstat(fd, &st) == 0;
+	pb.parent_fd = fd;
+	pb.allowed_access = rights(access, S_ISDIR(st.st_mode)) & h;
+	if (ok && pb.allowed_access != 0)
+		ok = syscall(SYS_landlock_add_rule, rs,
+			     LANDLOCK_RULE_PATH_BENEATH, &pb, 0) == 0;
+	e = errno;
+	close(fd);
+	errno = e;
+	return ok;
+}
+
 /*
- * Confines the trampoline before it execs path (child.h); the step that
- * failed into *step.  The seccomp filter allows every call but socket(),
- * which fails with EACCES, and kills a call of another architecture's
- * numbers (the x32 ABI's too), which would pass it by.
+ * Applies the Landlock ruleset of child.h to the trampoline: the system's
+ * paths, the program self, and the caller's rules (each a CHILD_ flags
+ * digit, then the path).  Without Landlock in the kernel, nothing.
  */
 static bool
-confine(const char *path, const char **step)
+landlock(const char *self, char *const rules[], int n, const char **step)
+{
+	struct ruleset_attr attr = {0, 0, 0};
+	int abi = landlock_abi(), rs, e;
+	bool ok = true;
+
+	*step = "landlock";
+	if (abi <= 0)
+		return abi == 0;
+	attr.handled_access_fs = handled(abi);
+	if (abi >= 6)
+		attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
+			      LANDLOCK_SCOPE_SIGNAL;
+	if ((rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr),
+			       0)) < 0)
+		return false;
+	for (const struct child_path *p = system_paths; ok && p->path != NULL;
+	     p++)
+		if (!(ok = allow(rs, attr.handled_access_fs, p->path,
+				 p->access)))
+			*step = p->path;
+	if (ok &&
+	    !(ok = allow(rs, attr.handled_access_fs, self, CHILD_READ | EXEC)))
+		*step = self;
+	for (int i = 0; ok && i < n; i++)
+		if (!(ok = allow(rs, attr.handled_access_fs, rules[i] + 1,
+				 rules[i][0] - '0')))
+			*step = rules[i] + 1;
+	if (ok) {
+		*step = "landlock_restrict_self";
+		ok = syscall(SYS_landlock_restrict_self, rs, 0) == 0;
+	}
+	e = errno;
+	close(rs);
+	errno = e;
+	return ok;
+}
+
+/*
+ * Confines the trampoline before it execs path (child.h), with the n
+ * caller's rules of landlock(); the step that failed into *step.  The seccomp
+ * filter allows every call but socket(), which fails with EACCES, and kills a
+ * call of another architecture's numbers (the x32 ABI's too), which would pass
+ * it by.
+ */
+static bool
+confine(const char *path, char *const rules[], int n, const char **step)
 {
 #ifdef SANDBOX_ARCH
 	struct sock_filter f[] = {
@@ -91,6 +272,13 @@ confine(const char *path, const char **step)
 	struct sock_fprog prog = {sizeof(f) / sizeof(*f), f};
 #endif
 
+	/* Landlock first: its failures (a path of the caller's) are then
+	 * reported before RLIMIT_AS, under which a sanitizer's runtime can
+	 * not allocate what printing them takes. */
+	*step = "PR_SET_NO_NEW_PRIVS";
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    !landlock(path, rules, n, step))
+		return false;
 	*step = "RLIMIT_CORE";
 	if (!limit(RLIMIT_CORE, 0))
 		return false;
@@ -108,13 +296,9 @@ confine(const char *path, const char **step)
 	if (!is_self(path) && !limit(RLIMIT_AS, (rlim_t)CHILD_AS_MAX))
 		return false;
 #else
-	(void)path;
 	if (!limit(RLIMIT_AS, (rlim_t)CHILD_AS_MAX))
 		return false;
 #endif
-	*step = "PR_SET_NO_NEW_PRIVS";
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		return false;
 #ifdef SANDBOX_ARCH
 	*step = "seccomp";
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0;
@@ -127,33 +311,80 @@ confine(const char *path, const char **step)
 
 /*
  * The trampoline (child.h), before main: argv is {CHILD_TRAMPOLINE,
- * parent pid, path, the child's argv...}, envp the child's environment
- * (glibc passes a program's constructors argc, argv and envp).  The
- * parent may have died before the signal was asked for: then getppid()
- * is another process and the child gives up.
+ * parent pid, path, n, n rules of landlock(), the child's argv...}, envp
+ * the child's environment (glibc passes a program's constructors argc,
+ * argv and envp).  The parent may have died before the signal was asked
+ * for: then getppid() is another process and the child gives up.
  */
 __attribute__((constructor)) static void
 trampoline(int argc, char **argv, char **envp)
 {
 	const char *step;
-	char *end;
-	long parent;
+	char *end, **args;
+	long parent, n;
 
-	if (argc < 4 || strcmp(argv[0], CHILD_TRAMPOLINE) != 0)
+	if (argc < 5 || strcmp(argv[0], CHILD_TRAMPOLINE) != 0)
 		return;
 	errno = 0;
 	parent = strtol(argv[1], &end, 10);
 	if (errno != 0 || *end != '\0' ||
 	    prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
 		_exit(127);
-	if (!confine(argv[2], &step)) {
-		dprintf(2, "cannot confine %s: %s: %s\n", argv[3], step,
+	n = strtol(argv[3], &end, 10);
+	if (*end != '\0' || n < 0 || n > argc - 5)
+		_exit(127);
+	args = argv + 4 + n;
+	if (!confine(argv[2], argv + 4, (int)n, &step)) {
+		dprintf(2, "cannot confine %s: %s: %s\n", args[0], step,
 			strerror(errno));
 		_exit(127);
 	}
-	execve(argv[2], argv + 3, envp);
-	dprintf(2, "cannot run %s: %s\n", argv[3], strerror(errno));
+	execve(argv[2], args, envp);
+	dprintf(2, "cannot run %s: %s\n", args[0], strerror(errno));
 	_exit(127);
+}
+
+/* Logs that there is no Landlock to use, and why (child.h). */
+static void
+landlock_check(void)
+{
+	if (landlock_abi() == 0)
+		log_warn("no Landlock (%s): decoders run able to read what "
+			 "this user may, the env file among it "
+			 "(doc/security.md \"Decoders confined\")",
+			 strerror(errno));
+}
+
+/* The trampoline's rules (landlock()) for the n paths into rule (each
+ * allocated; *made of them); CHILD_CREATE's files are made here. */
+static bool
+rule_args(const struct child_path *paths, size_t n, char **rule, size_t *made,
+	  char *detail, size_t dlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct child_path *p = &paths[i];
+		int fd;
+
+		if ((p->access & CHILD_CREATE) &&
+		    ((fd = open(p->path,
+				O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+					O_CLOEXEC,
+				0600)) < 0 ||
+		     close(fd) != 0)) {
+			snprintf(detail, dlen, "cannot create %s: %s", p->path,
+				 strerror(errno));
+			return false;
+		}
+		if (asprintf(&rule[i], "%d%s",
+			     p->access &
+				     (CHILD_READ | CHILD_WRITE | CHILD_CREATE),
+			     p->path) < 0) {
+			snprintf(detail, dlen, "out of memory");
+			return false;
+		}
+		(*made)++;
+	}
+	return true;
 }
 
 static long long
@@ -211,15 +442,17 @@ kept(const char *e)
 }
 
 bool
-child_start(struct child *sp, char *const argv[], size_t out_max,
-	    size_t err_max, char *detail, size_t dlen)
+child_start(struct child *sp, char *const argv[],
+	    const struct child_path *paths, size_t out_max, size_t err_max,
+	    char *detail, size_t dlen)
 {
+	static pthread_once_t checked = PTHREAD_ONCE_INIT;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t all, none;
-	char path[PATH_MAX], parent[24];
+	char path[PATH_MAX], parent[24], count[24];
 	char **args = NULL, **env = NULL;
-	size_t na = 0, ne = 0, k = 0;
+	size_t na = 0, ne = 0, np = 0, made = 0, k = 0;
 	int out[2] = {-1, -1}, err[2] = {-1, -1}, rc;
 	bool ok = false;
 
@@ -237,22 +470,29 @@ child_start(struct child *sp, char *const argv[], size_t out_max,
 		snprintf(detail, dlen, "cannot run %s: out of memory", argv[0]);
 		goto out;
 	}
+	pthread_once(&checked, landlock_check);
 	if (!resolve(argv[0], path, sizeof(path), detail, dlen))
 		goto out;
 	while (argv[na] != NULL)
 		na++;
 	while (environ[ne] != NULL)
 		ne++;
-	if ((args = calloc(na + 4, sizeof(*args))) == NULL ||
+	while (paths != NULL && paths[np].path != NULL)
+		np++;
+	if ((args = calloc(4 + np + na + 1, sizeof(*args))) == NULL ||
 	    (env = calloc(ne + 1, sizeof(*env))) == NULL) {
 		snprintf(detail, dlen, "cannot run %s: out of memory", argv[0]);
 		goto out;
 	}
 	snprintf(parent, sizeof(parent), "%ld", (long)getpid());
+	snprintf(count, sizeof(count), "%zu", np);
 	args[0] = (char *)CHILD_TRAMPOLINE;
 	args[1] = parent;
 	args[2] = path;
-	memcpy(args + 3, argv, na * sizeof(*args));
+	args[3] = count;
+	if (!rule_args(paths, np, args + 4, &made, detail, dlen))
+		goto out;
+	memcpy(args + 4 + np, argv, na * sizeof(*args));
 	for (size_t i = 0; i < ne; i++)
 		if (kept(environ[i]))
 			env[k++] = environ[i];
@@ -299,6 +539,8 @@ out:
 		if (err[i] >= 0)
 			close(err[i]);
 	}
+	for (size_t i = 0; i < made; i++)
+		free(args[4 + i]);
 	free(args);
 	free(env);
 	if (!ok) {
@@ -472,14 +714,15 @@ child_status(int status, char *out, size_t len)
 }
 
 bool
-child_run(struct child *sp, char *const argv[], size_t out_max, size_t err_max,
-	  int timeout_ms, char *detail, size_t dlen)
+child_run(struct child *sp, char *const argv[], const struct child_path *paths,
+	  size_t out_max, size_t err_max, int timeout_ms, char *detail,
+	  size_t dlen)
 {
 	long long end;
 	char how[64];
 	size_t n;
 
-	if (!child_start(sp, argv, out_max, err_max, detail, dlen))
+	if (!child_start(sp, argv, paths, out_max, err_max, detail, dlen))
 		return false;
 	end = now_ms() + timeout_ms;
 	for (;;) {

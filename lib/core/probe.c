@@ -151,14 +151,15 @@ probe_ffprobe(const char *path, struct probe_info *info, int timeout_ms,
 		(char *)path,
 		NULL,
 	};
+	const struct child_path paths[] = {{path, CHILD_READ}, {NULL, 0}};
 	json_object *root = NULL, *streams, *stream = NULL, *format, *codec;
 	double stream_dur = 0, raw_bits;
 	struct child ch;
 	bool ok = false;
 
 	memset(info, 0, sizeof(*info));
-	if (!child_run(&ch, argv, FFPROBE_OUT_MAX, FFPROBE_ERR_MAX, timeout_ms,
-		       detail, dlen))
+	if (!child_run(&ch, argv, paths, FFPROBE_OUT_MAX, FFPROBE_ERR_MAX,
+		       timeout_ms, detail, dlen))
 		goto out;
 	/* ch.out is NUL-terminated, whatever ffprobe wrote. */
 	if (ch.out.failed) {
@@ -232,12 +233,13 @@ probe_sox_child(const char *path, struct probe_info *info, int timeout_ms)
 {
 	char *const argv[] = {"/proc/self/exe", PROBE_SOX_ARG, (char *)path,
 			      NULL};
+	const struct child_path paths[] = {{path, CHILD_READ}, {NULL, 0}};
 	char detail[128];
 	struct child ch;
 	bool ok = false;
 
-	if (!child_run(&ch, argv, SOX_OUT_MAX, FFPROBE_ERR_MAX, timeout_ms,
-		       detail, sizeof(detail)))
+	if (!child_run(&ch, argv, paths, SOX_OUT_MAX, FFPROBE_ERR_MAX,
+		       timeout_ms, detail, sizeof(detail)))
 		goto out;
 	/* ch.out is NUL-terminated; the codec is one word. */
 	if (!ch.out.failed &&

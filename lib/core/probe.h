@@ -6,7 +6,8 @@
  * what it can not open, or opens without a length, is asked of ffprobe.
  * Both parse untrusted bytes, so both run in a child process with no
  * secrets (lib/core/child: minimal environment, own process group, a
- * deadline): ffprobe, and for libsox the calling program itself again,
+ * deadline) that opens no file but the system's and the one probed
+ * (Landlock): ffprobe, and for libsox the calling program itself again,
  * as `PROG PROBE_SOX_ARG FILE`, whose main() must hand that to
  * probe_sox_main() before it reads any setting.  Only the runner uses
  * this: it links libsox.
@@ -39,7 +40,7 @@ struct probe_info {
  * -format_whitelist): audio files.  A playlist (HLS), a concat list or an
  * image sequence would make them open other files than the upload.
  */
-#define PROBE_FORMATS                                                         \
+#define PROBE_FORMATS                                                          \
 	"wav,w64,aiff,flac,mp3,ogg,matroska,mov,aac,caf,au,amr,wv,ape,asf"
 
 /* Initialises libsox and keeps it quiet; probe_sox_main() calls it. */

@@ -52,6 +52,13 @@ spectro_render(const char *path, const struct spectro_req *rq,
 			      height,
 			      peaks_path != NULL ? (char *)peaks_path : "-",
 			      NULL};
+	/* The peaks go to a file made for the child, which can create
+	 * none; without peaks_path the table ends before it. */
+	const struct child_path paths[] = {
+		{path, CHILD_READ},
+		{peaks_path, CHILD_CREATE},
+		{NULL, 0},
+	};
 	struct child ch;
 	bool ok = false;
 
@@ -64,8 +71,8 @@ spectro_render(const char *path, const struct spectro_req *rq,
 	snprintf(width, sizeof(width), "%d", rq->width);
 	snprintf(height, sizeof(height), "%d", rq->height);
 	/* One byte over the bound tells a cut image from a whole one. */
-	if (!child_run(&ch, argv, SPECTRO_PNG_MAX + 1, ERR_MAX, timeout_ms,
-		       detail, dlen))
+	if (!child_run(&ch, argv, paths, SPECTRO_PNG_MAX + 1, ERR_MAX,
+		       timeout_ms, detail, dlen))
 		goto out;
 	if (ch.out.failed || ch.out.len > SPECTRO_PNG_MAX) {
 		snprintf(detail, dlen,

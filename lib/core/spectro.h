@@ -6,10 +6,11 @@
  *
  * libsox parses untrusted bytes, so it runs in a child process that
  * holds no secrets (lib/core/child: posix_spawn, PATH and locale only,
- * own process group, dies with the caller, a deadline): the calling
- * program itself again, as `PROG SPECTRO_ARG ...`, whose main() must hand
- * such a command line to spectro_main() before it reads any setting (as
- * for PROBE_SOX_ARG, lib/core/probe.h).  Programs that call
+ * own process group, dies with the caller, a deadline) and opens no file
+ * but the system's, the audio file and the peaks file (Landlock): the
+ * calling program itself again, as `PROG SPECTRO_ARG ...`, whose main()
+ * must hand such a command line to spectro_main() before it reads any
+ * setting (as for PROBE_SOX_ARG, lib/core/probe.h).  Programs that call
  * spectro_render() link libsox.
  *
  * The image: raw (no axes, legend or title; a client draws them), one

@@ -54,6 +54,10 @@ for my $u (grep { /\.service$/ } @made) {
 	my $t = slurp("$dir/$u");
 	like($t, qr/^UMask=0027$/m, "$u: UMask=0027");
 	like($t, qr/^User=xmhub$/m, "$u: runs as xmhub");
+	# The decoders' children set up Landlock (lib/core/child.c): the
+	# system call filter lets its three calls through.
+	like($t, qr/^SystemCallFilter=landlock_create_ruleset landlock_add_rule landlock_restrict_self$/m,
+	    "$u: the Landlock calls allowed");
 	if ($u eq 'xmhub-lighttpd.service') {
 		like($t, qr{^ExecStart=/usr/sbin/lighttpd -D -f (\S+)$}m,
 		    "$u: lighttpd in the foreground");

@@ -3,8 +3,11 @@
  * (nothing of the settings, from the environment or the env file,
  * reaches a child), the process group, the deadline that kills a child
  * and its grandchildren, the bounded and terminated output, the death of
- * a child with its parent (a real SIGKILL), the runner's stop, and the
- * reasons made from ffmpeg's stderr.
+ * a child with its parent (a real SIGKILL), the runner's stop, the
+ * Landlock ruleset (a child opens its own paths, not the env file nor
+ * another facility's object beside them; ffmpeg and ffprobe work under
+ * it) and the fallback without Landlock, and the reasons made from
+ * ffmpeg's stderr.
  *
  * The test is a child subreaper, so that orphaned grandchildren come to
  * it and their end can be read with waitpid().
@@ -14,9 +17,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/filter.h>
+#include <linux/landlock.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -100,7 +110,8 @@ environment(void)
 	for (char **e = environ; *e != NULL; e++)
 		want += allowed(*e);
 
-	ok(child_run(&ch, env, 65536, 4096, 10000, detail, sizeof(detail)),
+	ok(child_run(&ch, env, NULL, 65536, 4096, 10000, detail,
+		     sizeof(detail)),
 	   "env runs");
 	for (line = strtok_r((char *)ch.out.p, "\n", &save); line != NULL;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -140,7 +151,8 @@ descriptors(void)
 	struct child ch;
 
 	ok(leak == 57, "a descriptor without O_CLOEXEC in the parent");
-	ok(child_run(&ch, check, 4096, 4096, 10000, detail, sizeof(detail)),
+	ok(child_run(&ch, check, NULL, 4096, 4096, 10000, detail,
+		     sizeof(detail)),
 	   "sh lists its descriptors");
 	snprintf(name, sizeof(name), "\n%d\n", leak);
 	ok(strncmp((char *)ch.out.p, "0\n1\n2\n", 6) == 0,
@@ -168,14 +180,14 @@ group_and_deadline(void)
 	pid_t grand;
 	int st;
 
-	ok(child_start(&ch, tree, 64, 64, detail, sizeof(detail)),
+	ok(child_start(&ch, tree, NULL, 64, 64, detail, sizeof(detail)),
 	   "a child with a grandchild starts");
 	ok(getpgid(ch.pid) == ch.pid, "it leads a process group of its own");
 	ok(getpgid(ch.pid) != getpgrp(), "not the parent's group");
 	child_free(&ch);
 
 	t0 = now_ms();
-	ok(!child_run(&ch, tree, 64, 64, 1000, detail, sizeof(detail)),
+	ok(!child_run(&ch, tree, NULL, 64, 64, 1000, detail, sizeof(detail)),
 	   "child_run with a 1 s deadline: false");
 	ok(now_ms() - t0 < 1000 + 1500,
 	   "it returned within the deadline and "
@@ -193,7 +205,7 @@ group_and_deadline(void)
 	child_free(&ch);
 
 	t0 = now_ms();
-	ok(!child_run(&ch, deaf, 64, 64, 500, detail, sizeof(detail)),
+	ok(!child_run(&ch, deaf, NULL, 64, 64, 500, detail, sizeof(detail)),
 	   "a child deaf to SIGTERM, 0.5 s deadline: false");
 	ok(now_ms() - t0 < 500 + 1000 + 1000,
 	   "it returned within the deadline and the grace (%lld ms)",
@@ -216,14 +228,14 @@ output(void)
 	char detail[256], how[64];
 	struct child ch;
 
-	ok(child_run(&ch, lots, 1000, 16, 10000, detail, sizeof(detail)),
+	ok(child_run(&ch, lots, NULL, 1000, 16, 10000, detail, sizeof(detail)),
 	   "100 kB of output, 1000 kept");
 	is_int(ch.out.len, 1000, "cut at the bound");
 	is_int(ch.out.p[1000], '\0', "and terminated after it");
 	is_int(strlen((char *)ch.out.p), 1000, "a string of 1000 bytes");
 	child_free(&ch);
 
-	ok(!child_run(&ch, noline, 64, 5, 10000, detail, sizeof(detail)),
+	ok(!child_run(&ch, noline, NULL, 64, 5, 10000, detail, sizeof(detail)),
 	   "stderr with no newline past its bound");
 	is_int(ch.err.len, 5, "stderr cut at 5 bytes");
 	is_str(detail, "abcde", "the reason is what was kept, no more");
@@ -231,14 +243,14 @@ output(void)
 	is_str(how, "exited with status 4", "child_status");
 	child_free(&ch);
 
-	ok(child_run(&ch, empty, 64, 64, 10000, detail, sizeof(detail)),
+	ok(child_run(&ch, empty, NULL, 64, 64, 10000, detail, sizeof(detail)),
 	   "a silent child");
 	ok(ch.out.p != NULL && ch.out.p[0] == '\0' && ch.err.p != NULL &&
 		   ch.err.p[0] == '\0',
 	   "its empty output is \"\"");
 	child_free(&ch);
 
-	ok(!child_start(&ch, nosuch, 64, 64, detail, sizeof(detail)),
+	ok(!child_start(&ch, nosuch, NULL, 64, 64, detail, sizeof(detail)),
 	   "a program not in PATH does not start");
 	is_str(detail, "cannot run xmhub-no-such-program: not found in PATH",
 	       "with a reason");
@@ -264,7 +276,8 @@ dies_with_parent(void)
 		char detail[256];
 
 		close(p[0]);
-		if (!child_start(&ch, sleeper, 64, 64, detail, sizeof(detail)))
+		if (!child_start(&ch, sleeper, NULL, 64, 64, detail,
+				 sizeof(detail)))
 			_exit(1);
 		/* Past the trampoline: the child is sleep itself. */
 		nanosleep(&(struct timespec){0, 300000000}, NULL);
@@ -329,7 +342,7 @@ confined(void)
 	struct child ch;
 	char detail[256];
 
-	if (!ok(child_run(&ch, limits, 16384, 1024, 5000, detail,
+	if (!ok(child_run(&ch, limits, NULL, 16384, 1024, 5000, detail,
 			  sizeof(detail)),
 		"cat /proc/self/limits as a child"))
 		diag("%s", detail);
@@ -341,11 +354,317 @@ confined(void)
 		       "%s", want[i].what);
 	}
 	child_free(&ch);
-	ok(child_run(&ch, sock, 1024, 1024, 5000, detail, sizeof(detail)),
+	ok(child_run(&ch, sock, NULL, 1024, 1024, 5000, detail, sizeof(detail)),
 	   "perl as a child");
 	is_str((const char *)ch.out.p, "socket: Permission denied",
 	       "socket() fails with EACCES: no network, no database socket");
 	child_free(&ch);
+}
+
+/* The kernel's Landlock ABI version, 0 without Landlock. */
+static int
+landlock_abi(void)
+{
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0,
+			 LANDLOCK_CREATE_RULESET_VERSION);
+
+	return v > 0 ? (int)v : 0;
+}
+
+/* Writes len bytes of s to the new file path. */
+static void
+put_file(const char *path, const char *s, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0 || write(fd, s, len) != (ssize_t)len || close(fd) != 0)
+		abort();
+}
+
+/* Half a second of 8 kHz mono 16-bit silence as WAV at path. */
+static void
+put_wav(const char *path)
+{
+	static char wav[44 + 8000] = "RIFF\x64\x1f\0\0WAVEfmt "
+				     "\x10\0\0\0\x01\0\x01\0"
+				     "\x40\x1f\0\0\x80\x3e\0\0\x02\0\x10\0"
+				     "data\x40\x1f\0\0";
+
+	put_file(path, wav, sizeof(wav));
+}
+
+/* The env file, another facility's object, a directory: each denied
+ * under Landlock; without it, the documented fallback: readable. */
+static void
+denied(const char *what, char *const argv[], const struct child_path *paths,
+       bool landlock)
+{
+	char detail[512] = "";
+	struct child ch;
+	bool ran = child_run(&ch, argv, paths, 4096, 4096, 5000, detail,
+			     sizeof(detail));
+
+	if (landlock) {
+		ok(!ran && strstr(detail, "Permission denied") != NULL,
+		   "%s: EACCES (%s)", what, detail);
+		ok(strstr((char *)ch.out.p, "secret") == NULL,
+		   "%s: nothing of it read", what);
+	} else
+		ok(ran, "no Landlock: %s is read (the fallback)", what);
+	child_free(&ch);
+}
+
+/* Landlock (child.h): a child opens the paths of its table and the
+ * system's, nothing else of the caller's. */
+static void
+landlocked(void)
+{
+	/* What the test makes in dir, in an order to remove it. */
+	static const char *const made_here[] = {
+		"xmhub.env",	  "fac-a/original", "fac-a/in.wav", "fac-a",
+		"fac-b/original", "fac-b",	    "output",	    "work/new",
+		"work",		  "out.webm",	    "loose"};
+	char dir[] = "/tmp/child-t-XXXXXX", env[64], in[64], other[64], out[64],
+	     work[64], loose[64], wav[64], webm[64], detail[512], made[64];
+	bool ll = landlock_abi() > 0;
+	struct child ch;
+	struct stat st;
+	int fd;
+	ssize_t n;
+
+	if (mkdtemp(dir) == NULL)
+		abort();
+	snprintf(env, sizeof(env), "%s/xmhub.env", dir);
+	snprintf(in, sizeof(in), "%s/fac-a", dir);
+	snprintf(other, sizeof(other), "%s/fac-b", dir);
+	if (mkdir(in, 0700) != 0 || mkdir(other, 0700) != 0)
+		abort();
+	snprintf(in, sizeof(in), "%s/fac-a/original", dir);
+	snprintf(other, sizeof(other), "%s/fac-b/original", dir);
+	snprintf(out, sizeof(out), "%s/output", dir);
+	snprintf(work, sizeof(work), "%s/work", dir);
+	snprintf(loose, sizeof(loose), "%s/loose", dir);
+	snprintf(wav, sizeof(wav), "%s/fac-a/in.wav", dir);
+	snprintf(webm, sizeof(webm), "%s/out.webm", dir);
+	if (mkdir(work, 0700) != 0)
+		abort();
+	put_file(env, "XMHUB_JWT_SECRET=secret-of-the-test\n", 36);
+	put_file(in, "the input\n", 10);
+	put_file(other, "the secret of another facility\n", 31);
+	put_file(out, "stale", 5);
+	put_wav(wav);
+
+	{
+		const struct child_path paths[] = {
+			{in, CHILD_READ},
+			{out, CHILD_CREATE},
+			{work, CHILD_READ | CHILD_WRITE},
+			{NULL, 0}};
+		char *const cat_in[] = {"cat", in, NULL};
+		char *const cat_env[] = {"cat", env, NULL};
+		char *const cat_other[] = {"cat", other, NULL};
+		char *const ls_dir[] = {"ls", dir, NULL};
+		char *const write[] = {"sh",
+				       "-c",
+				       "echo made > \"$0\"; echo new > "
+				       "\"$1/new\"; cat \"$0\" \"$1/new\"",
+				       out,
+				       work,
+				       NULL};
+		char *const write_loose[] = {"sh", "-c", "echo x > \"$0\"",
+					     loose, NULL};
+		char *const sock_dir[] = {"ls", "/run/postgresql", NULL};
+		char *const signal[] = {"sh", "-c", "kill -0 $PPID", NULL};
+
+		if (!ok(child_run(&ch, cat_in, paths, 4096, 4096, 5000, detail,
+				  sizeof(detail)),
+			"a child reads its input"))
+			diag("%s", detail);
+		is_str((char *)ch.out.p, "the input\n", "all of it");
+		child_free(&ch);
+		denied("the env file", cat_env, paths, ll);
+		denied("another facility's object", cat_other, paths, ll);
+		denied("listing the directory they are in", ls_dir, paths, ll);
+		if (access("/run/postgresql", F_OK) == 0)
+			denied("PostgreSQL's socket directory", sock_dir, paths,
+			       ll);
+		detail[0] = '\0';
+		if (landlock_abi() >= 6)
+			ok(!child_run(&ch, signal, paths, 4096, 4096, 5000,
+				      detail, sizeof(detail)),
+			   "ABI 6: it can not signal its caller (%s)", detail);
+		else
+			ok(child_run(&ch, signal, paths, 4096, 4096, 5000,
+				     detail, sizeof(detail)),
+			   "before ABI 6: it can signal its caller (%s)",
+			   detail);
+		child_free(&ch);
+		if (!ok(child_run(&ch, write, paths, 4096, 4096, 5000, detail,
+				  sizeof(detail)),
+			"it writes its output file and in its work directory"))
+			diag("%s", detail);
+		is_str((char *)ch.out.p, "made\nnew\n", "and reads them back");
+		child_free(&ch);
+		fd = open(out, O_RDONLY | O_CLOEXEC);
+		n = fd >= 0 ? read(fd, made, sizeof(made) - 1) : -1;
+		made[n > 0 ? n : 0] = '\0';
+		if (fd >= 0)
+			close(fd);
+		is_str(made, "made\n", "the output file holds what it wrote");
+		detail[0] = '\0';
+		ok(child_run(&ch, write_loose, paths, 4096, 4096, 5000, detail,
+			     sizeof(detail)) != ll &&
+			   (stat(loose, &st) == 0) != ll,
+		   ll ? "it creates no file beside them (%s)"
+		      : "no Landlock: it creates a file beside them (%s)",
+		   detail);
+		child_free(&ch);
+	}
+	{
+		const struct child_path tpaths[] = {
+			{wav, CHILD_READ}, {webm, CHILD_CREATE}, {NULL, 0}};
+		const struct child_path ppaths[] = {{webm, CHILD_READ},
+						    {NULL, 0}};
+		char *const ffmpeg[] = {"ffmpeg",    "-nostdin", "-hide_banner",
+					"-loglevel", "error",	 "-y",
+					"-i",	     wav,	 "-c:a",
+					"libopus",   "-f",	 "webm",
+					webm,	     NULL};
+		char *const ffprobe[] = {"ffprobe",
+					 "-v",
+					 "error",
+					 "-show_entries",
+					 "stream=codec_name",
+					 "-of",
+					 "csv=p=0",
+					 webm,
+					 NULL};
+
+		if (!ok(child_run(&ch, ffmpeg, tpaths, 4096, 4096, 30000,
+				  detail, sizeof(detail)),
+			"ffmpeg transcodes under it"))
+			diag("%s", detail);
+		child_free(&ch);
+		if (!ok(child_run(&ch, ffprobe, ppaths, 4096, 4096, 30000,
+				  detail, sizeof(detail)),
+			"ffprobe reads the output under it"))
+			diag("%s", detail);
+		is_str((char *)ch.out.p, "opus\n", "an Opus stream");
+		child_free(&ch);
+	}
+	{
+		char *const cat[] = {"cat", in, NULL};
+		char *const noop[] = {"true", NULL};
+		char longer[PATH_MAX + 16];
+		const struct child_path bad[] = {{longer, CHILD_READ},
+						 {NULL, 0}};
+		const struct child_path nodir[] = {
+			{"/nonexistent-dir/output", CHILD_CREATE}, {NULL, 0}};
+
+		memset(longer, 'a', sizeof(longer) - 1);
+		longer[0] = '/';
+		longer[sizeof(longer) - 1] = '\0';
+		if (ll) {
+			if (!ok(!child_run(&ch, cat, bad, 4096, 4096, 5000,
+					   detail, sizeof(detail)) &&
+					strncmp(detail,
+						"cannot confine cat: /aaa",
+						24) == 0,
+				"a rule that can not be made: the child does "
+				"not run"))
+				diag("%s", detail);
+		} else
+			ok(child_run(&ch, cat, bad, 4096, 4096, 5000, detail,
+				     sizeof(detail)),
+			   "no Landlock: no rule is made, the child runs");
+		child_free(&ch);
+		ok(!child_start(&ch, noop, nodir, 64, 64, detail,
+				sizeof(detail)),
+		   "an output that can not be created: no child");
+		is_str(detail,
+		       "cannot create /nonexistent-dir/output: No such file "
+		       "or directory",
+		       "the reason says so");
+		child_free(&ch);
+	}
+	for (size_t i = 0; i < sizeof(made_here) / sizeof(*made_here); i++) {
+		snprintf(loose, sizeof(loose), "%s/%s", dir, made_here[i]);
+		if (remove(loose) != 0 && errno != ENOENT)
+			diag("%s: %s", loose, strerror(errno));
+	}
+	rmdir(dir);
+}
+
+/*
+ * Without Landlock (its calls made to fail with err by a seccomp filter
+ * in a process of its own: ENOSYS as on a kernel without it, EPERM as
+ * under systemd's SystemCallFilter=@system-service): the child runs and
+ * can read the env file, and the first child_start() of the process
+ * warns, once.  First in main(): the warning is looked for once a
+ * process, before any child of the test's own process.  The process's
+ * exit status is a mask of what failed.
+ */
+static void
+without_landlock(int err, const char *name)
+{
+	char path[] = "/tmp/child-t-XXXXXX", log[] = "/tmp/child-t-XXXXXX";
+	int fd, lfd, st;
+	pid_t pid;
+
+	if ((fd = mkstemp(path)) < 0 || (lfd = mkstemp(log)) < 0)
+		abort();
+	dprintf(fd, "XMHUB_JWT_SECRET=secret-of-the-test\n");
+	close(fd);
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		struct sock_filter f[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+				 offsetof(struct seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K,
+				 __NR_landlock_create_ruleset, 0, 2),
+			BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K,
+				 __NR_landlock_restrict_self, 1, 0),
+			BPF_STMT(BPF_RET | BPF_K,
+				 SECCOMP_RET_ERRNO | (unsigned)err),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		struct sock_fprog prog = {sizeof(f) / sizeof(*f), f};
+		char *const cat[] = {"cat", path, NULL};
+		char detail[256], text[4096], *at;
+		struct child ch;
+		int fails = 0, warnings = 0;
+		ssize_t n;
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0 ||
+		    dup2(lfd, 2) != 2)
+			_exit(64);
+		for (int i = 0; i < 2; i++) {
+			if (!child_run(&ch, cat, NULL, 4096, 4096, 5000, detail,
+				       sizeof(detail)) ||
+			    strstr((char *)ch.out.p, "secret-of-the-test") ==
+				    NULL)
+				fails |= 1;
+			child_free(&ch);
+		}
+		n = pread(lfd, text, sizeof(text) - 1, 0);
+		text[n > 0 ? n : 0] = '\0';
+		for (at = text; (at = strstr(at, "no Landlock")) != NULL; at++)
+			warnings++;
+		_exit(fails | (warnings == 1 ? 0 : 2));
+	}
+	st = reap_within(pid, 10000);
+	ok(st != -1 && WIFEXITED(st) && (WEXITSTATUS(st) & ~3) == 0,
+	   "no Landlock (%s): a process of its own ran children", name);
+	ok(st != -1 && WIFEXITED(st) && (WEXITSTATUS(st) & 1) == 0,
+	   "no Landlock (%s): the fallback, children run and read the env "
+	   "file",
+	   name);
+	ok(st != -1 && WIFEXITED(st) && (WEXITSTATUS(st) & 2) == 0,
+	   "no Landlock (%s): the first child_start() warned, once", name);
+	close(lfd);
+	unlink(log);
+	unlink(path);
 }
 
 static void
@@ -429,7 +748,8 @@ stop(void)
 		_exit(0);
 	}
 	t0 = now_ms();
-	ok(!child_run(&ch, sleeper, 64, 64, 30000, detail, sizeof(detail)),
+	ok(!child_run(&ch, sleeper, NULL, 64, 64, 30000, detail,
+		      sizeof(detail)),
 	   "SIGTERM to the runner: child_run returns false");
 	ok(now_ms() - t0 < 300 + 1500, "soon (%lld ms), not after 30 s",
 	   now_ms() - t0);
@@ -445,12 +765,15 @@ main(void)
 {
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
 		abort();
+	without_landlock(ENOSYS, "ENOSYS");
+	without_landlock(EPERM, "EPERM");
 	environment();
 	descriptors();
 	group_and_deadline();
 	output();
 	dies_with_parent();
 	confined();
+	landlocked();
 	reasons();
 	stop();
 	return tap_done();

@@ -73,30 +73,31 @@ children(void)
 	char detail[128];
 	struct child ch;
 
-	ok(child_run(&ch, echo, 4, 100, 10000, detail, sizeof(detail)),
+	ok(child_run(&ch, echo, NULL, 4, 100, 10000, detail, sizeof(detail)),
 	   "a child that exits 0");
 	is_int(ch.out.len, 4, "stdout kept to its bound");
 	ok(memcmp(ch.out.p, "0123", 4) == 0, "the first bytes kept");
 	is_int(ch.err.len, 5, "stderr captured");
 	child_free(&ch);
 
-	ok(!child_run(&ch, fail, 100, 100, 10000, detail, sizeof(detail)),
+	ok(!child_run(&ch, fail, NULL, 100, 100, 10000, detail, sizeof(detail)),
 	   "a child that exits 3");
 	is_str(detail, "first line", "its first stderr line as the reason");
 	ok(WIFEXITED(ch.status) && WEXITSTATUS(ch.status) == 3,
 	   "its exit status");
 	child_free(&ch);
 
-	ok(!child_run(&ch, nosuch, 100, 100, 10000, detail, sizeof(detail)),
+	ok(!child_run(&ch, nosuch, NULL, 100, 100, 10000, detail,
+		      sizeof(detail)),
 	   "a program that does not exist");
 	child_free(&ch);
 
-	ok(child_run(&ch, flood, 10, 10, 10000, detail, sizeof(detail)),
+	ok(child_run(&ch, flood, NULL, 10, 10, 10000, detail, sizeof(detail)),
 	   "1 MB of output to a 10-byte bound: drained, no deadlock");
 	is_int(ch.out.len, 10, "10 bytes kept");
 	child_free(&ch);
 
-	ok(child_start(&ch, sleeper, 10, 10, detail, sizeof(detail)),
+	ok(child_start(&ch, sleeper, NULL, 10, 10, detail, sizeof(detail)),
 	   "a long child starts");
 	ok(!child_wait(&ch, 100), "child_wait: still running after 100 ms");
 	pid_t pid = ch.pid;

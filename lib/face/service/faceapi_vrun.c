@@ -192,6 +192,7 @@ faceapi_video_probe(const char *path, struct faceapi_vinfo *vi, int timeout_ms,
 			"json",
 			(char *)path,
 			NULL};
+	const struct child_path paths[] = {{path, CHILD_READ}, {NULL, 0}};
 	char why[512], reason[CHILD_REASON_MAX];
 	const char *base = strrchr(path, '/'), *say;
 	struct child ch;
@@ -201,8 +202,8 @@ faceapi_video_probe(const char *path, struct faceapi_vinfo *vi, int timeout_ms,
 	memset(vi, 0, sizeof(*vi));
 	base = base != NULL ? base + 1 : path;
 	n = strlen(base);
-	if (!child_run(&ch, argv, PROBE_OUT_MAX, CHILD_ERR_MAX, timeout_ms, why,
-		       sizeof(why))) {
+	if (!child_run(&ch, argv, paths, PROBE_OUT_MAX, CHILD_ERR_MAX,
+		       timeout_ms, why, sizeof(why))) {
 		child_reason(why, reason, sizeof(reason));
 		/* ffprobe names the file first: a temporary name, not the
 		 * client's business. */
@@ -670,6 +671,14 @@ start(struct vrun *r, const char *in, const char *out, const char *dpath,
 			 (char *)dpath,
 			 NULL};
 	char *eargv[48];
+	/* The FIFOs exist: faceapi_video_mask() made them. */
+	const struct child_path dpaths[] = {{in, CHILD_READ},
+					    {dpath, CHILD_WRITE},
+					    {NULL, 0}},
+				epaths[] = {{in, CHILD_READ},
+					    {epath, CHILD_READ},
+					    {out, CHILD_CREATE},
+					    {NULL, 0}};
 	int n = 0;
 
 	snprintf(size, sizeof(size), "%dx%d", r->vi->width, r->vi->height);
@@ -717,8 +726,10 @@ start(struct vrun *r, const char *in, const char *out, const char *dpath,
 	}
 	eargv[n++] = (char *)out;
 	eargv[n] = NULL;
-	if (!child_start(&r->enc, eargv, 0, CHILD_ERR_MAX, why, sizeof(why)) ||
-	    !child_start(&r->dec, dargv, 0, CHILD_ERR_MAX, why, sizeof(why)))
+	if (!child_start(&r->enc, eargv, epaths, 0, CHILD_ERR_MAX, why,
+			 sizeof(why)) ||
+	    !child_start(&r->dec, dargv, dpaths, 0, CHILD_ERR_MAX, why,
+			 sizeof(why)))
 		return failed(r, FACEAPI_V_ERROR, "ffmpeg: ", why);
 	/* The read end opens at once; the decoder's open then succeeds. */
 	if ((r->rfd = open(dpath, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
