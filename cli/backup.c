@@ -4,13 +4,12 @@
  */
 #include "config.h"
 
-#include <stdbool.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "backup.h"
 #include "core/conf.h"
 #include "domain/backup.h"
+#include "usage.h"
 
 /* Prints what was done as one JSON line; 0, or 1 when stdout fails. */
 static int
@@ -28,11 +27,12 @@ backup_main(int argc, char *argv[])
 {
 	struct backup_stats st;
 	char detail[512];
+	const char *dir;
 
-	if (argc != 1 || argv[0][0] == '-')
+	if (!usage_opts(argc, argv, NULL, 0, "DIR", &dir))
 		return 2;
 	if (!conf_init(detail, sizeof(detail)) ||
-	    !backup_run(argv[0], &st, detail, sizeof(detail))) {
+	    !backup_run(dir, &st, detail, sizeof(detail))) {
 		fprintf(stderr, "xmhub backup: %s\n", detail);
 		return 1;
 	}
@@ -42,14 +42,16 @@ backup_main(int argc, char *argv[])
 int
 restore_main(int argc, char *argv[])
 {
+	struct usage_opt o[] = {{"force", true, false, NULL}};
 	struct backup_stats st;
 	char detail[512];
-	bool force = argc == 2 && strcmp(argv[0], "--force") == 0;
+	const char *dir;
 
-	if (argc != 1 + force || argv[force][0] == '-')
+	if (!usage_opts(argc, argv, o, 1, "DIR", &dir))
 		return 2;
 	if (!conf_init(detail, sizeof(detail)) ||
-	    !backup_restore(argv[force], force, &st, detail, sizeof(detail))) {
+	    !backup_restore(dir, o[0].value != NULL, &st, detail,
+			    sizeof(detail))) {
 		fprintf(stderr, "xmhub restore: %s\n", detail);
 		return 1;
 	}

@@ -17,6 +17,7 @@
 #include "codec/buf.h"
 #include "core/conf.h"
 #include "daemon.h"
+#include "usage.h"
 
 #define GEN XMHUB_LIBEXECDIR "/xmhub/httpd-conf-gen"
 #define AUTHORIZER "ingest-authorizer"
@@ -140,10 +141,10 @@ daemon_main(int argc, char *argv[])
 	struct buf table;
 	int n = 0, rc = 1;
 
-	if (argc != 1 || argv[0][0] == '-') {
-		fprintf(stderr, "xmhub daemon: expected one daemon's name\n");
-		return 2;
-	}
+	if (argc != 1 || argv[0][0] == '-')
+		return usage_error("expected one daemon's name (NAME: a daemon "
+				   "of httpd-conf/programs, or "
+				   "ingest-authorizer)");
 	if (!conf_init(detail, sizeof(detail))) {
 		fprintf(stderr, "daemon: %s\n", detail);
 		return 1;
@@ -165,11 +166,8 @@ daemon_main(int argc, char *argv[])
 		line = next;
 	}
 	if (cmd == NULL) {
-		fprintf(stderr,
-			"xmhub daemon: %s: no such daemon in "
-			"httpd-conf/programs\n",
-			argv[0]);
-		rc = 2;
+		rc = usage_error("%s: no such daemon in httpd-conf/programs",
+				 argv[0]);
 		goto out;
 	}
 	/* The table's commands are words separated by blanks, no quoting. */

@@ -16,6 +16,7 @@
 
 #include "core/conf.h"
 #include "httpdconf.h"
+#include "usage.h"
 
 #define GEN XMHUB_LIBEXECDIR "/xmhub/httpd-conf-gen"
 
@@ -52,8 +53,10 @@ httpdconf_cli(int argc, char *argv[])
 	pid_t pid;
 	int st, rc = 1, k = DIRS;
 
-	if (argc < 1 || argc > 64 || argv[0][0] == '-')
-		return 2;
+	if (argc < 1 || argv[0][0] == '-')
+		return usage_error("lighttpd or apache is required first");
+	if (argc > 64)
+		return usage_error("more than 64 arguments");
 	if (!conf_init(detail, sizeof(detail))) {
 		fprintf(stderr, "httpd-conf: %s\n", detail);
 		return 1;
@@ -81,9 +84,11 @@ httpdconf_cli(int argc, char *argv[])
 				strerror(errno));
 			goto out;
 		}
-	/* gen dies (status 255) on bad options, after its usage line. */
+	/* gen says what was wrong with the options and exits 2 (a usage
+	 * error: our usage follows), or dies (status 255) on anything else,
+	 * after a message. */
 	if (WIFEXITED(st))
-		rc = WEXITSTATUS(st) == 0 ? 0 : 1;
+		rc = WEXITSTATUS(st) <= 2 ? WEXITSTATUS(st) : 1;
 out:
 	return rc;
 }

@@ -31,6 +31,7 @@
 #include "codec/xmbp.h"
 #include "core/hclient.h"
 #include "core/spool.h"
+#include "usage.h"
 
 #define BATCH_CAP 200000 /* under the WebSocket's 256 KB message */
 #define LINE_MAX_BYTES (1u << 20)
@@ -517,17 +518,6 @@ default_spool(char *out, size_t n, const char *session)
 	return k > 0 && (size_t)k < n;
 }
 
-/* A whole decimal number in [min, max]. */
-static bool
-num(const char *s, long min, long max, long *v)
-{
-	char *e;
-
-	errno = 0;
-	*v = strtol(s, &e, 10);
-	return *s != '\0' && *e == '\0' && errno == 0 && *v >= min && *v <= max;
-}
-
 int
 send_main(int argc, char *argv[])
 {
@@ -552,7 +542,7 @@ send_main(int argc, char *argv[])
 	struct buf scratch;
 	uint64_t line_no = 0, skip, done = 0;
 	bool bad = false;
-	long v, timeout = 10, in_flight = 8;
+	long long v, timeout = 10, in_flight = 8;
 	int opt, rc = EXIT_USAGE;
 
 	buf_init(&scratch, 4 * LINE_MAX_BYTES);
@@ -567,7 +557,8 @@ send_main(int argc, char *argv[])
 	s->c.fd = -1;
 	s->spool.dirfd = -1;
 	optind = 0;
-	while ((opt = getopt_long(argc + 1, argv - 1, "", longopts, NULL)) !=
+	opterr = 0;
+	while ((opt = getopt_long(argc + 1, argv - 1, ":", longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
 		case 'u':
@@ -589,33 +580,55 @@ send_main(int argc, char *argv[])
 			spool = optarg;
 			break;
 		case 'n':
-			if (!num(optarg, 1, 64, &in_flight))
+			if (!usage_whole("in-flight", optarg, 1, 64,
+					 &in_flight))
 				goto out;
 			break;
 		case 'b':
-			if (!num(optarg, 1, XMBP_MAX_SAMPLES, &v))
+			if (!usage_whole("batch-samples", optarg, 1,
+					 XMBP_MAX_SAMPLES, &v))
 				goto out;
 			s->batch_samples = (uint32_t)v;
 			break;
 		case 'l':
-			if (!num(optarg, 0, 60000, &v))
+			if (!usage_whole("linger-ms", optarg, 0, 60000, &v))
 				goto out;
 			s->linger_ms = (int)v;
 			break;
 		case 't':
-			if (!num(optarg, 1, 3600, &timeout))
+			if (!usage_whole("timeout", optarg, 1, 3600, &timeout))
 				goto out;
 			break;
 		default:
+			usage_getopt(opt, argv - 1, longopts);
 			goto out;
 		}
 	}
 	if (optind < argc + 1)
 		path = argv[optind++ - 1];
-	if (optind < argc + 1 || url == NULL || key == NULL ||
-	    s->session == NULL || streams == NULL || strlen(s->session) > 64 ||
-	    strspn(s->session, "0123456789abcdefABCDEF-") != strlen(s->session))
+	if (optind < argc + 1) {
+		usage_error("stray argument \"%s\" (one FILE at most)",
+			    argv[optind - 1]);
 		goto out;
+	}
+	if (url == NULL || s->session == NULL || streams == NULL) {
+		usage_required(url == NULL	    ? "url"
+			       : s->session == NULL ? "session"
+						    : "streams");
+		goto out;
+	}
+	if (key == NULL) {
+		usage_error("--key API_KEY or XMHUB_API_KEY is required");
+		goto out;
+	}
+	if (strlen(s->session) > 64 ||
+	    strspn(s->session, "0123456789abcdefABCDEF-") !=
+		    strlen(s->session)) {
+		usage_error("--session: expected a session id (hex digits and "
+			    "dashes, 64 at most), got \"%s\"",
+			    s->session);
+		goto out;
+	}
 	s->in_flight = (uint64_t)in_flight;
 	rc = EXIT_INPUT;
 	if (streams[0] == '@') {
@@ -629,14 +642,14 @@ send_main(int argc, char *argv[])
 	} else if ((spec = strdup(streams)) == NULL ||
 		   !samplecsv_streams(spec, s->defs, XMBP_MAX_STREAMS,
 				      &s->ndefs, err, sizeof(err))) {
-		fprintf(stderr, "xmhub send: --streams: %s\n", err);
-		rc = EXIT_USAGE;
+		rc = usage_error("--streams: %s (expected "
+				 "INDEX[:NAME]:TYPE,... or @SESSION.json)",
+				 err);
 		goto out;
 	}
 	if (!hclient_init(&s->c, url, key, (int)timeout * 1000, err,
 			  sizeof(err))) {
-		fprintf(stderr, "xmhub send: %s\n", err);
-		rc = EXIT_USAGE;
+		rc = usage_error("--url: %s", err);
 		goto out;
 	}
 	snprintf(s->data_path, sizeof(s->data_path),

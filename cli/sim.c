@@ -9,7 +9,6 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -28,6 +27,7 @@
 #include "codec/xmbp.h"
 #include "core/hclient.h"
 #include "device.h"
+#include "usage.h"
 
 #define WS_MAX 262144	    /* the WebSocket's largest message */
 #define HTTP_MAX (1u << 20) /* the data endpoint's largest body */
@@ -617,17 +617,6 @@ report(struct sim *sim, double secs)
 	printf("]}\n");
 }
 
-/* A whole number in [min, max]. */
-static bool
-number(const char *s, double min, double max, double *v)
-{
-	char *e;
-
-	errno = 0;
-	*v = strtod(s, &e);
-	return *s != '\0' && *e == '\0' && errno == 0 && *v >= min && *v <= max;
-}
-
 int
 sim_main(int argc, char *argv[])
 {
@@ -653,7 +642,8 @@ sim_main(int argc, char *argv[])
 			  .in_flight = 1,
 			  .device_uid = 1000000};
 	pthread_t *th = NULL;
-	double v, t0, secs, batch = 0;
+	long long v, batch = 0;
+	double t0, secs;
 	struct timespec rt;
 	size_t bytes = 10;
 	int opt, rc = 2, started = 0;
@@ -662,7 +652,8 @@ sim_main(int argc, char *argv[])
 
 	sim.key = getenv("XMHUB_API_KEY");
 	optind = 0;
-	while ((opt = getopt_long(argc + 1, argv - 1, "", longopts, NULL)) !=
+	opterr = 0;
+	while ((opt = getopt_long(argc + 1, argv - 1, ":", longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
 		case 'u':
@@ -678,58 +669,81 @@ sim_main(int argc, char *argv[])
 			sim.json = true;
 			break;
 		case 'd':
-			if (!number(optarg, 1, 1000, &v))
+			if (!usage_whole("devices", optarg, 1, 1000, &v))
 				goto out;
 			sim.devices = (int)v;
 			break;
 		case 'm':
-			if (!number(optarg, 1, XMBP_MAX_STREAMS, &v))
+			if (!usage_whole("streams", optarg, 1, XMBP_MAX_STREAMS,
+					 &v))
 				goto out;
 			sim.streams = (int)v;
 			break;
 		case 'r':
-			if (!number(optarg, 0, 1e6, &sim.rate))
+			if (!usage_number("rate", optarg, 0, 1e6, &sim.rate))
 				goto out;
 			break;
 		case 'D':
-			if (!number(optarg, 0.001, 86400 * 365, &sim.duration))
+			if (!usage_number("duration", optarg, 0.001,
+					  86400 * 365, &sim.duration))
 				goto out;
 			dur = true;
 			break;
 		case 'n':
-			if (!number(optarg, 1, 1e15, &v))
+			if (!usage_whole("samples", optarg, 1, 1000000000000000,
+					 &v))
 				goto out;
 			sim.samples = (uint64_t)v;
 			break;
 		case 'b':
-			if (!number(optarg, 1, XMBP_MAX_SAMPLES, &batch))
+			if (!usage_whole("batch", optarg, 1, XMBP_MAX_SAMPLES,
+					 &batch))
 				goto out;
 			break;
 		case 'U':
-			if (!number(optarg, 0, UINT32_MAX, &v))
+			if (!usage_whole("device-uid", optarg, 0, UINT32_MAX,
+					 &v))
 				goto out;
 			sim.device_uid = (uint32_t)v;
 			break;
 		case 't':
-			if (!number(optarg, 1, 3600, &v))
+			if (!usage_whole("timeout", optarg, 1, 3600, &v))
 				goto out;
 			sim.timeout_ms = (int)v * 1000;
 			break;
 		case 'f':
 			/* The server recognises a resent batch among a
 			 * session's last 64. */
-			if (!number(optarg, 1, 64, &v) || v != floor(v))
+			if (!usage_whole("in-flight", optarg, 1, 64, &v))
 				goto out;
 			sim.in_flight = (int)v;
 			break;
 		default:
+			usage_getopt(opt, argv - 1, longopts);
 			goto out;
 		}
 	}
-	if (optind < argc + 1 || sim.url == NULL || sim.key == NULL ||
-	    (dur && sim.samples > 0) ||
-	    (uint64_t)sim.device_uid + (uint64_t)sim.devices - 1 > UINT32_MAX)
+	if (optind < argc + 1) {
+		usage_error("stray argument \"%s\"", argv[optind - 1]);
 		goto out;
+	}
+	if (sim.url == NULL) {
+		usage_required("url");
+		goto out;
+	}
+	if (sim.key == NULL) {
+		usage_error("--key API_KEY or XMHUB_API_KEY is required");
+		goto out;
+	}
+	if (dur && sim.samples > 0) {
+		usage_error("--duration and --samples exclude each other");
+		goto out;
+	}
+	if ((uint64_t)sim.device_uid + (uint64_t)sim.devices - 1 > UINT32_MAX) {
+		usage_error("--device-uid: BASE + --devices - 1 is over "
+			    "4294967295");
+		goto out;
+	}
 	if (!dur && sim.samples == 0)
 		sim.duration = 10;
 	/* Ten batches a second by default; 100 samples a batch unpaced. */
@@ -744,10 +758,10 @@ sim_main(int argc, char *argv[])
 	for (int m = 0; m < sim.streams; m++)
 		bytes += 5 + sim.per_batch * sample_bytes(&sim, m % KINDS);
 	if (bytes > (sim.ws ? WS_MAX : HTTP_MAX)) {
-		fprintf(stderr,
-			"xmhub sim: a batch would be %zu bytes, over the "
-			"%s limit: lower --batch or --streams\n",
-			bytes, sim.ws ? "WebSocket's 262144" : "HTTP 1 MiB");
+		usage_error("--batch and --streams: a batch would be %zu "
+			    "bytes, over the %s limit",
+			    bytes,
+			    sim.ws ? "WebSocket's 262144" : "HTTP 1 MiB");
 		goto out;
 	}
 	rc = 1;
@@ -768,8 +782,7 @@ sim_main(int argc, char *argv[])
 		d->cap = bytes;
 		if (!hclient_init(&d->c, sim.url, sim.key, sim.timeout_ms, err,
 				  sizeof(err))) {
-			fprintf(stderr, "xmhub sim: %s\n", err);
-			rc = 2;
+			rc = usage_error("--url: %s", err);
 			goto out;
 		}
 		if ((d->mem = malloc(bytes * (size_t)sim.in_flight)) == NULL ||

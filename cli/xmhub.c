@@ -10,7 +10,8 @@
  * lib/ function and write the whole answer; tools take options and do
  * their own output.  Every command answers --help with its own usage
  * (exit 0).  Exit status: 0 done, 1 the input was refused or the work
- * failed, 2 usage.
+ * failed, 2 usage: one line saying what was wrong (usage.h), then the
+ * command's usage.
  */
 #include "config.h"
 
@@ -44,6 +45,7 @@
 #include "web/dbjson.h"
 #include "daemon.h"
 #include "httpdconf.h"
+#include "usage.h"
 
 /* Input files are read whole; larger ones are refused. */
 #define INPUT_MAX (1UL << 30)
@@ -53,7 +55,8 @@ struct cmd {
 	/* A filter: turns the whole input into the whole output; 1 after a
 	 * message. */
 	int (*run)(const struct buf *in, struct buf *out);
-	/* A tool: given the arguments after its words; 2 for usage. */
+	/* A tool: given the arguments after its words; 2 for usage, after
+	 * its usage_error. */
 	int (*tool)(int argc, char *argv[]);
 	const char *what; /* one line for --help, or NULL */
 };
@@ -127,7 +130,8 @@ static const struct cmd cmds[] = {
 	 "deletes an API key no upload was made with"},
 	{"device", "list", LIST_ARGS, NULL, cmd_list, "lists the devices"},
 	{"httpd-conf", NULL,
-	 "lighttpd|apache [--var DIR] [--port N] [--face-port N] [--output F]",
+	 "lighttpd|apache [--var DIR] [--log DIR] [--port N] [--face-port N] "
+	 "[--ws-port N] [--authz-port N] [--addr A] [--hsts V] [--output F]",
 	 NULL, httpdconf_cli,
 	 "prints the web server's configuration for the installed tree"},
 	{"daemon", NULL, "NAME", NULL, daemon_main,
@@ -159,42 +163,6 @@ static const struct cmd cmds[] = {
 /* The command being run (main sets it), for the handlers shared by
  * several groups. */
 static const struct cmd *current;
-
-/* One --option of a tool: a flag, or followed by its value. */
-struct opt {
-	const char *name; /* without the dashes */
-	bool flag;
-	bool required;
-	const char *value; /* the value, or "" for a flag that is set */
-};
-
-/* Fills opts from argv; false (usage) on an unknown, repeated or
- * incomplete option or a missing required one. */
-static bool
-parse_opts(int argc, char *argv[], struct opt *opts, size_t n)
-{
-	for (int i = 0; i < argc; i++) {
-		size_t k;
-
-		if (strncmp(argv[i], "--", 2) != 0)
-			return false;
-		for (k = 0; k < n && strcmp(argv[i] + 2, opts[k].name) != 0;
-		     k++)
-			continue;
-		if (k == n || opts[k].value != NULL)
-			return false;
-		if (opts[k].flag)
-			opts[k].value = "";
-		else if (i + 1 < argc)
-			opts[k].value = argv[++i];
-		else
-			return false;
-	}
-	for (size_t k = 0; k < n; k++)
-		if (opts[k].required && opts[k].value == NULL)
-			return false;
-	return true;
-}
 
 /* The settings and a database handle, or NULL after a message. */
 static struct db *
@@ -342,24 +310,24 @@ cmd_xmch_pack(const struct buf *in, struct buf *out)
 static int
 cmd_migrate(int argc, char *argv[])
 {
-	struct opt opts[] = {{"dir", false, false, NULL},
-			     {"check", true, false, NULL}};
+	struct usage_opt o[] = {{"dir", false, false, NULL},
+				{"check", true, false, NULL}};
 	struct migrate_result r;
 	const char *dir, *url;
 	char detail[512];
 
-	if (!parse_opts(argc, argv, opts, 2))
+	if (!usage_opts(argc, argv, o, 2, NULL, NULL))
 		return 2;
 	if (!conf_init(detail, sizeof(detail))) {
 		fprintf(stderr, "migrate: %s\n", detail);
 		return 1;
 	}
-	dir = opts[0].value != NULL ? opts[0].value : conf_get("XMHUB_SQL_DIR");
+	dir = o[0].value != NULL ? o[0].value : conf_get("XMHUB_SQL_DIR");
 	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
 		fprintf(stderr, "migrate: XMHUB_DATABASE_URL is not set\n");
 		return 1;
 	}
-	if (opts[1].value != NULL) {
+	if (o[1].value != NULL) {
 		switch (migrate_check(url, dir, stdout, &r)) {
 		case MIGRATE_CHECK_UP_TO_DATE:
 			printf("migrate: up to date (%u migration%s)\n",
@@ -453,8 +421,7 @@ cmd_hash_password(int argc, char *argv[])
 	char pw[AUTH_PASSWORD_MAX + 2], hash[AUTH_HASH_MAX];
 	int rc = 1;
 
-	(void)argv;
-	if (argc != 0)
+	if (!usage_opts(argc, argv, NULL, 0, NULL, NULL))
 		return 2;
 	if (read_password("hash-password", "-", pw, sizeof(pw)) == NULL)
 		goto out;
@@ -471,28 +438,49 @@ out:
 	return rc;
 }
 
+/* The roles in words: "user, facility_admin or super_admin". */
+static const char *
+role_words(char *buf, size_t len)
+{
+	size_t n = 0;
+
+	while (auth_role_name((enum auth_role)n) != NULL)
+		n++;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s",
+			 i == 0	     ? ""
+			 : i + 1 < n ? ", "
+				     : " or ",
+			 auth_role_name((enum auth_role)i));
+	return buf;
+}
+
 static int
 cmd_user_create(int argc, char *argv[])
 {
-	struct opt o[] = {
+	struct usage_opt o[] = {
 		{"email", false, true, NULL}, {"password", false, false, NULL},
-		{"role", false, true, NULL},  {"facility", false, false, NULL},
+		{"role", false, false, NULL}, {"facility", false, false, NULL},
 		{"name", false, false, NULL}, {"if-absent", true, false, NULL},
 	};
-	char id[AUTH_UUID_LEN + 1], pwbuf[AUTH_PASSWORD_MAX + 2];
+	char id[AUTH_UUID_LEN + 1], pwbuf[AUTH_PASSWORD_MAX + 2], roles[128];
 	const char *password;
 	enum auth_role role;
 	enum db_status st;
 	struct db *db;
 	int rc = 1;
 
-	if (!parse_opts(argc, argv, o, sizeof(o) / sizeof(o[0])))
+	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), NULL, NULL))
 		return 2;
-	if (!auth_role_from_name(o[2].value, &role)) {
-		fprintf(stderr, "user: --role must be user, facility_admin or "
-				"super_admin\n");
-		return 1;
-	}
+	/* --role is required, but said with the roles rather than "R". */
+	if (o[2].value == NULL)
+		return usage_error("--role is required (%s)",
+				   role_words(roles, sizeof(roles)));
+	if (!auth_role_from_name(o[2].value, &role))
+		return usage_error("--role: expected %s, got \"%s\"",
+				   role_words(roles, sizeof(roles)),
+				   o[2].value);
 	if ((password = read_password("user", o[1].value, pwbuf,
 				      sizeof(pwbuf))) == NULL)
 		return 1;
@@ -520,7 +508,7 @@ cmd_user_create(int argc, char *argv[])
 static int
 cmd_user_unthrottle(int argc, char *argv[])
 {
-	struct opt o[] = {
+	struct usage_opt o[] = {
 		{"email", false, false, NULL},
 		{"address", false, false, NULL},
 	};
@@ -529,9 +517,10 @@ cmd_user_unthrottle(int argc, char *argv[])
 	long rows;
 	int rc;
 
-	if (!parse_opts(argc, argv, o, sizeof(o) / sizeof(o[0])) ||
-	    (o[0].value == NULL && o[1].value == NULL))
+	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), NULL, NULL))
 		return 2;
+	if (o[0].value == NULL && o[1].value == NULL)
+		return usage_error("--email E or --address A is required");
 	if ((db = open_db("user")) == NULL)
 		return 1;
 	st = throttle_clear(db, o[0].value, o[1].value, &rows);
@@ -548,7 +537,7 @@ cmd_user_unthrottle(int argc, char *argv[])
 static int
 cmd_facility_create(int argc, char *argv[])
 {
-	struct opt o[] = {
+	struct usage_opt o[] = {
 		{"name", false, true, NULL},
 		{"slug", false, true, NULL},
 		{"description", false, false, NULL},
@@ -558,7 +547,7 @@ cmd_facility_create(int argc, char *argv[])
 	struct db *db;
 	int rc;
 
-	if (!parse_opts(argc, argv, o, sizeof(o) / sizeof(o[0])))
+	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), NULL, NULL))
 		return 2;
 	if ((db = open_db("facility")) == NULL)
 		return 1;
@@ -575,7 +564,7 @@ cmd_facility_create(int argc, char *argv[])
 static int
 cmd_api_key_create(int argc, char *argv[])
 {
-	struct opt o[] = {
+	struct usage_opt o[] = {
 		{"facility", false, true, NULL},
 		{"name", false, true, NULL},
 		{"scopes", false, false, NULL},
@@ -588,13 +577,12 @@ cmd_api_key_create(int argc, char *argv[])
 	struct db *db;
 	int rc;
 
-	if (!parse_opts(argc, argv, o, sizeof(o) / sizeof(o[0])))
+	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), NULL, NULL))
 		return 2;
-	if (o[2].value != NULL && !apikeys_scopes_parse(o[2].value, &mask)) {
-		fprintf(stderr, "api-key: --scopes is a comma-separated list "
-				"of upload and ingest\n");
-		return 1;
-	}
+	if (o[2].value != NULL && !apikeys_scopes_parse(o[2].value, &mask))
+		return usage_error("--scopes: expected a comma-separated list "
+				   "of upload and ingest, got \"%s\"",
+				   o[2].value);
 	if ((db = open_db("api-key")) == NULL)
 		return 1;
 	st = apikeys_create(db, o[0].value, o[1].value, mask, o[3].value, NULL,
@@ -676,22 +664,23 @@ print_rows(const PGresult *res, bool json)
 static int
 cmd_list(int argc, char *argv[])
 {
-	struct opt o[] = {
-		{"facility", false, false, NULL},
+	struct usage_opt o[] = {
 		{"json", true, false, NULL},
+		{"facility", false, false, NULL},
 	};
 	PGresult *res = NULL;
 	enum db_status st;
 	struct db *db;
 	int rc;
 
-	if (!parse_opts(argc, argv, o, sizeof(o) / sizeof(o[0])) ||
-	    (current_kind() == ADMIN_FACILITY && o[0].value != NULL))
+	/* Facilities are in no facility: no --facility for them. */
+	if (!usage_opts(argc, argv, o, current_kind() == ADMIN_FACILITY ? 1 : 2,
+			NULL, NULL))
 		return 2;
 	if ((db = open_db(current->group)) == NULL)
 		return 1;
-	if ((st = admin_list(db, current_kind(), o[0].value, &res)) == DB_OK)
-		rc = print_rows(res, o[1].value != NULL) ? 0 : 1;
+	if ((st = admin_list(db, current_kind(), o[1].value, &res)) == DB_OK)
+		rc = print_rows(res, o[0].value != NULL) ? 0 : 1;
 	else
 		rc = db_failed(current->group, st, "the list");
 	PQclear(res);
@@ -725,16 +714,17 @@ static int
 cmd_disable(int argc, char *argv[])
 {
 	enum db_status st;
+	const char *id;
 	struct db *db;
 	bool found;
 	int rc;
 
-	if (argc != 1 || argv[0][0] == '-')
+	if (!usage_opts(argc, argv, NULL, 0, current->args, &id))
 		return 2;
 	if ((db = open_db(current->group)) == NULL)
 		return 1;
-	st = admin_disable(db, current_kind(), argv[0], &found);
-	rc = done(st, found, argv[0],
+	st = admin_disable(db, current_kind(), id, &found);
+	rc = done(st, found, id,
 		  current_kind() == ADMIN_API_KEY ? "revoked" : "disabled");
 	db_free(db);
 	return rc;
@@ -747,11 +737,12 @@ cmd_delete(int argc, char *argv[])
 	struct store *store = NULL;
 	enum db_status st;
 	char detail[512];
+	const char *id;
 	struct db *db;
 	bool found;
 	int rc = 1;
 
-	if (argc != 1 || argv[0][0] == '-')
+	if (!usage_opts(argc, argv, NULL, 0, current->args, &id))
 		return 2;
 	if ((db = open_db(current->group)) == NULL)
 		return 1;
@@ -761,8 +752,8 @@ cmd_delete(int argc, char *argv[])
 		fprintf(stderr, "facility: the object store: %s\n", detail);
 		goto out;
 	}
-	st = admin_delete(db, store, current_kind(), argv[0], &found);
-	rc = done(st, found, argv[0], "deleted");
+	st = admin_delete(db, store, current_kind(), id, &found);
+	rc = done(st, found, id, "deleted");
 out:
 	store_close(store);
 	db_free(db);
@@ -773,30 +764,29 @@ out:
 static int
 cmd_user_set_password(int argc, char *argv[])
 {
-	struct opt o[] = {{"password", false, false, NULL}};
+	struct usage_opt o[] = {{"password", false, false, NULL}};
 	char pwbuf[AUTH_PASSWORD_MAX + 2];
-	const char *password;
+	const char *password, *id;
 	enum db_status st;
 	struct db *db;
 	bool found;
 	int rc;
 
-	if (argc < 1 || argv[0][0] == '-' ||
-	    !parse_opts(argc - 1, argv + 1, o, 1))
+	if (!usage_opts(argc, argv, o, 1, "ID|EMAIL", &id))
 		return 2;
 	if ((password = read_password("user", o[0].value, pwbuf,
 				      sizeof(pwbuf))) == NULL)
 		return 1;
 	if ((db = open_db("user")) == NULL)
 		return 1;
-	st = users_set_password(db, argv[0], password, &found);
+	st = users_set_password(db, id, password, &found);
 	memset(pwbuf, 0, sizeof(pwbuf));
 	if (st == DB_INVALID) {
 		fprintf(stderr, "user: a password has %d to %d bytes\n",
 			USER_PASSWORD_MIN, AUTH_PASSWORD_MAX);
 		rc = 1;
 	} else
-		rc = done(st, found, argv[0], "has a new password");
+		rc = done(st, found, id, "has a new password");
 	db_free(db);
 	return rc;
 }
@@ -929,11 +919,18 @@ print_man(void)
 static int
 cmd_settings(int argc, char *argv[])
 {
-	if (argc == 1 && strcmp(argv[0], "--env") == 0)
+	struct usage_opt o[] = {{"env", true, false, NULL},
+				{"man", true, false, NULL}};
+
+	if (!usage_opts(argc, argv, o, 2, NULL, NULL))
+		return 2;
+	if (o[0].value != NULL && o[1].value != NULL)
+		return usage_error("--env and --man exclude each other");
+	if (o[0].value != NULL)
 		print_env_example();
-	else if (argc == 1 && strcmp(argv[0], "--man") == 0)
+	else if (o[1].value != NULL)
 		print_man();
-	else if (argc == 0) {
+	else {
 		printf("%-34s %-5s %-16s %s\n", "NAME", "TYPE", "DEFAULT",
 		       "READ BY");
 		for (size_t i = 0; i < settings_count; i++)
@@ -943,8 +940,7 @@ cmd_settings(int argc, char *argv[])
 				       ? settings[i].def
 				       : "-",
 			       settings[i].programs);
-	} else
-		return 2;
+	}
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
@@ -995,12 +991,12 @@ need_default_dir(unsigned *n, const char *name)
 static int
 cmd_check_config(int argc, char *argv[])
 {
-	struct opt o[] = {{"env-file", false, false, NULL}};
+	struct usage_opt o[] = {{"env-file", false, false, NULL}};
 	const char *path;
 	char detail[512], why[256];
 	unsigned n = 0;
 
-	if (!parse_opts(argc, argv, o, 1))
+	if (!usage_opts(argc, argv, o, 1, NULL, NULL))
 		return 2;
 	if ((path = o[0].value) == NULL &&
 	    ((path = getenv("XMHUB_ENV_FILE")) == NULL || *path == '\0'))
@@ -1092,22 +1088,24 @@ wants_help(int argc, char *argv[])
 int
 main(int argc, char *argv[])
 {
-	bool group_known = false;
+	bool group_known = false,
+	     version = argc >= 2 && (strcmp(argv[1], "--version") == 0 ||
+				     strcmp(argv[1], "-V") == 0),
+	     help = argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
+				  strcmp(argv[1], "--help") == 0);
 
-	if (argc == 2 &&
-	    (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)) {
+	if (version && argc == 2) {
 		printf("xmhub %s\n", PACKAGE_VERSION);
 		return fflush(stdout) == 0 ? 0 : 1;
 	}
-	if (argc == 2 &&
-	    (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+	if (help && argc == 2) {
 		usage(stdout);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		const struct cmd *c = &cmds[i];
 		int words = c->name != NULL ? 2 : 1, rest = argc - 1 - words,
-		    rc = 2;
+		    rc;
 
 		if (argc < 2 || strcmp(argv[1], c->group) != 0)
 			continue;
@@ -1116,6 +1114,7 @@ main(int argc, char *argv[])
 		    (c->name != NULL && strcmp(argv[2], c->name) != 0))
 			continue;
 		current = c;
+		usage_begin(c->group, c->name, c->args);
 		if (wants_help(rest, argv + 1 + words)) {
 			printf("usage:\n");
 			usage_line(stdout, c);
@@ -1127,6 +1126,9 @@ main(int argc, char *argv[])
 			rc = c->tool(rest, argv + 1 + words);
 		else if (rest <= 1)
 			rc = run(c, rest == 1 ? argv[1 + words] : NULL);
+		else
+			rc = usage_error("stray argument \"%s\"",
+					 argv[2 + words]);
 		if (rc != 2)
 			return rc;
 		fprintf(stderr, "usage:\n");
@@ -1137,12 +1139,24 @@ main(int argc, char *argv[])
 	if (group_known) {
 		FILE *f = wants_help(argc - 2, argv + 2) ? stdout : stderr;
 
+		usage_begin(argv[1], NULL, "");
+		if (f == stderr && argc == 2)
+			usage_error("a command is required");
+		else if (f == stderr)
+			usage_error("%s: no such command", argv[2]);
 		fprintf(f, "usage:\n");
 		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 			if (strcmp(argv[1], cmds[i].group) == 0)
 				usage_line(f, &cmds[i]);
 		return f == stdout ? 0 : 2;
 	}
+	if (argc < 2)
+		usage_error("a command is required");
+	else if (version || help)
+		usage_error("stray argument \"%s\"", argv[2]);
+	else
+		usage_error("%s: no such %s", argv[1],
+			    argv[1][0] == '-' ? "option" : "command");
 	usage(stderr);
 	return 2;
 }

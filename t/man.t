@@ -1,7 +1,7 @@
 #!/usr/bin/env perl
 # The manual pages (man/ and the generated xmhub.env(5)) pass mandoc
-# -Tlint at level warning, and xmhub(1) has a section for every command
-# of `xmhub --help`.
+# -Tlint at level warning, and xmhub(1) has an item for every command
+# of `xmhub --help` that names every option of the command's usage line.
 use strict;
 use warnings;
 use Test::More;
@@ -18,12 +18,22 @@ for my $p (@pages) {
 }
 
 my $page = do { local $/; open my $f, '<', "$src/man/xmhub.1" or die; <$f> };
-my @missing;
+my (@missing, @flags);
 for (split /\n/, `'$bin' --help`) {
-	next unless /^  xmhub ([a-z-]+)(?: ([a-z][a-z-]*))?/;
-	my $it = defined $2 ? qr/^\.It Cm $1 $2\b/m : qr/^\.It Cm $1\b/m;
-	push @missing, defined $2 ? "$1 $2" : $1 unless $page =~ $it;
+	next unless /^  xmhub ([a-z-]+)(?: ([a-z][a-z-]*))?(.*)/;
+	my ($cmd, $args) = (defined $2 ? "$1 $2" : $1, $3);
+	# The item: its .It line up to the next command's, or the section's
+	# end (an option list inside it has .It Fl lines).
+	my ($item) = $page =~ /^(\.It Cm \Q$cmd\E\b.*?)(?=^\.It Cm |^\.S[hs] )/ms;
+	if (!defined $item) {
+		push @missing, $cmd;
+		next;
+	}
+	push @flags, map { "$cmd --$_" }
+	    grep { $item !~ /\bFl \\-\Q$_\E(?![\w-])/ } $args =~ /--([a-z][\w-]*)/g;
 }
 is(join(', ', @missing), '', 'xmhub(1) has an item for every command');
+is(join(', ', @flags), '',
+    'each names every option of its usage line');
 
 done_testing();

@@ -4,7 +4,8 @@
 # backed up; the backup is refused by a stack that has data, restored
 # into an empty database and store, and restored with --force into a
 # fresh stack, which then streams the upload byte for byte and reads
-# the session back as the first stack did.
+# the session back as the first stack did.  Usage errors:
+# t/e2e/cli-usage.t.
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
@@ -26,14 +27,6 @@ sub xmhub_env {
 	local %ENV = (%ENV, XMHUB_ENV_FILE => $stack->env_file, %$env);
 	delete local $ENV{XMHUB_DATABASE_URL} unless $env->{XMHUB_DATABASE_URL};
 	return xmhub(\@args);
-}
-
-# Usage: exit 2.
-for my $args (['backup'], ['backup', 'a', 'b'], ['restore'],
-	['restore', '--forse', 'a'], ['restore', '--force']) {
-	my ($ust, undef, $uerr) = xmhub($args);
-	ok($ust == 2 && $uerr =~ /usage:.*xmhub \Q$args->[0]\E (?:\[--force\] )?DIR/s,
-		"xmhub @$args: usage, exit 2");
 }
 
 # --- the first stack: an upload and an ingest session ---

@@ -4,7 +4,7 @@
 # every stream's read-back count equal to what the report says was sent,
 # the generated values as documented (the counter counts, audio samples
 # are raw PCM frames); a short run over HTTP with --samples; the status
-# line on a terminal; bad options.
+# line on a terminal; a refused key.
 use strict;
 use warnings;
 use Test::More;
@@ -114,9 +114,6 @@ sub meta {
 		limit => 100000);
 	is_deeply([map { $_->[1] } @counter], [0 .. 4999],
 		'the counter read back: every batch once, in order');
-	($st) = xmhub(['sim', '--url', $url, '--key', $key, '--ws',
-		'--in-flight', 65, '--samples', 1]);
-	is($st, 2, '--in-flight 65: usage (1 to 64)');
 }
 
 # On a terminal: the status line, redrawn while it runs.
@@ -129,16 +126,9 @@ sub meta {
 		. ' times in 2.5 s)') or diag $text;
 }
 
-# Refusals.
+# A refused key (bad options: t/e2e/cli-usage.t).
 {
-	my ($st, $out, $err) = xmhub(['sim', '--url', $url, '--key', $key,
-		'--duration', 1, '--samples', 5]);
-	is($st, 2, '--duration with --samples: usage');
-	($st, $out, $err) = xmhub(['sim', '--url', $url, '--key', $key, '--ws',
-		'--streams', 256, '--batch', 1000, '--samples', 1]);
-	is($st, 2, 'a batch over the WebSocket limit: usage');
-	like($err, qr/262144/, 'it names the limit');
-	($st, $out, $err) = xmhub(['sim', '--url', $url, '--key', 'xmk_nope',
+	my ($st, $out, $err) = xmhub(['sim', '--url', $url, '--key', 'xmk_nope',
 		'--samples', 1]);
 	is($st, 1, 'a bad key: exit 1');
 	like($err, qr/401/, 'it says 401');
