@@ -3,13 +3,16 @@
 # facilities competing on one stack.  Facility A holds its one render
 # (XMHUB_RENDERS_PER_FACILITY, 1) with a WAV of a sparse audio stream
 # that its client does not read: one more render of A is a 429 with
-# Retry-After, while B's render and B's upload list are answered at once;
-# killing the process that holds A's slot (SIGKILL) frees it.  WebSocket: A's key and A at their limits
+# Retry-After, while B's render and B's upload list are answered at once
+# and lighttpd's temp folder stays small (the answer is streamed as the
+# client reads, not spooled whole); killing the process that holds A's
+# slot (SIGKILL) frees it.  WebSocket: A's key and A at their limits
 # (XMHUB_WS_PER_KEY 1, XMHUB_WS_PER_FACILITY 2) get 429 before the
 # upgrade, B connects.
 use strict;
 use warnings;
 use Test::More;
+use File::Find qw(find);
 use IO::Socket::IP;
 use MIME::Base64 qw(encode_base64);
 use Socket qw(SOL_SOCKET SO_RCVBUF);
@@ -55,6 +58,14 @@ sub timed {
 	my $t0 = time;
 	my ($st) = $p->req(GET => $path, token => $token);
 	return ($st, time - $t0);
+}
+
+# Bytes of the files under $dir.
+sub du {
+	my ($dir) = @_;
+	my $n = 0;
+	find(sub { $n += -s $_ if -f $_ }, $dir);
+	return $n;
 }
 
 # The pid of a process holding $file open (a slot's lock), else undef.
@@ -107,6 +118,13 @@ my ($lst, $lt) = timed('/api/v1/uploads', $tb);
 is($lst, 200, 'B lists its uploads meanwhile');
 cmp_ok($lt, '<', 2, "... at once ($lt s)");
 
+# The held answer is 184 MB: spooled whole, the temp folder would grow
+# by it as fast as the program writes; streamed, lighttpd holds a few
+# hundred KiB while the client reads nothing.
+sleep 2;
+my $tmp = du($stack->var . '/tmp');
+cmp_ok($tmp, '<', 4 << 20,
+    "lighttpd's temp folder while the answer is pending: $tmp bytes");
 is(($p->req(GET => wav_path($small_a), token => $ta))[0], 429,
     'the answer is still pending: A still at its limit');
 
