@@ -60,6 +60,7 @@ main(void)
 {
 	struct target t = {0};
 	struct wsingest_io io = {.in = 0, .out = 1, .commit = commit};
+	struct slot held[WSGATE_SLOTS] = {SLOTS_NONE, SLOTS_NONE};
 	struct buf answer;
 	char detail[256];
 	const char *url;
@@ -100,7 +101,7 @@ main(void)
 	/* Checked before the upgrade already; again here, because this
 	 * program must not rely on its web server (and needs the key's
 	 * facility).  The pipe is empty: one write is one message. */
-	if (!wsgate_check_env(t.db, environ, t.facility_id, t.session_id,
+	if (!wsgate_check_env(t.db, environ, t.facility_id, t.session_id, held,
 			      &answer)) {
 		if (write(1, answer.p, answer.len) < 0)
 			log_error("write: %m");
@@ -112,6 +113,8 @@ main(void)
 	io.arg = &t;
 	rc = wsingest_serve(&io);
 out:
+	slots_release(&held[0]);
+	slots_release(&held[1]);
 	buf_free(&answer);
 	db_free(t.db);
 	return rc;

@@ -192,21 +192,26 @@ audioapi_wav(struct app_ctx *ctx)
 	struct audioexport_plan plan;
 	enum audioexport_status s;
 	enum db_status dbst = DB_OK;
+	struct slot slot = SLOTS_NONE;
 	char id[37];
 
-	if (!audio_request(ctx, &q, id) || !open_plan(ctx, &q, &plan))
+	/* Held until the last byte is written: a client that reads slowly
+	 * keeps this process, and its facility's share, that long. */
+	if (!audio_request(ctx, &q, id) || !app_render_share(ctx, &slot))
 		return;
-	gap_headers(ctx, &q, &plan);
-	if (!http_stream_begin(ctx->resp, ctx->req->fcgi, 200, "audio/wav",
-			       (unsigned long)audioexport_size(&q, &plan)))
+	if (!open_plan(ctx, &q, &plan))
 		goto out;
-	/* Past the head only a short body can tell the client. */
-	if ((s = audioexport_write(ctx->db, ctx->store, &q, &plan, fcgi_sink,
+	gap_headers(ctx, &q, &plan);
+	if (http_stream_begin(ctx->resp, ctx->req->fcgi, 200, "audio/wav",
+			      (unsigned long)audioexport_size(&q, &plan)) &&
+	    /* Past the head only a short body can tell the client. */
+	    (s = audioexport_write(ctx->db, ctx->store, &q, &plan, fcgi_sink,
 				   ctx->req->fcgi, &dbst)) != AUDIOEXPORT_OK)
 		log_error("audioapi: stream %s: WAV cut short (%d)", id,
 			  (int)s);
-out:
 	db_rollback(ctx->db);
+out:
+	slots_release(&slot);
 }
 
 /* Appends to the temporary WAV file (arg: its descriptor). */
@@ -280,6 +285,7 @@ audioapi_spectrogram(struct app_ctx *ctx)
 	struct spectro_req rq;
 	enum audioexport_status s;
 	enum db_status dbst = DB_OK;
+	struct slot slot = SLOTS_NONE;
 	char id[37], path[PATH_MAX];
 	int fd = -1;
 
@@ -293,8 +299,11 @@ audioapi_spectrogram(struct app_ctx *ctx)
 			   AUDIOAPI_SPECTRO_MAX_US / 1000000);
 		return;
 	}
-	if (!open_plan(ctx, &q, &plan))
+	/* Also bounds the temporary WAVs: one per slot at most. */
+	if (!app_render_share(ctx, &slot))
 		return;
+	if (!open_plan(ctx, &q, &plan))
+		goto out;
 	if (plan.frames == 0) {
 		http_error(ctx->resp, 404, "the window holds no audio");
 		goto out;
@@ -331,4 +340,5 @@ out:
 		close(fd);
 	if (path[0] != '\0')
 		unlink(path);
+	slots_release(&slot);
 }

@@ -208,6 +208,7 @@ drawn_spectrogram(struct app_ctx *ctx, const struct upload *u,
 		  const struct valid_value *v)
 {
 	struct spectro_req rq;
+	struct slot slot = SLOTS_NONE;
 	char path[PATH_MAX], tmp[PATH_MAX], etag[160], detail[512];
 	char reason[CHILD_REASON_MAX];
 
@@ -254,7 +255,9 @@ drawn_spectrogram(struct app_ctx *ctx, const struct upload *u,
 		 u->id, rq.from_ms, rq.to_ms, rq.width, rq.height);
 	if (not_modified(ctx, etag))
 		return;
-	if (!original(ctx, u, path, sizeof(path), tmp, sizeof(tmp)))
+	tmp[0] = '\0';
+	if (!app_render_share(ctx, &slot) ||
+	    !original(ctx, u, path, sizeof(path), tmp, sizeof(tmp)))
 		goto out;
 	if (!spectro_render(path, &rq, NULL, UPLOADVIEWS_RENDER_MS,
 			    &ctx->resp->body, detail, sizeof(detail))) {
@@ -274,6 +277,7 @@ out:
 		unlink(path);
 		rmdir(tmp);
 	}
+	slots_release(&slot);
 }
 
 void

@@ -13,8 +13,26 @@
 #include "api/ingestapi.h"
 #include "api/wsgate.h"
 
+/*
+ * The WebSocket shares of ctx's key and its facility into held (which
+ * hold none before); false with the 429 (or 503) given and none held.
+ */
+static bool
+shares(struct app_ctx *ctx, struct slot held[WSGATE_SLOTS])
+{
+	if (!app_share(ctx, "ws", ctx->who.facility_id, "XMHUB_WS_PER_FACILITY",
+		       "WebSocket connections of a facility", &held[0]))
+		return false;
+	if (app_share(ctx, "ws-key", ctx->who.key_id, "XMHUB_WS_PER_KEY",
+		      "WebSocket connections of an API key", &held[1]))
+		return true;
+	slots_release(&held[0]);
+	return false;
+}
+
 bool
-wsgate_check(struct app_ctx *ctx, char session_id[AUTH_UUID_LEN + 1])
+wsgate_check(struct app_ctx *ctx, char session_id[AUTH_UUID_LEN + 1],
+	     struct slot held[WSGATE_SLOTS])
 {
 	const char *sid;
 	char detail[256];
@@ -47,6 +65,8 @@ wsgate_check(struct app_ctx *ctx, char session_id[AUTH_UUID_LEN + 1])
 		ingestapi_error(ctx->resp, st, detail);
 		return false;
 	}
+	if (!shares(ctx, held))
+		return false;
 	snprintf(session_id, AUTH_UUID_LEN + 1, "%s", sid);
 	return true;
 }
@@ -55,10 +75,15 @@ void
 wsgate_authorize(struct app_ctx *ctx)
 {
 	char sid[AUTH_UUID_LEN + 1];
+	struct slot held[WSGATE_SLOTS] = {SLOTS_NONE, SLOTS_NONE};
 	const char *up;
 
-	if (!wsgate_check(ctx, sid))
+	if (!wsgate_check(ctx, sid, held))
 		return;
+	/* A free share was only seen here: the connection's program takes
+	 * it for good (wsgate_check_env). */
+	slots_release(&held[0]);
+	slots_release(&held[1]);
 	/* Else websocketd would answer a plain GET with a text/plain 404. */
 	up = FCGX_GetParam("HTTP_UPGRADE", ctx->req->fcgi->envp);
 	/* Apache's authorizer modules drop HTTP_UPGRADE; apache.conf passes
@@ -76,7 +101,8 @@ wsgate_authorize(struct app_ctx *ctx)
 
 bool
 wsgate_check_env(struct db *db, char **env, char facility_id[AUTH_UUID_LEN + 1],
-		 char session_id[AUTH_UUID_LEN + 1], struct buf *answer)
+		 char session_id[AUTH_UUID_LEN + 1],
+		 struct slot held[WSGATE_SLOTS], struct buf *answer)
 {
 	FCGX_Request fcgi; /* only its parameters are read */
 	struct http_req req;
@@ -87,7 +113,7 @@ wsgate_check_env(struct db *db, char **env, char facility_id[AUTH_UUID_LEN + 1],
 	memset(&fcgi, 0, sizeof(fcgi));
 	fcgi.envp = env;
 	if (app_request(&ctx, &req, &resp, &fcgi, db))
-		ok = wsgate_check(&ctx, session_id);
+		ok = wsgate_check(&ctx, session_id, held);
 	http_req_free(&req);
 	if (ok)
 		snprintf(facility_id, AUTH_UUID_LEN + 1, "%s",

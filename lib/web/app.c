@@ -226,6 +226,47 @@ app_main(const char *name, const struct route *table, size_t n,
 	return 0;
 }
 
+bool
+app_share(struct app_ctx *ctx, const char *kind, const char *owner,
+	  const char *limit, const char *what, struct slot *s)
+{
+	const char *dir = conf_get("XMHUB_SLOT_DIR");
+	char detail[512];
+	long long n;
+
+	s->fd = -1;
+	if (owner == NULL)
+		owner = ctx->who.facility_id[0] != '\0' ? ctx->who.facility_id
+							: "all";
+	if (!conf_get_int(limit, &n)) {
+		log_error("%s is not a number in range", limit);
+		http_error(ctx->resp, 500, "internal error");
+		return false;
+	}
+	switch (slots_take(dir, kind, owner, (int)n, s, detail,
+			   sizeof(detail))) {
+	case SLOTS_TAKEN:
+		return true;
+	case SLOTS_BUSY:
+		http_header(ctx->resp, "Retry-After", "%d", APP_SHARE_RETRY);
+		http_error(ctx->resp, 429,
+			   "%lld %s at once at most (%s); try again later", n,
+			   what, limit);
+		return false;
+	default:
+		log_error("XMHUB_SLOT_DIR: %s", detail);
+		http_error(ctx->resp, 503, "the service is unavailable");
+		return false;
+	}
+}
+
+bool
+app_render_share(struct app_ctx *ctx, struct slot *s)
+{
+	return app_share(ctx, "render", NULL, "XMHUB_RENDERS_PER_FACILITY",
+			 "renders of a facility", s);
+}
+
 /* The request threads of app_main_threads(). */
 struct pool;
 

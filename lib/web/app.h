@@ -18,6 +18,7 @@
 
 #include "core/auth.h"
 #include "core/db.h"
+#include "core/slots.h"
 #include "web/authn.h"
 #include "web/http.h"
 #include "web/route.h"
@@ -73,6 +74,25 @@ int app_main_threads(const char *name, const struct route *table, size_t n,
  * no-op under app_main().
  */
 void app_unlock(struct app_ctx *ctx);
+
+#define APP_SHARE_RETRY 5 /* seconds: Retry-After of a full share */
+
+/*
+ * Takes one of owner's slots of kind (lib/core/slots, under
+ * XMHUB_SLOT_DIR) into *s, which the caller holds while the work lasts
+ * and gives back with slots_release().  owner NULL is the caller's
+ * facility (the super admins', who have none, share "all").  limit names the
+ * INT setting of how many at once (0: no limit); what says what they are, for
+ * the detail.  False with the answer given, *s holding none: 429 with
+ * Retry-After APP_SHARE_RETRY when owner holds them all ("no slot" is a
+ * 429 here only), 503 when the slot files can not be used (logged).
+ */
+bool app_share(struct app_ctx *ctx, const char *kind, const char *owner,
+	       const char *limit, const char *what, struct slot *s);
+
+/* app_share() of an on-demand render of the caller's facility
+ * (XMHUB_RENDERS_PER_FACILITY). */
+bool app_render_share(struct app_ctx *ctx, struct slot *s);
 
 /* Answers a db_* failure: 503 when the database is unavailable, 500
  * otherwise (details only in the log). */

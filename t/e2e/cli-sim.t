@@ -15,7 +15,10 @@ use Xmhub::Platform;
 use Xmhub::Pty qw(stderr_on_tty);
 use Xmhub::Test qw(xmhub);
 
-my $p = Xmhub::Platform->start;
+# 50 WebSocket devices on one key: over the shares of a facility and of
+# a key (16 and 8 by default; doc/security.md "Fair shares").
+my $p = Xmhub::Platform->start(env => {XMHUB_WS_PER_FACILITY => 56,
+	XMHUB_WS_PER_KEY => 56});
 my $stack = $p->stack;
 my $fac = $p->facility('Sim');
 my $token = $p->token($p->user('facility_admin', $fac));

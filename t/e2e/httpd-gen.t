@@ -27,6 +27,12 @@ my %lighttpd = map { $_ => 1 }
     $conf =~ m{"bin-path" => "\Q$build\E/cgi-bin/([^"]+)"}g;
 is_deeply([grep { !$lighttpd{$_} } @built], [],
     'lighttpd serves every program built');
+# The table's stream-answer programs: answers passed on as the client
+# reads, not spooled (doc/security.md "Fair shares").
+for my $r ('/api/v1/uploads', '/api/v1/metadata') {
+	like($conf, qr{^\t\$HTTP\["url"\] =~ "\^\Q$r\E" \{\n(?:\t\t.*\n)*?\t\tserver\.stream-response-body = 2\n\t\tserver\.max-write-idle = 60\n}m,
+	    "lighttpd: $r answers streamed");
+}
 
 my $apache = slurp("$build/httpd-conf/apache.conf");
 my %apache = map { $_ => 1 } $apache =~ m{\@CGIBIN\@/([\w-]+)}g;
@@ -41,6 +47,8 @@ for my $a (@auth) {
 is_deeply([grep { !$apache{$_} } @built], [],
     'apache.conf (or its authorizer unit) serves every program built');
 unlike($apache, qr/\@(SERVE|AUTHORIZERS)\b/, 'apache.conf: no marker left');
+like($apache, qr/^\s*FcgidOutputBufferSize 65536$/m,
+    'apache.conf: answers handed on in 64 KiB pieces');
 
 ($st, my $daemons) = run([$gen, 'daemons', $build, 8082, 8084]);
 is($st, 0, 'gen daemons');
