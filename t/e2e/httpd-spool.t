@@ -14,7 +14,7 @@ use IO::Socket::INET;
 use JSON::PP;
 use MIME::Base64 qw(encode_base64);
 use Test::More;
-use Time::HiRes qw(time);
+use Time::HiRes qw(sleep time);
 use Xmhub::Face;
 use Xmhub::Platform;
 use Xmhub::Test qw(read_answer);
@@ -25,6 +25,7 @@ my $p = Xmhub::Platform->start(env => {
 	FACE_API_STORAGE_ENABLED => 'true',
 	FACE_API_API_KEY_ENABLED => 'true',
 	FACE_API_ADMIN_PASSWORD => $pw,
+	XMHUB_SPOOL_MAX => 1,
 });
 my $s = $p->stack;
 my $var = $s->var;
@@ -40,6 +41,17 @@ sub spooled {
 	return $n;
 }
 
+# The head of a chunked form request, and the form's first part's.
+sub head {
+	my ($method, $path, $h) = @_;
+	return "$method $path HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	    . "Connection: close\r\nTransfer-Encoding: chunked\r\n"
+	    . "Content-Type: multipart/form-data; boundary=$B\r\n"
+	    . join('', map { "$_: $h->{$_}\r\n" } sort keys %$h) . "\r\n";
+}
+my $FORM_HEAD = "--$B\r\nContent-Disposition: form-data; name=\"file\"; "
+    . "filename=\"a.wav\"\r\n\r\n";
+
 # chunked($port, $method, $path, \%headers, $bytes): sends a chunked
 # body of up to $bytes (a form's head first) as fast as the server takes
 # it, sampling VAR/tmp after each piece, until the server answers or
@@ -52,14 +64,9 @@ sub chunked {
 	local $SIG{PIPE} = 'IGNORE';
 	my $sel = IO::Select->new($c);
 	my %r = (sent => 0, spooled => 0);
-	my $head = "$method $path HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-	    . "Connection: close\r\nTransfer-Encoding: chunked\r\n"
-	    . "Content-Type: multipart/form-data; boundary=$B\r\n"
-	    . join('', map { "$_: $h->{$_}\r\n" } sort keys %$h) . "\r\n";
-	defined syswrite($c, $head) or die "write: $!\n";
+	defined syswrite($c, head($method, $path, $h)) or die "write: $!\n";
 	$c->blocking(0);
-	my $piece = "--$B\r\nContent-Disposition: form-data; name=\"file\"; "
-	    . "filename=\"a.wav\"\r\n\r\n" . ('x' x (256 * $KiB));
+	my $piece = $FORM_HEAD . ('x' x (256 * $KiB));
 	my ($pending, $ended) = ('', 0);
 	my $end = time + 30;
 	while (time < $end && !$sel->can_read(0)) {
@@ -85,10 +92,10 @@ sub chunked {
 		my $n = spooled();
 		$r{spooled} = $n if $n > $r{spooled};
 	}
-	my ($status, $h, $body) = read_answer($c, $sel);
+	my ($status, $hd, $body) = read_answer($c, $sel);
 	my $b = eval { $json->decode($body // '') };
 	@r{qw(status headers detail)} =
-	    ($status, $h, ref $b eq 'HASH' ? $b->{detail} : undef);
+	    ($status, $hd, ref $b eq 'HASH' ? $b->{detail} : undef);
 	return \%r;
 }
 
@@ -151,6 +158,31 @@ is($res->{status}, 200, 'an authenticated chunked upload: 200')
 is(($json->decode($res->{content}) // {})->{original_size_bytes},
     3 * $MiB, 'the whole file stored');
 is(spooled(), 0, 'the spool file is gone');
+
+# --- the cap on chunked bodies being spooled (XMHUB_SPOOL_MAX 1) ---
+my $hold = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port)
+    or die "connect: $!\n";
+my $part = $FORM_HEAD . ('z' x $MiB);
+print {$hold} head(POST => '/api/v1/uploads', {'X-Api-Key' => $key})
+    . sprintf("%x\r\n%s\r\n", length $part, $part);
+my $t = time + 10;
+sleep 0.05 while spooled() < $MiB && time < $t;
+my $held = spooled();
+cmp_ok($held, '>=', $MiB, 'a chunked upload being spooled');
+$r = chunked($port, POST => '/api/v1/uploads', {'X-Api-Key' => $key},
+    16 * $MiB);
+is($r->{status}, 503, 'one more chunked upload meanwhile: 503')
+    or diag explain $r;
+like($r->{detail} // '', qr/XMHUB_SPOOL_MAX/, 'the detail names the cap');
+is($r->{headers}{'retry-after'}, 5, 'with Retry-After');
+cmp_ok($r->{spooled} - $held, '<', 64 * $KiB, 'and nothing of it spooled');
+print {$hold} "0\r\n\r\n";
+my ($hst) = read_answer($hold, IO::Select->new($hold));
+is($hst, 400, 'the first one ends (an unfinished form)');
+$r = chunked($port, POST => '/api/v1/uploads', {'X-Api-Key' => $key},
+    $MiB);
+is($r->{status}, 400, 'its slot was given back: the next one is read')
+    or diag explain $r;
 
 # --- the face service: its own keys ---
 my $fport = $s->face_port;

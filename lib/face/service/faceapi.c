@@ -106,7 +106,7 @@ dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
 	 * answers for them, the key is the question. */
 	if (ctx->req->authorizer) {
 		if (faceapi_keys_valid(ctx))
-			http_json(ctx->resp, 200, json_object_new_object());
+			app_authorized(ctx);
 		return;
 	}
 	if ((r = app_route(ctx, table, n)) == NULL)
