@@ -19,6 +19,7 @@
 #include "web/authn.h"
 #include "web/mediaurl.h"
 #include "web/fcgiproc.h"
+#include "web/spoolcap.h"
 #include "core/conf.h"
 #include "core/log.h"
 #include "core/metrics.h"
@@ -61,6 +62,14 @@ dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
 	if (r->auth == ROUTE_API_KEY &&
 	    !authn_api_key(ctx->req, ctx->db, r->scope, &ctx->who, ctx->resp))
 		return;
+	/* Asked as an authorizer about a route with credentials: they
+	 * were the question, the web server reads the body only now
+	 * (http.h).  A public route's handler is the authorizer itself
+	 * (cgi-bin/ingest-authorizer). */
+	if (ctx->req->authorizer && r->auth != ROUTE_PUBLIC) {
+		app_authorized(ctx);
+		return;
+	}
 	if (store_needed && store == NULL) {
 		http_error(ctx->resp, 503, "the object store is unavailable");
 		return;
@@ -497,10 +506,43 @@ app_store_needed(const char *name)
 	return true;
 }
 
+void
+app_authorized(struct app_ctx *ctx)
+{
+	char token[SPOOLCAP_TOKEN_MAX];
+
+	switch (spoolcap_take(token)) {
+	case SPOOLCAP_FULL:
+		http_header(ctx->resp, "Retry-After", "%d", SPOOLCAP_RETRY_S);
+		http_error(ctx->resp, 503,
+			   "too many chunked request bodies are being "
+			   "received (XMHUB_SPOOL_MAX); retry shortly, or "
+			   "send a Content-Length");
+		return;
+	case SPOOLCAP_ERROR:
+		log_error("spool slots: %s", strerror(errno));
+		http_header(ctx->resp, "Retry-After", "%d", SPOOLCAP_RETRY_S);
+		http_error(ctx->resp, 503, "the spool slots can not be read");
+		return;
+	case SPOOLCAP_TAKEN:
+		http_header(ctx->resp, "Variable-" SPOOLCAP_VARIABLE, "%s",
+			    token);
+		break;
+	case SPOOLCAP_OFF:
+		break;
+	}
+	http_json(ctx->resp, 200, json_object_new_object());
+}
+
 bool
 app_request(struct app_ctx *ctx, struct http_req *req, struct http_resp *resp,
 	    FCGX_Request *fcgi, struct db *db)
 {
+	const char *slot;
+
+	/* The body the authorizer took a slot for has arrived. */
+	if ((slot = FCGX_GetParam(SPOOLCAP_VARIABLE, fcgi->envp)) != NULL)
+		spoolcap_give(slot);
 	memset(ctx, 0, sizeof(*ctx));
 	http_resp_init(resp);
 	if (!http_req_init(req, fcgi, resp))

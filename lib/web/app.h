@@ -117,6 +117,15 @@ bool app_request(struct app_ctx *ctx, struct http_req *req,
 		 struct http_resp *resp, FCGX_Request *fcgi, struct db *db);
 
 /*
+ * The answer of a program asked as a FastCGI authorizer (req->authorizer)
+ * whose credentials passed: 200 with a spool slot for the body the web
+ * server receives next (lib/web/spoolcap.h), or 503 with Retry-After when
+ * the host's slots are all held.  app_request() gives the slot back when
+ * the body's request reaches a program.
+ */
+void app_authorized(struct app_ctx *ctx);
+
+/*
  * Finds the route of ctx's request in the n routes of table and fills
  * ctx->params.  NULL when there is none, with the answer set: 404, 405
  * (with Allow) or 400 (an {id} that is not a UUID).  For programs with a

@@ -141,7 +141,7 @@ bool
 http_req_init(struct http_req *req, FCGX_Request *fcgi, struct http_resp *resp)
 {
 	FCGX_ParamArray env = fcgi->envp;
-	const char *script, *info, *qs, *cl;
+	const char *script, *info, *qs, *cl, *role, *uri;
 	size_t n;
 
 	memset(req, 0, sizeof(*req));
@@ -166,14 +166,25 @@ http_req_init(struct http_req *req, FCGX_Request *fcgi, struct http_resp *resp)
 		http_error(resp, 400, "bad Content-Length");
 		return false;
 	}
-	script = script != NULL ? script : "";
-	info = info != NULL ? info : "";
-	n = strlen(script) + strlen(info) + 1;
+	req->authorizer = (role = FCGX_GetParam("FCGI_ROLE", env)) != NULL &&
+			  strcmp(role, "AUTHORIZER") == 0;
+	/* lighttpd sends an authorizer the raw target only: a path with
+	 * escapes then matches no route and is refused, as it should. */
+	if (script == NULL && info == NULL && req->authorizer &&
+	    (uri = FCGX_GetParam("REQUEST_URI", env)) != NULL) {
+		n = strcspn(uri, "?") + 1;
+		info = "";
+	} else {
+		script = script != NULL ? script : "";
+		info = info != NULL ? info : "";
+		uri = script;
+		n = strlen(script) + strlen(info) + 1;
+	}
 	if ((req->path = malloc(n)) == NULL) {
 		http_error(resp, 500, "out of memory");
 		return false;
 	}
-	snprintf(req->path, n, "%s%s", script, info);
+	snprintf(req->path, n, "%s%s", uri, info);
 	return parse_query(req, qs != NULL ? qs : "", resp);
 }
 

@@ -30,7 +30,9 @@ struct http_query {
 struct http_req {
 	FCGX_Request *fcgi;
 	const char *method;
-	char *path; /* SCRIPT_NAME followed by PATH_INFO */
+	/* SCRIPT_NAME followed by PATH_INFO; a FastCGI authorizer, which
+	 * lighttpd gives neither, gets REQUEST_URI up to its query */
+	char *path;
 	struct http_query query[HTTP_MAX_QUERY];
 	size_t nquery;
 	const char *authorization; /* header values, or NULL */
@@ -38,6 +40,10 @@ struct http_req {
 	const char *content_type;
 	const char *remote_addr;
 	long long content_length; /* -1 when not given */
+	/* Called as a FastCGI authorizer (FCGI_ROLE=AUTHORIZER): the web
+	 * server asks whether the request may go on, before it reads the
+	 * body (doc/security.md "Bodies read after the credentials") */
+	bool authorizer;
 	struct buf body;
 };
 

@@ -282,6 +282,13 @@ my $bd = 'xmhub-apache-' . int(rand(1e9));
 is($st, 200, 'upload: 200') or diag explain $u;
 is($u->{original_size_bytes}, length $audio, 'upload: the whole file arrived')
     or diag explain $u;
+# Without a key the access checker refuses it before mod_fcgid reads
+# the body (doc/security.md "Bodies read after the credentials").
+($st, $b) = $web->req(POST => '/api/v1/uploads', body => $audio,
+	headers => {'Content-Type' => "multipart/form-data; boundary=$bd"});
+is_error($st, $b, 401, 'upload without a key');
+like($b->{detail} // '', qr/credentials were refused/,
+    'upload without a key: refused by the access checker');
 
 my @drain = ('env', 'XMHUB_ENV_FILE=' . $s->env_file,
 	"$build/jobs/xmhub-transcode", '--drain');

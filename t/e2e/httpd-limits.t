@@ -17,7 +17,7 @@ use Test::More;
 use Time::HiRes qw(sleep time);
 use Xmhub::Ingest;
 use Xmhub::Platform qw(is_error);
-use Xmhub::Test qw(run);
+use Xmhub::Test qw(run read_answer);
 use Xmhub::WS;
 
 my $p = Xmhub::Platform->start;
@@ -89,20 +89,7 @@ sub exchange {
 		my $n = spooled();
 		$r{spooled} = $n if $n > $r{spooled};
 	}
-	my $answer = '';
-	while ($sel->can_read(20)) {
-		my $n = sysread($c, my $buf, 65536);
-		last unless $n;
-		$answer .= $buf;
-	}
-	if ($answer =~ /\AHTTP\/1\.1 (\d+)[^\n]*\r\n(.*?)\r\n\r\n(.*)\z/s) {
-		$r{status} = $1;
-		$r{body} = $3;
-		for (split /\r\n/, $2) {
-			my ($k, $v) = /^([^:]+):\s*(.*)$/ or next;
-			$r{headers}{lc $k} = $v;
-		}
-	}
+	@r{qw(status headers body)} = read_answer($c, $sel);
 	return \%r;
 }
 

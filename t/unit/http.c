@@ -163,19 +163,57 @@ test_query(void)
 	finish(&t);
 }
 
+/* A request of the parameters env (NULL-terminated) alone. */
+static bool
+start_env(struct t *t, char *const *env)
+{
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; env[i] != NULL; i++)
+		t->env[i] = env[i];
+	fcgimem_init(&t->m, t->env, "", 0, NULL, 0, false);
+	http_resp_init(&t->resp);
+	t->inited = http_req_init(&t->req, &t->m.req, &t->resp);
+	return t->inited;
+}
+
+/* Asked as a FastCGI authorizer, which lighttpd gives no SCRIPT_NAME. */
+static void
+test_authorizer(void)
+{
+	char *lighttpd[] = {"REQUEST_METHOD=POST", "FCGI_ROLE=AUTHORIZER",
+			    "REQUEST_URI=/api/v1/uploads?a=b", NULL};
+	char *responder[] = {"REQUEST_METHOD=POST", "FCGI_ROLE=RESPONDER",
+			     "REQUEST_URI=/api/v1/uploads", NULL};
+	char *apache[] = {"REQUEST_METHOD=POST",	 "FCGI_ROLE=AUTHORIZER",
+			  "SCRIPT_NAME=/api/v1/uploads", "PATH_INFO=/x",
+			  "REQUEST_URI=/elsewhere",	 NULL};
+	struct t t;
+
+	ok(start_env(&t, lighttpd) && t.req.authorizer &&
+		   strcmp(t.req.path, "/api/v1/uploads") == 0,
+	   "an authorizer: the path of REQUEST_URI, without the query");
+	finish(&t);
+	ok(start_env(&t, responder) && !t.req.authorizer &&
+		   strcmp(t.req.path, "") == 0,
+	   "a responder: never REQUEST_URI");
+	finish(&t);
+	ok(start_env(&t, apache) && t.req.authorizer &&
+		   strcmp(t.req.path, "/api/v1/uploads/x") == 0,
+	   "an authorizer given SCRIPT_NAME (Apache): SCRIPT_NAME and "
+	   "PATH_INFO");
+	finish(&t);
+}
+
 static void
 test_request(void)
 {
+	char *no_method[] = {"REQUEST_METHOD", NULL};
 	const char *extra[3];
 	struct t t;
 	char *auth;
 
 	/* FCGX_GetParam matches "NAME=": "REQUEST_METHOD" alone is none. */
-	memset(&t, 0, sizeof(t));
-	t.env[0] = "REQUEST_METHOD";
-	fcgimem_init(&t.m, t.env, "", 0, NULL, 0, false);
-	http_resp_init(&t.resp);
-	t.inited = http_req_init(&t.req, &t.m.req, &t.resp);
+	start_env(&t, no_method);
 	refused(&t, 400, "no request method", "no REQUEST_METHOD");
 	finish(&t);
 
@@ -551,6 +589,7 @@ main(void)
 {
 	test_query();
 	test_request();
+	test_authorizer();
 	test_content_length();
 	test_body();
 	test_json_body();

@@ -19,6 +19,7 @@
 #include "web/allow.h"
 #include "web/app.h"
 #include "face/service/faceapi.h"
+#include "face/service/faceapi_keys.h"
 #include "face/service/faceapi_resp.h"
 #include "face/service/faceapi_store.h"
 #include "web/fcgiproc.h"
@@ -98,8 +99,17 @@ dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
 {
 	const struct route *r;
 
-	if (faceapi_resp_cors(ctx->req, &faceapi.conf, ctx->resp) ||
-	    (r = app_route(ctx, table, n)) == NULL)
+	if (faceapi_resp_cors(ctx->req, &faceapi.conf, ctx->resp))
+		return;
+	/* Asked as an authorizer, in front of the POSTs of the public
+	 * routes, which all take a key (httpd-conf/programs): any program
+	 * answers for them, the key is the question. */
+	if (ctx->req->authorizer) {
+		if (faceapi_keys_valid(ctx))
+			app_authorized(ctx);
+		return;
+	}
+	if ((r = app_route(ctx, table, n)) == NULL)
 		return;
 	if (r->auth == FACEAPI_ADMIN && !admin_auth(ctx))
 		return;

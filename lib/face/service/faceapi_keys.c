@@ -25,8 +25,12 @@ static const char use_sql[] =
 static const char revoked_sql[] =
 	"SELECT 1 FROM face_api_keys WHERE key = $1 AND NOT is_active";
 
-bool
-faceapi_keys_check(struct app_ctx *ctx, char key_id[37])
+static const char active_sql[] =
+	"SELECT id FROM face_api_keys WHERE key = $1 AND is_active";
+
+/* The key's check; count: whether an accepted use is counted. */
+static bool
+check(struct app_ctx *ctx, bool count, char key_id[37])
 {
 	const char *key = ctx->req->api_key, *params[1] = {key};
 	PGresult *res = NULL;
@@ -45,7 +49,9 @@ faceapi_keys_check(struct app_ctx *ctx, char key_id[37])
 		http_error(ctx->resp, 401, "invalid API key");
 		return false;
 	}
-	if ((st = db_query(ctx->db, &res, use_sql, 1, params)) != DB_OK)
+	st = count ? db_query(ctx->db, &res, use_sql, 1, params)
+		   : db_query_ro(ctx->db, &res, active_sql, 1, params);
+	if (st != DB_OK)
 		goto fail;
 	if (PQntuples(res) == 1) {
 		snprintf(key_id, 37, "%s", PQgetvalue(res, 0, 0));
@@ -65,6 +71,20 @@ fail:
 out:
 	PQclear(res);
 	return ok;
+}
+
+bool
+faceapi_keys_check(struct app_ctx *ctx, char key_id[37])
+{
+	return check(ctx, true, key_id);
+}
+
+bool
+faceapi_keys_valid(struct app_ctx *ctx)
+{
+	char key_id[37];
+
+	return check(ctx, false, key_id);
 }
 
 enum { K_NAME, K_ACTIVE, NKEY };

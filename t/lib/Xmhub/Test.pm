@@ -9,7 +9,7 @@ use warnings;
 use Exporter 'import';
 use File::Temp qw(tempfile);
 
-our @EXPORT_OK = qw(run xmhub xmhub_json bin hexstr);
+our @EXPORT_OK = qw(run xmhub xmhub_json bin hexstr read_answer);
 
 # The built program of the given name, from the environment make sets.
 sub bin {
@@ -62,5 +62,26 @@ sub xmhub_json {
 
 # Lower-case hex of a byte string, for readable comparisons.
 sub hexstr { return unpack('H*', $_[0]) }
+
+# read_answer($socket, $sel) -> (status, {lower-case name => value}, body):
+# an HTTP/1.1 answer read from a raw socket (IO::Select $sel on it) up to
+# its close or 20 s of silence; status undef when none came.
+sub read_answer {
+	my ($c, $sel) = @_;
+	my ($answer, %h) = ('');
+	while ($sel->can_read(20)) {
+		my $n = sysread($c, my $buf, 65536);
+		last unless $n;
+		$answer .= $buf;
+	}
+	$answer =~ /\AHTTP\/1\.1 (\d+)[^\n]*\r\n(.*?)\r\n\r\n(.*)\z/s
+	    or return;
+	my ($status, $body) = ($1, $3);
+	for (split /\r\n/, $2) {
+		my ($k, $v) = /^([^:]+):\s*(.*)$/ or next;
+		$h{lc $k} = $v;
+	}
+	return ($status, \%h, $body);
+}
 
 1;
