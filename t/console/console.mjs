@@ -146,6 +146,9 @@ await step('sign-in page', async () => {
 
 await step('super admin', async () => {
 	await signIn(env.CONSOLE_SUPER);
+	// Signed in at / (an empty hash): the landing page, not "Not found".
+	const landing = await page.locator('main h1').first().textContent({ timeout: 15000 });
+	check(landing === 'Uploads', 'signing in at / lands on the landing page (Uploads)', landing);
 	await go('#/facilities', 'Facilities');
 	check(await page.getByRole('cell', { name: 'Console A' }).count() === 1, 'the super admin sees the facilities');
 	await axe('facilities');

@@ -40,8 +40,12 @@ const PAGES = [
 
 const allowed = (p) => (!p.admin || isAdmin()) && (!p.super || isSuper());
 
+// The page of an empty hash (`/`, where signing in starts) and of `#/`.
+const LANDING = 'uploads';
+
 function route() {
-	const [, top = 'uploads', id] = (location.hash.replace(/^#\/?/, '/') || '/').split('/');
+	const [first, id] = location.hash.replace(/^#\/?/, '').split('/');
+	const top = first || LANDING;
 	if (top === 'uploads' && id) return { key: 'upload', el: html`<${UploadPage} id=${id} />`, top };
 	if (top === 'sessions' && id) return { key: 'session', el: html`<${SessionPage} id=${id} />`, top };
 	const p = PAGES.find((x) => x.path === top && allowed(x));
