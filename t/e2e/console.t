@@ -28,8 +28,7 @@ my $chromium = $ENV{CONSOLE_CHROMIUM} // '/usr/bin/chromium';
     or BAIL_OUT('the console is not built (make)');
 
 # Above the console's 30 s refresh margin: tokens are refreshed now and
-# then (a reload while a refresh is in flight signs the tab out, see
-# doc/console.md), not before every call.
+# then, not before every call.
 my $ttl = 45;
 my $p = Xmhub::Platform->start;
 $p->stack->restart(env => {FACE_API_MODEL_DIR => model_dir(),

@@ -106,4 +106,7 @@ function App() {
 	return user ? html`<${Shell} />` : html`<${SignIn} />`;
 }
 
+// Shares refreshes across reloads (sw.js, doc/console.md); without it
+// (a browser that refuses workers) the console runs all the same.
+if ('serviceWorker' in navigator) navigator.serviceWorker.register('sw.js').catch(() => null);
 render(html`<${App} />`, document.getElementById('app'));
