@@ -33,7 +33,8 @@ const browser = await chromium.launch({
 	executablePath: env.CONSOLE_CHROMIUM || '/usr/bin/chromium',
 	args: ['--no-sandbox', '--autoplay-policy=no-user-gesture-required'],
 });
-const ctx = await browser.newContext({ viewport: { width: 1000, height: 700 } });
+// A time zone half an hour off UTC: local and UTC tick labels differ.
+const ctx = await browser.newContext({ viewport: { width: 1000, height: 700 }, timezoneId: 'Asia/Kolkata' });
 const page = await ctx.newPage();
 // The spectrogram and waveform routes answer 404 for an upload that has
 // none (the page shows an empty state): the browser logs those 404s.
@@ -114,6 +115,37 @@ async function seriesPixels() {
 			if (Math.abs(d[i] - 31) < 40 && Math.abs(d[i + 1] - 79) < 40 && Math.abs(d[i + 2] - 168) < 40 && d[i + 3] > 100) n++;
 		return n;
 	});
+}
+
+// The first chart's time axis as drawn (its list for screen readers:
+// value, label, centre): every label parses as the time of its tick (local
+// or UTC), and no two labels' boxes (the axis font's text width) overlap.
+async function checkTicks(utc, where) {
+	await page.waitForFunction((u) => {
+		const ol = document.querySelector('.chart-box ol.ticks');
+		return ol && ol.children.length >= 2 && ol.getAttribute('aria-label').includes(u ? 'UTC' : 'local');
+	}, utc, { timeout: 15000 });
+	const t = await page.evaluate((u) => {
+		const ol = document.querySelector('.chart-box ol.ticks');
+		const c = document.createElement('canvas').getContext('2d');
+		c.font = ol.dataset.font;
+		return [...ol.children].map((li) => {
+			const l = li.textContent;
+			const d = new Date(Number(li.dataset.v) * 1000);
+			const f = u ? [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()]
+				: [d.getFullYear(), d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds()];
+			let m = /^(\d{4})-(\d\d)-(\d\d)$/.exec(l);
+			let ok = m && [1, 2, 3].every((i) => Number(m[i]) === f[i - 1]);
+			m = /^(\d\d):(\d\d)(?::(\d\d)(?:\.\d{3})?)?$/.exec(l);
+			ok = ok || (m && Number(m[1]) === f[3] && Number(m[2]) === f[4] && (m[3] === undefined || Number(m[3]) === f[5]));
+			return { l, ok: !!ok, x: Number(li.dataset.x), w: c.measureText(l).width };
+		});
+	}, utc);
+	check(t.every((k) => k.ok), `${where}: the time axis labels parse as the ticks' ${utc ? 'UTC' : 'local'} times`,
+		t.map((k) => k.l).join(' '));
+	const overlaps = t.filter((k, i) => i > 0 && t[i - 1].x + t[i - 1].w / 2 > k.x - k.w / 2);
+	check(overlaps.length === 0, `${where}: no two time labels overlap (${t.length} ticks)`,
+		t.map((k) => `${k.l}@${k.x.toFixed(0)}±${(k.w / 2).toFixed(0)}`).join(' '));
 }
 
 async function step(name, fn) {
@@ -239,6 +271,14 @@ await step('sessions', async () => {
 	await page.waitForFunction(() => !document.querySelector('.chart-box .state[role=status]'), null, { timeout: 15000 });
 	const px = await seriesPixels();
 	check(px > 50, 'the chart shows data (series pixels on the canvas)', px);
+	await checkTicks(false, '1000 px');
+	const legend = await page.locator('.chart-box').first().locator('.u-legend').textContent();
+	check(/sine0 mean/.test(legend) && /time \(local\)/.test(legend), 'the legend names the stream and the time zone', legend);
+	await page.locator('#utc').check();
+	await checkTicks(true, '1000 px, UTC switched on');
+	await page.locator('#utc').uncheck();
+	await checkTicks(false, '1000 px, back to local time');
+	await page.waitForFunction(() => !document.querySelector('.chart-box .state[role=status]'), null, { timeout: 15000 });
 	const n0 = Number(await page.locator('#total-samples').textContent());
 	const img0 = await page.locator('.chart canvas').first().evaluate((c) => c.toDataURL());
 	await page.waitForFunction((n) => Number(document.querySelector('#total-samples').textContent) > n, n0, { timeout: 20000 });
@@ -328,6 +368,11 @@ await step('narrow screen', async () => {
 	await page.getByRole('button', { name: 'Menu' }).click();
 	check(await page.getByRole('link', { name: 'Sessions' }).isVisible(), 'the menu opens at 375 px');
 	await axe('uploads at 375 px');
+	await page.goto(`${base}/#/sessions/${env.CONSOLE_SESSION}`);
+	await page.locator('.chart canvas').first().waitFor({ timeout: 15000 });
+	await checkTicks(false, '375 px');
+	const sw2 = await page.evaluate(() => document.documentElement.scrollWidth);
+	check(sw2 <= 375, 'the session page is not wider than 375 px', sw2);
 	await page.setViewportSize({ width: 1000, height: 700 });
 	check(await signOut(), 'the admin signs out');
 });
