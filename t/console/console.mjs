@@ -6,9 +6,8 @@
 // Environment: CONSOLE_URL (the platform's origin), CONSOLE_FACE_URL,
 // CONSOLE_SUPER / CONSOLE_ADMIN / CONSOLE_VIEWER ("email password"),
 // CONSOLE_SESSION (the live session's id), CONSOLE_LATE_BATCH (a batch of
-// early timestamps to post to it) and CONSOLE_INGEST_KEY, CONSOLE_WAV and
-// CONSOLE_PHOTO
-// (files), XMHUB_NPM_DIR (node_modules' parent), CONSOLE_SHOTS (a
+// early timestamps to post to it) and CONSOLE_INGEST_KEY, CONSOLE_WAV,
+// CONSOLE_PHOTO and CONSOLE_VIDEO (files), XMHUB_NPM_DIR (node_modules' parent), CONSOLE_SHOTS (a
 // directory for screenshots, optional), CONSOLE_CHROMIUM (default
 // /usr/bin/chromium).
 import { createRequire } from 'node:module';
@@ -146,6 +145,12 @@ async function checkTicks(utc, where) {
 	const overlaps = t.filter((k, i) => i > 0 && t[i - 1].x + t[i - 1].w / 2 > k.x - k.w / 2);
 	check(overlaps.length === 0, `${where}: no two time labels overlap (${t.length} ticks)`,
 		t.map((k) => `${k.l}@${k.x.toFixed(0)}±${(k.w / 2).toFixed(0)}`).join(' '));
+}
+
+// The face pages' service address: the test stack's face port.
+async function faceService() {
+	await page.getByLabel('Face service').fill(env.CONSOLE_FACE_URL);
+	await page.getByLabel('Face service').press('Tab');
 }
 
 async function step(name, fn) {
@@ -315,8 +320,7 @@ await step('sessions', async () => {
 
 await step('face', async () => {
 	await go('#/face', 'Face detection and masking');
-	await page.getByLabel('Face service').fill(env.CONSOLE_FACE_URL);
-	await page.getByLabel('Face service').press('Tab');
+	await faceService();
 	await page.locator('#face-file').setInputFiles(env.CONSOLE_PHOTO);
 	await page.getByRole('button', { name: 'Detect faces' }).click();
 	await page.locator('#face-boxes rect').first().waitFor({ timeout: 60000 });
@@ -328,6 +332,31 @@ await step('face', async () => {
 	check(await page.getByRole('link', { name: 'download' }).count() === 1, 'and can be downloaded');
 	await axe('face');
 	await shot('face');
+});
+
+await step('face video', async () => {
+	await go('#/face-video', 'Video anonymization');
+	await faceService();
+	await page.locator('#video-file').setInputFiles(env.CONSOLE_VIDEO);
+	await page.getByRole('button', { name: 'Mask faces in the video' }).click();
+	await page.locator('#video-state').waitFor({ timeout: 30000 });
+	check(true, 'the video is queued as a job of the face service (the stack has its storage on)');
+	await page.locator('#masked-video').waitFor({ timeout: 120000 });
+	const d = await page.locator('#masked-video').evaluate(async (v) => {
+		if (v.readyState < 1) {
+			await new Promise((resolve, reject) => {
+				v.addEventListener('loadedmetadata', resolve, { once: true });
+				v.addEventListener('error', () => reject(new Error('the masked video does not load')), { once: true });
+			});
+		}
+		return v.duration;
+	});
+	check(d > 0.5, 'the masked video is shown and plays (its duration in s)', d);
+	const state = await page.locator('#video-state').textContent();
+	check(/completed/.test(state), 'the job is completed', state);
+	check(await page.getByRole('link', { name: 'download' }).count() === 1, 'the masked video can be downloaded');
+	await axe('face video');
+	await shot('face-video');
 });
 
 await step('reload during a refresh', async () => {

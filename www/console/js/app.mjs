@@ -7,7 +7,7 @@ import {
 import { Facilities, Users, ApiKeys, Devices, Tags, useFacilities } from './admin.mjs';
 import { Uploads, UploadPage } from './uploads.mjs';
 import { Sessions, SessionPage } from './sessions.mjs';
-import { Face } from './face.mjs';
+import { Face, FaceVideo } from './face.mjs';
 
 function SignIn() {
 	const [run, busy, error] = useAction();
@@ -36,6 +36,7 @@ const PAGES = [
 	{ path: 'api-keys', name: 'API keys', page: ApiKeys, admin: true },
 	{ path: 'facilities', name: 'Facilities', page: Facilities, super: true },
 	{ path: 'face', name: 'Face', page: Face },
+	{ path: 'face-video', name: 'Face video', page: FaceVideo },
 ];
 
 const allowed = (p) => (!p.admin || isAdmin()) && (!p.super || isSuper());
