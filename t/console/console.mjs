@@ -185,7 +185,12 @@ await step('super admin', async () => {
 	await signIn(env.CONSOLE_SUPER);
 	// Signed in at / (an empty hash): the landing page, not "Not found".
 	const landing = await page.locator('main h1').first().textContent({ timeout: 15000 });
-	check(landing === 'Uploads', 'signing in at / lands on the landing page (Uploads)', landing);
+	check(landing === 'Overview', 'signing in at / lands on the landing page (Overview)', landing);
+	// Across facilities: a line per facility.
+	const byFac = page.locator('#by-facility');
+	await byFac.getByRole('cell', { name: 'Console A' }).waitFor({ timeout: 15000 });
+	const row = await byFac.getByRole('row').filter({ hasText: 'Console A' }).textContent();
+	check(/1 \/ 1/.test(row), 'the super admin\'s overview has a line per facility (1 of 1 devices seen)', row);
 	await go('#/facilities', 'Facilities');
 	check(await page.getByRole('cell', { name: 'Console A' }).count() === 1, 'the super admin sees the facilities');
 	await axe('facilities');
@@ -199,6 +204,18 @@ await step('super admin', async () => {
 
 await step('admin: users and API keys', async () => {
 	await signIn(env.CONSOLE_ADMIN);
+	// The overview: the sim device seen, its session live with a rate
+	// (about 200 samples a second: two streams at 100 Hz).
+	await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+	await page.waitForFunction(() => /\d+\/s/.test((document.querySelector('#live-sessions td.rate') || {}).textContent || ''),
+		null, { timeout: 15000 });
+	const seenText = await page.locator('#devices-seen').textContent();
+	check(seenText === '1 of 1', 'the overview counts the device seen in the last hour', seenText);
+	const r = Number((await page.locator('#live-sessions td.rate').first().textContent()).replace('/s', ''));
+	check(r > 50 && r < 1000, 'the overview shows the live session\'s sample rate', r);
+	check(await page.locator('#failed-jobs').textContent() === '0', 'and no failed jobs');
+	await axe('overview');
+	await shot('overview');
 	check(await page.getByRole('link', { name: 'Facilities' }).count() === 0, 'a facility admin has no facilities page');
 	await go('#/users', 'Users');
 	const form = page.getByRole('form', { name: 'new user' });
@@ -239,6 +256,10 @@ await step('uploads', async () => {
 	const row = page.getByRole('row').filter({ hasText: 'console-tone.wav' });
 	await row.getByText('completed').waitFor({ timeout: 120000 });
 	check(true, 'the upload reaches completed in the list');
+	await go('#/overview', 'Overview');
+	check(await page.locator('#recent-uploads').getByRole('row').filter({ hasText: 'console-tone.wav' })
+		.getByText('completed').count() === 1, 'the overview lists the upload with its state');
+	await go('#/uploads', 'Uploads');
 	await axe('uploads');
 	await shot('uploads');
 	await row.getByRole('link').click();
