@@ -66,7 +66,7 @@ struct face_timings {
 	double inference_ms;	   /* the network's forward pass */
 	double postprocess_ms;	   /* decoding outputs (includes nms_ms) */
 	double nms_ms;		   /* non-maximum suppression */
-	int candidates_before_nms; /* -1 when OpenCV does NMS inside (YuNet) */
+	int candidates_before_nms; /* above the confidence, into NMS */
 	int candidates_after_nms;  /* before max_faces and cap */
 	double det_scale;	   /* network pixels per image pixel */
 	int det_width, det_height; /* network input size */

@@ -1215,7 +1215,11 @@ face_detect(struct face_model *m, const struct face_image *img, float conf,
 			 * calibrated score, rounding aside */
 			m->yn->setScoreThreshold(uncalibrate(conf, m->knot) *
 						 0.999f);
-			m->yn->setNMSThreshold(nms_thr);
+			/* an IoU above 1 suppresses nothing: the NMS is
+			 * nms() below, as for the other models, so that
+			 * candidates_before_nms counts YuNet's candidates
+			 * (at most its top_k, max_candidates) */
+			m->yn->setNMSThreshold(1.f);
 			m->yn->detect(in, faces);
 		} else {
 			m->net.setInput(blob);
@@ -1232,14 +1236,9 @@ face_detect(struct face_model *m, const struct face_image *img, float conf,
 			run_yunet23(m, scale, conf, outs, cands);
 		else
 			run_yunet(m, faces, scale, conf, cands);
-		tm.candidates_before_nms =
-			m->kind == YUNET ? -1 : (int)cands.size();
+		tm.candidates_before_nms = (int)cands.size();
 		t1 = clock_type::now();
-		if (m->kind == YUNET) {
-			kept = nms(cands, 1.f, false); /* sorts only */
-		} else {
-			kept = nms(cands, nms_thr, m->kind == BLAZEFACE);
-		}
+		kept = nms(cands, nms_thr, m->kind == BLAZEFACE);
 		tm.nms_ms = ms_since(t1);
 		tm.candidates_after_nms = (int)kept.size();
 

@@ -6,9 +6,8 @@
 // Environment: CONSOLE_URL (the platform's origin), CONSOLE_FACE_URL,
 // CONSOLE_SUPER / CONSOLE_ADMIN / CONSOLE_VIEWER ("email password"),
 // CONSOLE_SESSION (the live session's id), CONSOLE_LATE_BATCH (a batch of
-// early timestamps to post to it) and CONSOLE_INGEST_KEY, CONSOLE_WAV and
-// CONSOLE_PHOTO
-// (files), XMHUB_NPM_DIR (node_modules' parent), CONSOLE_SHOTS (a
+// early timestamps to post to it) and CONSOLE_INGEST_KEY, CONSOLE_WAV,
+// CONSOLE_PHOTO and CONSOLE_VIDEO (files), XMHUB_NPM_DIR (node_modules' parent), CONSOLE_SHOTS (a
 // directory for screenshots, optional), CONSOLE_CHROMIUM (default
 // /usr/bin/chromium).
 import { createRequire } from 'node:module';
@@ -33,7 +32,8 @@ const browser = await chromium.launch({
 	executablePath: env.CONSOLE_CHROMIUM || '/usr/bin/chromium',
 	args: ['--no-sandbox', '--autoplay-policy=no-user-gesture-required'],
 });
-const ctx = await browser.newContext({ viewport: { width: 1000, height: 700 } });
+// A time zone half an hour off UTC: local and UTC tick labels differ.
+const ctx = await browser.newContext({ viewport: { width: 1000, height: 700 }, timezoneId: 'Asia/Kolkata' });
 const page = await ctx.newPage();
 // The spectrogram and waveform routes answer 404 for an upload that has
 // none (the page shows an empty state): the browser logs those 404s.
@@ -116,6 +116,43 @@ async function seriesPixels() {
 	});
 }
 
+// The first chart's time axis as drawn (its list for screen readers:
+// value, label, centre): every label parses as the time of its tick (local
+// or UTC), and no two labels' boxes (the axis font's text width) overlap.
+async function checkTicks(utc, where) {
+	await page.waitForFunction((u) => {
+		const ol = document.querySelector('.chart-box ol.ticks');
+		return ol && ol.children.length >= 2 && ol.getAttribute('aria-label').includes(u ? 'UTC' : 'local');
+	}, utc, { timeout: 15000 });
+	const t = await page.evaluate((u) => {
+		const ol = document.querySelector('.chart-box ol.ticks');
+		const c = document.createElement('canvas').getContext('2d');
+		c.font = ol.dataset.font;
+		return [...ol.children].map((li) => {
+			const l = li.textContent;
+			const d = new Date(Number(li.dataset.v) * 1000);
+			const f = u ? [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()]
+				: [d.getFullYear(), d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds()];
+			let m = /^(\d{4})-(\d\d)-(\d\d)$/.exec(l);
+			let ok = m && [1, 2, 3].every((i) => Number(m[i]) === f[i - 1]);
+			m = /^(\d\d):(\d\d)(?::(\d\d)(?:\.\d{3})?)?$/.exec(l);
+			ok = ok || (m && Number(m[1]) === f[3] && Number(m[2]) === f[4] && (m[3] === undefined || Number(m[3]) === f[5]));
+			return { l, ok: !!ok, x: Number(li.dataset.x), w: c.measureText(l).width };
+		});
+	}, utc);
+	check(t.every((k) => k.ok), `${where}: the time axis labels parse as the ticks' ${utc ? 'UTC' : 'local'} times`,
+		t.map((k) => k.l).join(' '));
+	const overlaps = t.filter((k, i) => i > 0 && t[i - 1].x + t[i - 1].w / 2 > k.x - k.w / 2);
+	check(overlaps.length === 0, `${where}: no two time labels overlap (${t.length} ticks)`,
+		t.map((k) => `${k.l}@${k.x.toFixed(0)}±${(k.w / 2).toFixed(0)}`).join(' '));
+}
+
+// The face pages' service address: the test stack's face port.
+async function faceService() {
+	await page.getByLabel('Face service').fill(env.CONSOLE_FACE_URL);
+	await page.getByLabel('Face service').press('Tab');
+}
+
 async function step(name, fn) {
 	try {
 		await fn();
@@ -146,6 +183,14 @@ await step('sign-in page', async () => {
 
 await step('super admin', async () => {
 	await signIn(env.CONSOLE_SUPER);
+	// Signed in at / (an empty hash): the landing page, not "Not found".
+	const landing = await page.locator('main h1').first().textContent({ timeout: 15000 });
+	check(landing === 'Overview', 'signing in at / lands on the landing page (Overview)', landing);
+	// Across facilities: a line per facility.
+	const byFac = page.locator('#by-facility');
+	await byFac.getByRole('cell', { name: 'Console A' }).waitFor({ timeout: 15000 });
+	const row = await byFac.getByRole('row').filter({ hasText: 'Console A' }).textContent();
+	check(/1 \/ 1/.test(row), 'the super admin\'s overview has a line per facility (1 of 1 devices seen)', row);
 	await go('#/facilities', 'Facilities');
 	check(await page.getByRole('cell', { name: 'Console A' }).count() === 1, 'the super admin sees the facilities');
 	await axe('facilities');
@@ -159,6 +204,18 @@ await step('super admin', async () => {
 
 await step('admin: users and API keys', async () => {
 	await signIn(env.CONSOLE_ADMIN);
+	// The overview: the sim device seen, its session live with a rate
+	// (about 200 samples a second: two streams at 100 Hz).
+	await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+	await page.waitForFunction(() => /\d+\/s/.test((document.querySelector('#live-sessions td.rate') || {}).textContent || ''),
+		null, { timeout: 15000 });
+	const seenText = await page.locator('#devices-seen').textContent();
+	check(seenText === '1 of 1', 'the overview counts the device seen in the last hour', seenText);
+	const r = Number((await page.locator('#live-sessions td.rate').first().textContent()).replace('/s', ''));
+	check(r > 50 && r < 1000, 'the overview shows the live session\'s sample rate', r);
+	check(await page.locator('#failed-jobs').textContent() === '0', 'and no failed jobs');
+	await axe('overview');
+	await shot('overview');
 	check(await page.getByRole('link', { name: 'Facilities' }).count() === 0, 'a facility admin has no facilities page');
 	await go('#/users', 'Users');
 	const form = page.getByRole('form', { name: 'new user' });
@@ -199,6 +256,10 @@ await step('uploads', async () => {
 	const row = page.getByRole('row').filter({ hasText: 'console-tone.wav' });
 	await row.getByText('completed').waitFor({ timeout: 120000 });
 	check(true, 'the upload reaches completed in the list');
+	await go('#/overview', 'Overview');
+	check(await page.locator('#recent-uploads').getByRole('row').filter({ hasText: 'console-tone.wav' })
+		.getByText('completed').count() === 1, 'the overview lists the upload with its state');
+	await go('#/uploads', 'Uploads');
 	await axe('uploads');
 	await shot('uploads');
 	await row.getByRole('link').click();
@@ -236,6 +297,14 @@ await step('sessions', async () => {
 	await page.waitForFunction(() => !document.querySelector('.chart-box .state[role=status]'), null, { timeout: 15000 });
 	const px = await seriesPixels();
 	check(px > 50, 'the chart shows data (series pixels on the canvas)', px);
+	await checkTicks(false, '1000 px');
+	const legend = await page.locator('.chart-box').first().locator('.u-legend').textContent();
+	check(/sine0 mean/.test(legend) && /time \(local\)/.test(legend), 'the legend names the stream and the time zone', legend);
+	await page.locator('#utc').check();
+	await checkTicks(true, '1000 px, UTC switched on');
+	await page.locator('#utc').uncheck();
+	await checkTicks(false, '1000 px, back to local time');
+	await page.waitForFunction(() => !document.querySelector('.chart-box .state[role=status]'), null, { timeout: 15000 });
 	const n0 = Number(await page.locator('#total-samples').textContent());
 	const img0 = await page.locator('.chart canvas').first().evaluate((c) => c.toDataURL());
 	await page.waitForFunction((n) => Number(document.querySelector('#total-samples').textContent) > n, n0, { timeout: 20000 });
@@ -272,8 +341,7 @@ await step('sessions', async () => {
 
 await step('face', async () => {
 	await go('#/face', 'Face detection and masking');
-	await page.getByLabel('Face service').fill(env.CONSOLE_FACE_URL);
-	await page.getByLabel('Face service').press('Tab');
+	await faceService();
 	await page.locator('#face-file').setInputFiles(env.CONSOLE_PHOTO);
 	await page.getByRole('button', { name: 'Detect faces' }).click();
 	await page.locator('#face-boxes rect').first().waitFor({ timeout: 60000 });
@@ -287,6 +355,61 @@ await step('face', async () => {
 	await shot('face');
 });
 
+await step('face video', async () => {
+	await go('#/face-video', 'Video anonymization');
+	await faceService();
+	await page.locator('#video-file').setInputFiles(env.CONSOLE_VIDEO);
+	await page.getByRole('button', { name: 'Mask faces in the video' }).click();
+	await page.locator('#video-state').waitFor({ timeout: 30000 });
+	check(true, 'the video is queued as a job of the face service (the stack has its storage on)');
+	await page.locator('#masked-video').waitFor({ timeout: 120000 });
+	const d = await page.locator('#masked-video').evaluate(async (v) => {
+		if (v.readyState < 1) {
+			await new Promise((resolve, reject) => {
+				v.addEventListener('loadedmetadata', resolve, { once: true });
+				v.addEventListener('error', () => reject(new Error('the masked video does not load')), { once: true });
+			});
+		}
+		return v.duration;
+	});
+	check(d > 0.5, 'the masked video is shown and plays (its duration in s)', d);
+	const state = await page.locator('#video-state').textContent();
+	check(/completed/.test(state), 'the job is completed', state);
+	check(await page.getByRole('link', { name: 'download' }).count() === 1, 'the masked video can be downloaded');
+	await axe('face video');
+	await shot('face-video');
+});
+
+await step('reload during a refresh', async () => {
+	// Every load refreshes (the access token lives in memory). The first
+	// reload's refresh reaches the server, which rotates the token, and
+	// its answer is held back until the second reload has gone: the
+	// reloaded page presents the old token again, which the server would
+	// take as reuse and end the login; sw.js answers it with the
+	// refresh already made (doc/console.md).
+	await page.waitForFunction(() => navigator.serviceWorker.controller, null, { timeout: 15000 });
+	let sent = 0;
+	let rotated;
+	const atServer = new Promise((r) => { rotated = r; });
+	await ctx.route('**/api/auth/refresh', async (route) => {
+		sent++;
+		const res = await route.fetch();
+		rotated();
+		await new Promise((r) => setTimeout(r, 2000));
+		await route.fulfill({ response: res }).catch(() => null);
+	});
+	await page.reload();
+	await atServer;
+	await page.reload();
+	await page.getByLabel('E-mail').or(page.locator('#sign-out')).first().waitFor({ timeout: 15000 });
+	const signedIn = await page.locator('#sign-out').count() === 1;
+	await ctx.unroute('**/api/auth/refresh');
+	check(signedIn && sent === 1, 'a reload during a refresh stays signed in (one refresh reached the server)',
+		`signed in ${signedIn}, refreshes sent ${sent}`);
+	await go('#/devices', 'Devices');
+	check(await page.getByRole('cell', { name: 'console device' }).count() === 1, 'and the API answers after it');
+});
+
 await step('narrow screen', async () => {
 	await page.setViewportSize({ width: 375, height: 700 });
 	await go('#/uploads', 'Uploads');
@@ -295,6 +418,11 @@ await step('narrow screen', async () => {
 	await page.getByRole('button', { name: 'Menu' }).click();
 	check(await page.getByRole('link', { name: 'Sessions' }).isVisible(), 'the menu opens at 375 px');
 	await axe('uploads at 375 px');
+	await page.goto(`${base}/#/sessions/${env.CONSOLE_SESSION}`);
+	await page.locator('.chart canvas').first().waitFor({ timeout: 15000 });
+	await checkTicks(false, '375 px');
+	const sw2 = await page.evaluate(() => document.documentElement.scrollWidth);
+	check(sw2 <= 375, 'the session page is not wider than 375 px', sw2);
 	await page.setViewportSize({ width: 1000, height: 700 });
 	check(await signOut(), 'the admin signs out');
 });

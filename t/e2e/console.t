@@ -28,8 +28,7 @@ my $chromium = $ENV{CONSOLE_CHROMIUM} // '/usr/bin/chromium';
     or BAIL_OUT('the console is not built (make)');
 
 # Above the console's 30 s refresh margin: tokens are refreshed now and
-# then (a reload while a refresh is in flight signs the tab out, see
-# doc/console.md), not before every call.
+# then, not before every call.
 my $ttl = 45;
 my $p = Xmhub::Platform->start;
 $p->stack->restart(env => {FACE_API_MODEL_DIR => model_dir(),
@@ -97,6 +96,18 @@ my $wav = "$tmp/console-tone.wav";
 	close $f;
 }
 my $photo = '/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg';
+# A second of the photo at 5 frames a second, for the face video page.
+my $video = "$tmp/console-face.mp4";
+{
+	my ($s, undef, $err) = run(['ffmpeg', '-nostdin', '-v', 'error', '-y',
+		'-loop', '1', '-i', $photo, '-t', 1, '-r', 5, '-vf', 'scale=320:-2',
+		'-pix_fmt', 'yuv420p', '-c:v', 'libx264', $video]);
+	is($s, 0, 'a short video of a face') or diag $err;
+}
+# ./dev up's stack turns the face service's storage on (video
+# anonymization needs it); this test does not set it.
+is($p->stack->setting('FACE_API_STORAGE_ENABLED'), 'true',
+	'the stack writes FACE_API_STORAGE_ENABLED=true into its env file');
 # A late batch the browser script posts while it watches the chart: ten
 # samples of 50 from 0.1 s after the stream's first, long before the
 # newest bucket (a batch_seq far behind: stored, the gap count unchanged).
@@ -121,6 +132,7 @@ local $ENV{CONSOLE_NEW_EMAIL} = "console-new-$$\@example.org";
 local $ENV{CONSOLE_SESSION} = $session->{id};
 local $ENV{CONSOLE_WAV} = $wav;
 local $ENV{CONSOLE_PHOTO} = $photo;
+local $ENV{CONSOLE_VIDEO} = $video;
 local $ENV{CONSOLE_LATE_BATCH} = $late;
 local $ENV{CONSOLE_INGEST_KEY} = $key;
 local $ENV{CONSOLE_ACCESS_TTL} = $ttl;

@@ -119,6 +119,13 @@ for my $i (0 .. $#models) {
 	is($d->{profiling}{model_name}, $m, "$m: profiling.model_name");
 	is(scalar @{$d->{profiling}{raw_scores}}, 1,
 	    "$m: profiling.raw_scores, one per detection");
+	# An integer for every model, YuNet's FaceDetectorYN included
+	# (doc/face.md "Engine fields").
+	like($d->{profiling}{candidates_before_nms} // 'null', qr/^\d+$/,
+	    "$m: profiling.candidates_before_nms is an integer");
+	cmp_ok($d->{profiling}{candidates_before_nms} // 0, '>=',
+	    $d->{profiling}{candidates_after_nms},
+	    "$m: no fewer candidates before NMS than after");
 	is($d->{image}{width}, 548, "$m: image.width");
 	is($d->{image}{height}, 342, "$m: image.height");
 

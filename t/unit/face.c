@@ -227,10 +227,20 @@ test_model(const char *name)
 	ok(t.det_scale > 0 &&
 		   (int)(600 * t.det_scale + 0.5) == face_model_det_size(m),
 	   "%s: det scale fits the long side", name);
-	ok(strcmp(name, "yunet") == 0
-		   ? t.candidates_before_nms == -1
-		   : t.candidates_before_nms >= t.candidates_after_nms,
-	   "%s: candidate counts", name);
+	ok(t.candidates_before_nms >= t.candidates_after_nms &&
+		   t.candidates_after_nms >= 1,
+	   "%s: candidate counts (%d before NMS, %d after)", name,
+	   t.candidates_before_nms, t.candidates_after_nms);
+	/* At a low threshold several candidates overlap on one face: NMS
+	 * cuts them down for every model, YuNet's FaceDetectorYN included
+	 * (its candidates are counted before the service's NMS: face.md). */
+	if (!face_detect(m, bb, 0.1f, 0.4f, 0, b, MAXBOX, &n, &t, detail,
+			 sizeof(detail)))
+		diag("face_detect: %s", detail);
+	ok(t.candidates_before_nms > t.candidates_after_nms &&
+		   t.candidates_after_nms >= 2,
+	   "%s: NMS cuts the candidates at 0.1 (%d before, %d after)", name,
+	   t.candidates_before_nms, t.candidates_after_nms);
 out:
 	face_image_free(messi);
 	face_image_free(bb);

@@ -285,12 +285,8 @@ profiling(const struct faceapi_result *r)
 	json_object_object_add(o, "encode_ms", ms_or_null(r->encode_ms));
 	json_object_object_add(o, "storage_ms", ms_or_null(r->storage_ms));
 	json_object_object_add(o, "total_ms", faceapi_num(r->total_ms, 2));
-	/* YuNet runs NMS inside OpenCV: no count before it. */
-	json_object_object_add(
-		o, "candidates_before_nms",
-		t->candidates_before_nms < 0
-			? NULL
-			: json_object_new_int(t->candidates_before_nms));
+	json_object_object_add(o, "candidates_before_nms",
+			       json_object_new_int(t->candidates_before_nms));
 	json_object_object_add(o, "candidates_after_nms",
 			       json_object_new_int(t->candidates_after_nms));
 	json_object_object_add(o, "det_scale", faceapi_num(t->det_scale, 6));

@@ -73,7 +73,10 @@ sub photo {
 
 sub start {
 	my ($class, %opt) = @_;
-	my %env = (FACE_API_MODEL_DIR => model_dir(), %{$opt{env} // {}});
+	# The service's own default, storage off, unless a test turns it on
+	# (the stack turns it on for ./dev up).
+	my %env = (FACE_API_MODEL_DIR => model_dir(),
+		FACE_API_STORAGE_ENABLED => 'false', %{$opt{env} // {}});
 	my $self = bless {
 		stack => Xmhub::Stack->start(env => \%env),
 		http => HTTP::Tiny->new(timeout => 120, keep_alive => 0),

@@ -7,7 +7,8 @@ import {
 import { Facilities, Users, ApiKeys, Devices, Tags, useFacilities } from './admin.mjs';
 import { Uploads, UploadPage } from './uploads.mjs';
 import { Sessions, SessionPage } from './sessions.mjs';
-import { Face } from './face.mjs';
+import { Face, FaceVideo } from './face.mjs';
+import { Overview } from './overview.mjs';
 
 function SignIn() {
 	const [run, busy, error] = useAction();
@@ -28,6 +29,7 @@ function SignIn() {
 }
 
 const PAGES = [
+	{ path: 'overview', name: 'Overview', page: Overview },
 	{ path: 'uploads', name: 'Uploads', page: Uploads },
 	{ path: 'sessions', name: 'Sessions', page: Sessions },
 	{ path: 'devices', name: 'Devices', page: Devices },
@@ -36,16 +38,21 @@ const PAGES = [
 	{ path: 'api-keys', name: 'API keys', page: ApiKeys, admin: true },
 	{ path: 'facilities', name: 'Facilities', page: Facilities, super: true },
 	{ path: 'face', name: 'Face', page: Face },
+	{ path: 'face-video', name: 'Face video', page: FaceVideo },
 ];
 
 const allowed = (p) => (!p.admin || isAdmin()) && (!p.super || isSuper());
 
+// The page of an empty hash (`/`, where signing in starts) and of `#/`.
+const LANDING = 'overview';
+
 function route() {
-	const [, top = 'uploads', id] = (location.hash.replace(/^#\/?/, '/') || '/').split('/');
+	const [first, id] = location.hash.replace(/^#\/?/, '').split('/');
+	const top = first || LANDING;
 	if (top === 'uploads' && id) return { key: 'upload', el: html`<${UploadPage} id=${id} />`, top };
 	if (top === 'sessions' && id) return { key: 'session', el: html`<${SessionPage} id=${id} />`, top };
 	const p = PAGES.find((x) => x.path === top && allowed(x));
-	if (!p) return { key: 'none', el: html`<h1>Not found</h1><p>No such page. <a href="#/uploads">Uploads</a></p>`, top };
+	if (!p) return { key: 'none', el: html`<h1>Not found</h1><p>No such page. <a href="#/overview">Overview</a></p>`, top };
 	return { key: p.path, el: html`<${p.page} />`, top };
 }
 
@@ -77,7 +84,7 @@ function Shell() {
 	const u = auth.user;
 	return html`<a class="skip" href="#main" onClick=${(e) => { e.preventDefault(); document.getElementById('main').focus(); }}>Skip to content</a>
 	<header class="top">
-		<a class="brand" href="#/uploads">xmhub</a>
+		<a class="brand" href="#/overview">xmhub</a>
 		<button type="button" class="menu-btn" aria-expanded=${menu} aria-controls="nav" onClick=${() => setMenu(!menu)}>Menu</button>
 		<nav id="nav" class=${menu ? 'open' : ''} aria-label="main">
 			${PAGES.filter(allowed).map((p) => html`<a href=${`#/${p.path}`} aria-current=${r.top === p.path ? 'page' : undefined}>${p.name}</a>`)}
@@ -102,4 +109,7 @@ function App() {
 	return user ? html`<${Shell} />` : html`<${SignIn} />`;
 }
 
+// Shares refreshes across reloads (sw.js, doc/console.md); without it
+// (a browser that refuses workers) the console runs all the same.
+if ('serviceWorker' in navigator) navigator.serviceWorker.register('sw.js').catch(() => null);
 render(html`<${App} />`, document.getElementById('app'));

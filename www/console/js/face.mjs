@@ -1,14 +1,16 @@
 // face.mjs - try the face service (spec 3) on an image: detect draws the
-// boxes and landmarks over it, mask shows the masked image to download.
+// boxes and landmarks over it, mask shows the masked image to download;
+// and mask the faces of a video (a job of the service).
 // The service has its own origin (port); it must list the console's
 // origin in FACE_API_CORS_ORIGINS (doc/console.md "Face page").
-import { html, useState, useEffect, ErrorBox, useAction } from './ui.mjs';
+import { html, useState, useEffect, ErrorBox, useAction, Badge } from './ui.mjs';
 
 const FACE = 'xmhub.face-url';
 const defaultUrl = () => localStorage.getItem(FACE) || `${location.protocol}//${location.hostname}:8081`;
 
-async function call(base, path, form) {
-	const res = await fetch(`${base.replace(/\/$/, '')}${path}`, { method: 'POST', body: form });
+// A call of the face service: the Response, or an Error with its detail.
+async function call(base, path, form, method = 'POST') {
+	const res = await fetch(`${base.replace(/\/$/, '')}${path}`, { method, body: form });
 	if (!res.ok) {
 		let detail = `${res.status} ${res.statusText}`;
 		try {
@@ -24,8 +26,20 @@ async function call(base, path, form) {
 
 const MARKS = ['left_eye', 'right_eye', 'nose', 'left_mouth', 'right_mouth'];
 
-export function Face() {
+// The service's address, a field kept in localStorage.
+function useBase() {
 	const [base, setBase] = useState(defaultUrl());
+	const field = html`<label>Face service <input type="url" value=${base}
+		onChange=${(e) => { setBase(e.target.value); localStorage.setItem(FACE, e.target.value); }} /></label>`;
+	return [base, field];
+}
+
+const METHODS = ['gaussian', 'pixelate', 'solid', 'elliptical'];
+const MethodField = ({ method, set }) => html`<label>Method <select value=${method} onChange=${(e) => set(e.target.value)}>
+	${METHODS.map((m) => html`<option value=${m}>${m}</option>`)}</select></label>`;
+
+export function Face() {
+	const [base, baseField] = useBase();
 	const [file, setFile] = useState(null);
 	const [src, setSrc] = useState(null);
 	const [det, setDet] = useState(null);
@@ -41,10 +55,6 @@ export function Face() {
 		setSrc(URL.createObjectURL(f));
 		setDet(null);
 		setMasked(null);
-	};
-	const saveBase = (v) => {
-		setBase(v);
-		localStorage.setItem(FACE, v);
 	};
 	const form = () => {
 		const f = new FormData();
@@ -62,10 +72,9 @@ export function Face() {
 	const img = det && det.image;
 	return html`<h1>Face detection and masking</h1>
 	<form class="inline" onSubmit=${(e) => e.preventDefault()}>
-		<label>Face service <input type="url" value=${base} onChange=${(e) => saveBase(e.target.value)} /></label>
+		${baseField}
 		<label>Image <input type="file" accept="image/jpeg,image/png,image/webp,image/bmp,image/tiff" onChange=${pick} id="face-file" /></label>
-		<label>Method <select value=${method} onChange=${(e) => setMethod(e.target.value)}>
-			${['gaussian', 'pixelate', 'solid', 'elliptical'].map((m) => html`<option value=${m}>${m}</option>`)}</select></label>
+		<${MethodField} method=${method} set=${setMethod} />
 		<button type="button" disabled=${!file || busy} onClick=${detect}>Detect faces</button>
 		<button type="button" disabled=${!file || busy} onClick=${mask}>Mask faces</button>
 	</form>
@@ -97,4 +106,68 @@ export function Face() {
 	${det && html`<table><thead><tr><th>#</th><th>Confidence</th><th>Box (x1, y1, x2, y2)</th></tr></thead>
 		<tbody>${det.detections.map((d, i) => html`<tr><td>${i + 1}</td><td>${d.confidence.toFixed(3)}</td>
 			<td>${[d.bbox.x1, d.bbox.y1, d.bbox.x2, d.bbox.y2].map((v) => Math.round(v)).join(', ')}</td></tr>`)}</tbody></table>`}`;
+}
+
+// Video anonymization (doc/face-video.md): the video is queued as a job
+// of the face service, followed every second until it is over, and the
+// masked result fetched as a blob to play and download (the CSP's
+// media-src admits blob:, not the service's origin).
+const OVER = new Set(['completed', 'failed', 'cancelled']);
+
+export function FaceVideo() {
+	const [base, baseField] = useBase();
+	const [file, setFile] = useState(null);
+	const [method, setMethod] = useState('gaussian');
+	const [job, setJob] = useState(null);
+	const [result, setResult] = useState(null);
+	const [run, busy, error] = useAction();
+	const jobPath = (id) => `/api/v1/video-jobs/${id}`;
+	useEffect(() => () => { if (result) URL.revokeObjectURL(result.url); }, [result]);
+	// Follows the job while it is not over; fetches the result once.
+	useEffect(() => {
+		if (!job) return undefined;
+		if (job.state === 'completed' && !result) {
+			run(async () => {
+				const blob = await (await call(base, `${jobPath(job.id)}/result`, undefined, 'GET')).blob();
+				setResult({ url: URL.createObjectURL(blob), type: blob.type });
+			});
+		}
+		if (OVER.has(job.state)) return undefined;
+		const t = setTimeout(() => run(async () => setJob(await (await call(base, jobPath(job.id), undefined, 'GET')).json())), 1000);
+		return () => clearTimeout(t);
+	}, [job]);
+	const submit = () => run(async () => {
+		const f = new FormData();
+		f.append('method', method);
+		f.append('video', file, file.name);
+		setResult(null);
+		setJob(await (await call(base, '/api/v1/mask-video', f)).json());
+	});
+	const cancel = () => run(async () => setJob(await (await call(base, jobPath(job.id), undefined, 'DELETE')).json()));
+	const ext = result && /matroska/.test(result.type) ? 'mkv' : 'mp4';
+	return html`<h1>Video anonymization</h1>
+	<form class="inline" onSubmit=${(e) => e.preventDefault()}>
+		${baseField}
+		<label>Video <input type="file" accept="video/*" id="video-file" onChange=${(e) => { setFile(e.target.files[0] || null); }} /></label>
+		<${MethodField} method=${method} set=${setMethod} />
+		<button type="button" disabled=${!file || busy || (job && !OVER.has(job.state))} onClick=${submit}>Mask faces in the video</button>
+	</form>
+	<${ErrorBox} error=${error} />
+	${!job && html`<p class="state empty">Choose a video (MP4, WebM, MKV, MOV…): the face service masks every face in every frame,
+		as a job that needs its storage on (FACE_API_STORAGE_ENABLED).</p>`}
+	${job && html`<section aria-label="the job">
+		<dl class="facts">
+			<dt>Job</dt><dd><code>${job.id}</code></dd>
+			<dt>State</dt><dd id="video-state"><${Badge} s=${job.state} /></dd>
+			<dt>Frames</dt><dd><progress max=${job.frames_total || 1} value=${job.frames_done || 0}
+				aria-label="frames masked"></progress> ${job.frames_done || 0} of ${job.frames_total || '?'}${job.fps ? ` at ${job.fps.toFixed(1)} frames/s` : ''}</dd>
+			${job.faces_masked != null && html`<dt>Faces masked</dt><dd>${job.faces_masked}</dd>`}
+			${job.error && html`<dt>Error</dt><dd class="error">${job.error}</dd>`}
+		</dl>
+		${!OVER.has(job.state) && html`<button type="button" class="danger" onClick=${cancel}>Cancel</button>`}
+	</section>`}
+	${result && html`<figure>
+		<video controls src=${result.url} id="masked-video"></video>
+		<figcaption>The masked video — <a href=${result.url} download=${`masked-${file.name.replace(/\.\w+$/, '')}.${ext}`}>download</a></figcaption>
+	</figure>`}`;
 }

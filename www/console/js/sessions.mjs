@@ -152,12 +152,50 @@ async function csv(sid, idx, from, to) {
 	return new Blob(parts, { type: 'text/csv' });
 }
 
-function Chart({ sid, stream, live }) {
+// Time axes (doc/console.md "Charts"): local time or UTC, labels as
+// precise as the tick step, and ticks at least TICK_SPACE px apart, the
+// width of the widest label with a gap, so that no two labels meet
+// whatever the chart's width.
+const AXIS_FONT = '12px system-ui, sans-serif';
+const UTC_KEY = 'xmhub.utc';
+const TICK_SPACE = (() => {
+	const c = document.createElement('canvas').getContext('2d');
+	c.font = AXIS_FONT;
+	return Math.ceil(c.measureText('00:00:00.000').width) + 16;
+})();
+const pad = (n, w = 2) => String(n).padStart(w, '0');
+
+// The calendar fields of t (seconds since the epoch), local or UTC.
+function fieldsOf(t, utc) {
+	const d = new Date(t * 1000);
+	return utc
+		? [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds()]
+		: [d.getFullYear(), d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds(), d.getMilliseconds()];
+}
+
+// A tick label for a step of incr seconds: 2026-11-29, 14:05, 14:05:30
+// or 14:05:30.250.
+function tickLabel(t, incr, utc) {
+	const [y, mo, d, h, mi, sec, ms] = fieldsOf(t, utc);
+	if (incr >= 86400) return `${y}-${pad(mo)}-${pad(d)}`;
+	const hm = `${pad(h)}:${pad(mi)}`;
+	if (incr >= 60) return hm;
+	return incr >= 1 ? `${hm}:${pad(sec)}` : `${hm}:${pad(sec)}.${pad(ms, 3)}`;
+}
+
+// The whole time, for the legend: 2026-11-29 14:05:30.250.
+const fullTime = (t, utc) => `${tickLabel(t, 86400, utc)} ${tickLabel(t, 0, utc)}`;
+
+function Chart({ sid, stream, live, utc }) {
+	const name = stream.name || `stream ${stream.stream_index}`;
+	const unit = stream.unit ? ` ${stream.unit}` : '';
 	const [el, setEl] = useState(null);
 	const [state, setState] = useState({ loading: true, error: null, empty: false, info: '' });
 	const [ctl, setCtl] = useState(null);
+	const [ticks, setTicks] = useState({ utc, list: [] });
 	useEffect(() => {
 		if (!el) return undefined;
+		setTicks({ utc, list: [] });
 		let plot = null, dead = false, full = null, zoomed = false, seq = 0, timer = null;
 		const width = () => Math.max(280, el.clientWidth);
 		const fail = (e) => !dead && setState({ loading: false, error: e, empty: false, info: '' });
@@ -185,17 +223,33 @@ function Chart({ sid, stream, live }) {
 			if (!plot) {
 				const U = await loadUplot();
 				if (dead) return;
+				let shown = [];
+				const value = (u, v) => (v == null ? '—' : `${Number(v.toPrecision(6))}${unit}`);
 				plot = new U({
 					width: width(), height: 220,
 					title: undefined,
-					scales: { x: { time: false } },
-					axes: [{ label: 's' }, { label: stream.unit || '' }],
-					series: [{ label: 't (s)' },
-						{ label: 'min', stroke: '#9db4e0', width: 1 },
-						{ label: 'max', stroke: '#9db4e0', width: 1 },
-						{ label: 'mean', stroke: '#1f4fa8', width: 1.5 }],
+					tzDate: utc ? (t) => U.tzDate(new Date(t * 1000), 'Etc/UTC') : (t) => new Date(t * 1000),
+					scales: { x: { time: true } },
+					axes: [{
+						label: utc ? 'time (UTC)' : 'time (local)', font: AXIS_FONT, labelFont: AXIS_FONT,
+						space: TICK_SPACE,
+						values: (u, splits, ax, space, incr) => {
+							shown = splits.map((v) => [v, tickLabel(v, incr, utc)]);
+							return shown.map(([, l]) => l);
+						},
+					}, { label: stream.unit || '', font: AXIS_FONT, labelFont: AXIS_FONT }],
+					series: [{ label: utc ? 'time (UTC)' : 'time (local)', value: (u, v) => (v == null ? '—' : fullTime(v, utc)) },
+						{ label: `${name} min`, stroke: '#9db4e0', width: 1, value },
+						{ label: `${name} max`, stroke: '#9db4e0', width: 1, value },
+						{ label: `${name} mean`, stroke: '#1f4fa8', width: 1.5, value }],
 					bands: [{ series: [2, 1], fill: 'rgba(51,102,204,0.15)' }],
 					hooks: {
+						// The ticks as drawn (centres in px of the
+						// chart box), listed for screen readers.
+						draw: [(u) => {
+							const x0 = u.over.getBoundingClientRect().left - el.getBoundingClientRect().left;
+							setTicks({ utc, list: shown.map(([v, l]) => ({ v, l, x: x0 + u.valToPos(v, 'x') })) });
+						}],
 						setSelect: [(u) => {
 							if (u.select.width < 2) return;
 							const a = u.posToVal(u.select.left, 'x') * 1e6;
@@ -256,14 +310,16 @@ function Chart({ sid, stream, live }) {
 			removeEventListener('resize', onResize);
 			if (plot) plot.destroy();
 		};
-	}, [el, sid, stream.stream_index]);
-	const label = `${stream.name || `stream ${stream.stream_index}`} (${stream.value_type}${stream.unit ? `, ${stream.unit}` : ''})`;
+	}, [el, sid, stream.stream_index, utc]);
+	const label = `${name} (${stream.value_type}${stream.unit ? `, ${stream.unit}` : ''})`;
 	return html`<section class="chart-box" aria-label=${`chart of ${label}`}>
 		<h3>${label}</h3>
 		${state.loading && html`<p class="state" role="status">Loading chart…</p>`}
 		${state.error && html`<${ErrorBox} error=${state.error} />`}
 		${state.empty && html`<p class="state empty">No samples yet.</p>`}
 		<div class="chart" ref=${setEl} data-stream=${stream.stream_index}></div>
+		<ol class="sr ticks" aria-label=${`time axis (${ticks.utc ? 'UTC' : 'local time'})`} data-font=${AXIS_FONT}>
+			${ticks.list.map((t) => html`<li data-v=${t.v} data-x=${t.x.toFixed(1)}>${t.l}</li>`)}</ol>
 		${ctl && !state.empty && html`<div class="chart-tools">
 			<button type="button" class="small" onClick=${ctl.zoomIn}>Zoom in</button>
 			<button type="button" class="small" onClick=${ctl.zoomOut}>Zoom out</button>
@@ -276,6 +332,7 @@ function Chart({ sid, stream, live }) {
 export function SessionPage({ id }) {
 	const st = useLoad(() => api('GET', `/api/v1/metadata/sessions/${id}`), [id]);
 	const [live] = useState({ current: true });
+	const [utc, setUtc] = useState(localStorage.getItem(UTC_KEY) === '1');
 	const s = st.data;
 	live.current = !!s && (s.status === 'active' || s.status === 'closing');
 	// Counters and state follow the session while it is active.
@@ -294,8 +351,11 @@ export function SessionPage({ id }) {
 		<dt>Started</dt><dd>${when(s.started_at)}</dd>
 		<dt>Streams</dt><dd>${(s.streams || []).length}</dd>
 	</dl>
+	<label class="check"><input type="checkbox" id="utc" checked=${utc}
+		onChange=${(e) => { localStorage.setItem(UTC_KEY, e.target.checked ? '1' : '0'); setUtc(e.target.checked); }} />
+		Times in UTC (else local time)</label>
 	${(s.streams || []).filter((t) => NUMERIC.has(t.value_type)).map((t) =>
-		html`<${Chart} key=${t.stream_index} sid=${id} stream=${t} live=${live} />`)}
+		html`<${Chart} key=${t.stream_index} sid=${id} stream=${t} live=${live} utc=${utc} />`)}
 	${(s.streams || []).filter((t) => !NUMERIC.has(t.value_type)).map((t) => html`<p class="muted">
 		${t.name || `stream ${t.stream_index}`} (${t.value_type}): not a numeric stream, no chart.</p>`)}
 	`}<//>`;
