@@ -10,7 +10,6 @@ use strict;
 use warnings;
 use File::Basename qw(basename);
 use File::Copy qw(copy);
-use File::Find;
 use File::Temp qw(tempdir);
 use HTTP::Tiny;
 use Test::More;
@@ -77,15 +76,6 @@ sub counts_exact {
 	return $s;
 }
 
-# The objects under a facility's prefix in the filesystem store.
-sub objects {
-	my ($f) = @_;
-	my $dir = $stack->setting('XMHUB_STORAGE_DIR') . "/$f";
-	my @o;
-	find({no_chdir => 1, wanted => sub { push @o, $_ if -f }}, $dir)
-	    if -d $dir;
-	return scalar @o;
-}
 
 # --- reading and setting -------------------------------------------------
 my $s = storage($fac, $tu);
@@ -126,7 +116,7 @@ is($s->{upload_bytes}, length $wav, 'it counts the bytes stored');
 # 1044 stored, 1956 left: a 2044-byte file's body is refused by its
 # Content-Length, before it is read.
 my $big = Xmhub::Objects::wav(1000);
-my $before = objects($fac);
+my $before = $p->objects($fac);
 ($st, $b) = Xmhub::Objects::upload($p, $key, 'big.wav', $big);
 is_error($st, $b, 413, 'an upload past the quota');
 like($b->{detail}, qr/storage quota is used up: 1956 bytes are left/,
@@ -146,7 +136,7 @@ like($res->{content}, qr/"detail":"the facility's storage quota is used up/,
 	'with the detail');
 is($p->sql("SELECT count(*) FROM uploads WHERE facility_id = '$fac'"), 1,
 	'no row of the refused uploads');
-is(objects($fac), $before, 'no object of them either');
+is($p->objects($fac), $before, 'no object of them either');
 counts_exact($fac, 'after the refusals');
 is(storage($fac)->{upload_bytes}, length $wav, 'the usage did not move');
 # Another facility is not limited by this one's quota.
@@ -206,24 +196,14 @@ set_quota($fac, quota_bytes => undef);
 is($st, 200, 'without a quota the big file is taken');
 
 # --- transcode outputs and compaction move the counts -------------------------
-# job($name, $mode, @env): runs the runner jobs/$name once ($mode
-# --once or --drain), as the stack's user.
-sub job {
-	my ($name, $mode, @env) = @_;
-	my @argv = ('env', 'XMHUB_ENV_FILE=' . $stack->env_file, @env,
-		"$ENV{XMHUB_BUILDDIR}/jobs/$name", $mode);
-	unshift @argv, 'runuser', '-u', 'xmhub', '--' if $> == 0;
-	my ($jst, $out, $err) = Xmhub::Test::run(\@argv);
-	is($jst, 0, "$name ran") or diag "$out$err";
-}
-job('xmhub-transcode', '--drain');
+$p->job('xmhub-transcode', '--drain');
 ok($p->sql("SELECT count(*) FROM transcode_jobs WHERE facility_id = '$fac' "
 	. "AND status = 'completed'") >= 1, 'a transcode completed');
 $s = counts_exact($fac, 'after the transcodes');
 ok($s->{upload_bytes} > length $big, 'the outputs count with the original');
 $in->close($sess->{id});
 $in->close($ws_sess->{id});
-job('xmhub-ingest-compact', '--once', 'XMHUB_COMPACT_MIN_AGE=0');
+$p->job('xmhub-ingest-compact', '--once', 'XMHUB_COMPACT_MIN_AGE=0');
 is($p->sql("SELECT count(*) FROM stored_chunks c JOIN ingest_streams t ON "
 	. "t.id = c.stream_id WHERE t.session_id = '$sess->{id}' AND "
 	. "c.data IS NULL"), 1, 'the session compacted');
