@@ -1,5 +1,6 @@
 /*
- * facilities - FastCGI program for /api/v1/facilities (super_admin).
+ * facilities - FastCGI program for /api/v1/facilities (super_admin; a
+ * facility's storage is read by its users too).
  */
 #include "config.h"
 
@@ -14,6 +15,10 @@ static const struct route routes[] = {
 	{"GET", "/api/v1/facilities/{id}", SA, facilities_get},
 	{"PATCH", "/api/v1/facilities/{id}", SA, facilities_patch},
 	{"DELETE", "/api/v1/facilities/{id}", SA, facilities_delete},
+	{"GET", "/api/v1/facilities/{id}/storage", ROUTE_JWT, ROLE_USER, NULL,
+	 facilities_storage_get},
+	{"PATCH", "/api/v1/facilities/{id}/storage", SA,
+	 facilities_storage_patch},
 };
 
 int

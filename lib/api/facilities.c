@@ -3,12 +3,14 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "web/dbjson.h"
 #include "api/facilities.h"
 #include "store/storage.h"
+#include "web/scope.h"
 #include "web/valid.h"
 #include "core/log.h"
 
@@ -62,7 +64,8 @@ facilities_create(struct db *db, const char *name, const char *slug,
 	return st;
 }
 
-/* Answers a query of at most one row: the row, or 404. */
+/* Answers a query of at most one row (of facilities or facility_storage):
+ * the row, or 404. */
 static void
 answer_one(struct app_ctx *ctx, enum db_status st, PGresult *res)
 {
@@ -219,4 +222,87 @@ facilities_delete(struct app_ctx *ctx)
 		http_error(ctx->resp, 404, "facility not found");
 	else
 		http_no_content(ctx->resp);
+}
+
+/* --- storage: usage, quota, retention -------------------------------- */
+
+/* The API's FacilityStorage, from a row of facility_storage. */
+#define STORAGE_COLS                                                           \
+	"facility_id, quota_bytes, upload_bytes + sample_bytes AS "            \
+	"used_bytes, upload_bytes, sample_bytes, keep_samples_days, "          \
+	"keep_uploads_days, updated_at"
+
+static const char SQL_STORAGE_GET[] =
+	"SELECT " STORAGE_COLS " FROM facility_storage "
+	"WHERE facility_id = $1::uuid";
+
+/* $2, $4, $6: whether to set the column to $3, $5, $7 (NULL: no limit). */
+static const char SQL_STORAGE_SET[] =
+	"UPDATE facility_storage SET "
+	"quota_bytes = CASE WHEN $2::boolean THEN $3::bigint "
+	"ELSE quota_bytes END, "
+	"keep_samples_days = CASE WHEN $4::boolean THEN $5::integer "
+	"ELSE keep_samples_days END, "
+	"keep_uploads_days = CASE WHEN $6::boolean THEN $7::integer "
+	"ELSE keep_uploads_days END, updated_at = now() "
+	"WHERE facility_id = $1::uuid RETURNING " STORAGE_COLS;
+
+void
+facilities_storage_get(struct app_ctx *ctx)
+{
+	PGresult *res;
+
+	if (scope_fetch(ctx, SQL_STORAGE_GET, 0, "facility", &res))
+		answer_one(ctx, DB_OK, res);
+}
+
+/* A parameter pair of SQL_STORAGE_SET from v: whether it is given, and
+ * its value (NULL for null) as text in buf. */
+static void
+set_param(const struct valid_value *v, const char **given, const char **val,
+	  char buf[24])
+{
+	*given = v->present ? "true" : "false";
+	*val = NULL;
+	if (v->present && !v->is_null) {
+		snprintf(buf, 24, "%lld", v->num);
+		*val = buf;
+	}
+}
+
+void
+facilities_storage_patch(struct app_ctx *ctx)
+{
+	static const struct valid_field f[] = {
+		{.name = "quota_bytes",
+		 .type = VALID_INT,
+		 .flags = VALID_NULLABLE,
+		 .min = 0,
+		 .max = INT64_MAX},
+		{.name = "keep_samples_days",
+		 .type = VALID_INT,
+		 .flags = VALID_NULLABLE,
+		 .min = 1,
+		 .max = FACILITY_KEEP_DAYS_MAX},
+		{.name = "keep_uploads_days",
+		 .type = VALID_INT,
+		 .flags = VALID_NULLABLE,
+		 .min = 1,
+		 .max = FACILITY_KEEP_DAYS_MAX},
+	};
+	struct valid_value v[3];
+	char num[3][24];
+	const char *p[7];
+	json_object *body;
+	PGresult *res = NULL;
+	enum db_status st;
+
+	if ((body = valid_json_body(ctx->req, f, 3, v, ctx->resp)) == NULL)
+		return;
+	p[0] = ctx->params[0];
+	for (int i = 0; i < 3; i++)
+		set_param(&v[i], &p[1 + 2 * i], &p[2 + 2 * i], num[i]);
+	st = db_query(ctx->db, &res, SQL_STORAGE_SET, 7, p);
+	answer_one(ctx, st, res);
+	json_object_put(body);
 }

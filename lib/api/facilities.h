@@ -12,6 +12,20 @@
  *
  * A Facility is {id, name, slug, description, is_active, created_at,
  * updated_at}; description is null when none was given.
+ *
+ * A facility's storage (doc/storage.md "Quotas and retention"):
+ *
+ *   GET   /api/v1/facilities/{id}/storage  any user of the facility, a
+ *                                          super_admin any: 200
+ *                                          FacilityStorage; 403; 404
+ *   PATCH /api/v1/facilities/{id}/storage  super_admin: {quota_bytes?,
+ *                                          keep_samples_days?,
+ *                                          keep_uploads_days?}, each null
+ *                                          for no limit; 200; 400; 404
+ *
+ * A FacilityStorage is {facility_id, quota_bytes, used_bytes,
+ * upload_bytes, sample_bytes, keep_samples_days, keep_uploads_days,
+ * updated_at}: the limits (null: none) and what is stored now, in bytes.
  */
 #ifndef XMHUB_FACILITIES_H
 #define XMHUB_FACILITIES_H
@@ -20,8 +34,9 @@
 #include "core/auth.h"
 #include "core/db.h"
 
-#define FACILITY_NAME_MAX 200  /* bytes of a name */
-#define FACILITY_DESC_MAX 4000 /* bytes of a description */
+#define FACILITY_NAME_MAX 200	     /* bytes of a name */
+#define FACILITY_DESC_MAX 4000	     /* bytes of a description */
+#define FACILITY_KEEP_DAYS_MAX 36500 /* keep_*_days, as sql/019 checks */
 
 /*
  * Creates a facility (the CLI's `xmhub facility create` and the POST
@@ -53,5 +68,7 @@ void facilities_post(struct app_ctx *ctx);
 void facilities_get(struct app_ctx *ctx);
 void facilities_patch(struct app_ctx *ctx);
 void facilities_delete(struct app_ctx *ctx);
+void facilities_storage_get(struct app_ctx *ctx);
+void facilities_storage_patch(struct app_ctx *ctx);
 
 #endif

@@ -33,6 +33,9 @@ ingestapi_status(enum ingest_status st)
 		return 404;
 	case INGEST_NOT_ACTIVE:
 		return 409;
+	case INGEST_QUOTA:
+		/* As an upload past the quota (doc/storage.md). */
+		return 413;
 	case INGEST_BUSY:
 	case INGEST_UNAVAILABLE:
 	case INGEST_DEFERRED: /* the queue commits it again: not an answer */

@@ -23,7 +23,8 @@ extern int ingestapi_threads;
 bool ingestapi_init(const char *name);
 void ingestapi_finish(void);
 
-/* The HTTP status of st: 200, 400, 403, 404, 409, 503 or 500. */
+/* The HTTP status of st: 200, 400, 403, 404, 409, 413 (INGEST_QUOTA), 503
+ * or 500. */
 int ingestapi_status(enum ingest_status st);
 
 /* Answers st (not INGEST_OK) with its status and detail. */

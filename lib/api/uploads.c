@@ -13,6 +13,7 @@
 #include "core/conf.h"
 #include "web/dbjson.h"
 #include "domain/jobs.h"
+#include "domain/quota.h"
 #include "codec/jsonin.h"
 #include "codec/multipart.h"
 #include "web/page.h"
@@ -360,6 +361,7 @@ struct post {
 	struct store_put *put; /* the file part being written */
 	bool file_seen, stored, metadata_seen, tags_seen;
 	unsigned long long size;
+	int64_t room; /* what the facility's quota leaves (quota_left) */
 	char filename[MULTIPART_FILENAME_MAX + 1];
 	char format[UPLOADS_FORMAT_MAX + 1];
 	enum field field; /* what the current part is */
@@ -394,6 +396,17 @@ store_failed(struct post *p, const char *what, const char *detail)
 {
 	log_error("uploads: %s %s: %s", what, p->key, detail);
 	return refuse(p, 503, "the file could not be stored");
+}
+
+/* Refuses an upload its facility's quota has no room for (doc/storage.md
+ * "Quotas and retention": 413, as a body over the size limit). */
+static int
+over_quota(struct post *p)
+{
+	return refuse(p, 413,
+		      "the facility's storage quota is used up: %lld bytes "
+		      "are left, the file is larger",
+		      (long long)p->room);
 }
 
 /* UTF-8 text without control characters (a filename to show). */
@@ -457,6 +470,8 @@ part_data(void *arg, const void *data, size_t n)
 	switch (p->field) {
 	case F_FILE:
 		p->size += n;
+		if (p->size > (unsigned long long)p->room)
+			return over_quota(p);
 		if (store_put_write(p->put, data, n) != STORE_OK)
 			return store_failed(p, "writing", "write failed");
 		return 0;
@@ -609,8 +624,10 @@ insert(struct post *p)
 	const char *params[7];
 	char size[24], job_id[37];
 	PGresult *res = NULL;
+	struct quota q;
 	enum db_status st;
 	int status;
+	bool found;
 
 	snprintf(size, sizeof(size), "%llu", p->size);
 	params[0] = p->id;
@@ -623,8 +640,19 @@ insert(struct post *p)
 			    ? json_object_to_json_string_ext(
 				      p->metadata, JSON_C_TO_STRING_PLAIN)
 			    : "{}";
+	/* The quota again, its row locked until COMMIT: other uploads and
+	 * ingest rounds of the facility may have taken room meanwhile. */
 	if ((st = db_begin(db)) != DB_OK ||
-	    (st = db_query(db, &res, insert_sql, 7, params)) != DB_OK) {
+	    (st = quota_lock(db, p->ctx->who.facility_id, &q, &found)) !=
+		    DB_OK) {
+		db_failed(p, st);
+		goto fail;
+	}
+	if (p->size > (unsigned long long)(p->room = quota_left(&q))) {
+		over_quota(p);
+		goto fail;
+	}
+	if ((st = db_query(db, &res, insert_sql, 7, params)) != DB_OK) {
 		db_failed(p, st);
 		goto fail;
 	}
@@ -645,6 +673,33 @@ insert(struct post *p)
 	return;
 fail:
 	db_rollback(db);
+}
+
+/*
+ * What the facility's quota leaves into p->room (read, not locked: the
+ * insert checks again); refused when the body's Content-Length is
+ * already more, before a byte of it is read.
+ */
+static void
+room_for(struct post *p)
+{
+	struct app_ctx *ctx = p->ctx;
+	char detail[64];
+	struct quota q;
+	enum db_status st;
+	bool found;
+
+	if ((st = quota_read(ctx->db, ctx->who.facility_id, &q, &found)) !=
+	    DB_OK) {
+		refuse(p, db_refusal(st, detail, sizeof(detail)), "%s", detail);
+		return;
+	}
+	p->room = quota_left(&q);
+	if (ctx->req->content_length > p->room)
+		refuse(p, 413,
+		       "the facility's storage quota is used up: %lld bytes "
+		       "are left, the upload is %lld bytes",
+		       (long long)p->room, ctx->req->content_length);
 }
 
 void
@@ -670,7 +725,8 @@ uploads_post(struct app_ctx *ctx)
 	}
 	p->ctx = ctx;
 	buf_init(&p->text, UPLOADS_FIELD_MAX);
-	if (!auth_uuid(p->id))
+	room_for(p);
+	if (p->status == 0 && !auth_uuid(p->id))
 		refuse(p, 500, "no random bytes for an id");
 	snprintf(p->key, sizeof(p->key), "%s/uploads/%s/original",
 		 ctx->who.facility_id, p->id);

@@ -20,6 +20,7 @@
 #include "core/auth.h"
 #include "domain/ingest.h"
 #include "core/metrics.h"
+#include "domain/quota.h"
 
 /* The status and detail of a failed query. */
 static int
@@ -226,6 +227,14 @@ struct live {
 	bool changed; /* a batch of the round is stored */
 	bool held;    /* another writer holds it: its batches are deferred */
 	struct pending *pend; /* per stream of def, once a block is stored */
+	struct room *room;    /* its facility's quota; NULL: no limit */
+};
+
+/* What a facility with a quota may still store in a round (its
+ * facility_storage row locked for the round). */
+struct room {
+	char facility_id[UUID_LEN + 1];
+	int64_t left; /* bytes, the round's batches charged */
 };
 
 /*
@@ -672,6 +681,14 @@ static const char lock_skip_sql[] =
 static const char exists_sql[] =
 	"SELECT id FROM ingest_sessions WHERE id = ANY ($1::uuid[])";
 
+/* The quotas of the facilities of a round, their rows locked in id order
+ * (as the chunk trigger of sql/019 updates them): every batch is charged
+ * against counts no other writer moves until the round commits. */
+static const char rooms_sql[] =
+	"SELECT facility_id, quota_bytes - upload_bytes - sample_bytes "
+	"FROM facility_storage WHERE facility_id = ANY ($1::uuid[]) "
+	"ORDER BY facility_id FOR UPDATE";
+
 /* The streams of the sessions of a round not in the cache. */
 static const char streams_sql[] =
 	"SELECT session_id, stream_index, value_type, id, "
@@ -724,6 +741,8 @@ static const char write_sql[] =
 struct round {
 	struct live *lv;
 	size_t nlive;
+	struct room *rooms; /* the facilities with a quota, nrooms of them */
+	size_t nrooms;
 	size_t *which; /* per job: its session in lv */
 	struct rows rows;
 	struct xmbp_batch *b; /* the batch being looked at */
@@ -964,6 +983,89 @@ out:
 	return st == DB_OK ? INGEST_OK : db_fail(st, detail, dlen);
 }
 
+/* The facility of the i-th session of r, unless another session before it
+ * has it or it is not to be written (missing, held by another writer). */
+static bool
+first_of_facility(const struct round *r, size_t i)
+{
+	if (!r->lv[i].found || r->lv[i].held)
+		return false;
+	for (size_t k = 0; k < i; k++)
+		if (r->lv[k].found && !r->lv[k].held &&
+		    strcmp(r->lv[k].facility_id, r->lv[i].facility_id) == 0)
+			return false;
+	return true;
+}
+
+/*
+ * Locks the facility_storage rows of the facilities of r's sessions and
+ * gives each session of a facility with a quota its room: INGEST_OK or
+ * a database failure.  A facility without a row (deleted meanwhile) has
+ * no limit: its sessions are gone too.
+ */
+static int
+lock_rooms(struct db *db, struct round *r, char *detail, size_t dlen)
+{
+	struct buf ids;
+	const char *p;
+	PGresult *res = NULL;
+	enum db_status st = DB_ERROR;
+
+	buf_init(&ids, 0);
+	for (size_t i = 0; i < r->nlive; i++) {
+		if (!first_of_facility(r, i))
+			continue;
+		elem(&ids);
+		buf_puts(&ids, r->lv[i].facility_id);
+	}
+	elems_end(&ids);
+	p = (const char *)ids.p;
+	if (ids.failed ||
+	    (r->rooms = calloc(r->nlive, sizeof(*r->rooms))) == NULL)
+		goto out;
+	if ((st = db_query(db, &res, rooms_sql, 1, &p)) != DB_OK)
+		goto out;
+	for (int k = 0; k < PQntuples(res) && (size_t)k < r->nlive; k++) {
+		struct room *m = &r->rooms[r->nrooms];
+
+		if (PQgetisnull(res, k, 1))
+			continue;
+		snprintf(m->facility_id, sizeof(m->facility_id), "%s",
+			 PQgetvalue(res, k, 0));
+		m->left = strtoll(PQgetvalue(res, k, 1), NULL, 10);
+		r->nrooms++;
+		for (size_t i = 0; i < r->nlive; i++)
+			if (strcmp(r->lv[i].facility_id, m->facility_id) == 0)
+				r->lv[i].room = m;
+	}
+out:
+	PQclear(res);
+	buf_free(&ids);
+	return st == DB_OK ? INGEST_OK : db_fail(st, detail, dlen);
+}
+
+/* Charges batch b to the quota of l's facility: false, with j answered,
+ * when it does not fit whole (doc/storage.md "Quotas and retention"). */
+static bool
+charge(struct live *l, const struct xmbp_batch *b, struct ingest_job *j)
+{
+	uint64_t need;
+
+	if (l->room == NULL)
+		return true;
+	need = quota_batch_bound(b);
+	if (l->room->left < 0 || need > (uint64_t)l->room->left) {
+		snprintf(j->detail, sizeof(j->detail),
+			 "the facility's storage quota is used up: this batch "
+			 "needs up to %" PRIu64 " bytes, %" PRId64 " are left",
+			 need, l->room->left < 0 ? 0 : l->room->left);
+		j->status = INGEST_QUOTA;
+		return false;
+	}
+	l->room->left -= (int64_t)need;
+	return true;
+}
+
 /* Takes job j (the i-th) into the round: its answer, and when it is
  * stored, its rows and its session's new state. */
 static void
@@ -1006,7 +1108,8 @@ take(struct round *r, struct ingest_job *j, size_t i)
 		return;
 	}
 	if ((j->status = check_batch(l, r->b, j->detail, sizeof(j->detail))) !=
-	    INGEST_OK)
+		    INGEST_OK ||
+	    !charge(l, r->b, j))
 		return;
 	if (!add_batch(l, r->b, &r->rows, &samples)) {
 		r->broken = true;
@@ -1190,7 +1293,9 @@ ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
 		goto out;
 	}
 	if ((status = lock_sessions(db, &r, detail, sizeof(detail))) !=
-	    INGEST_OK) {
+		    INGEST_OK ||
+	    (status = lock_rooms(db, &r, detail, sizeof(detail))) !=
+		    INGEST_OK) {
 		fail_pending(jobs, n, status, detail);
 		goto out;
 	}
@@ -1235,6 +1340,7 @@ out:
 		free(r.lv[i].def);
 	}
 	rows_free(&r.rows);
+	free(r.rooms);
 	free(r.lv);
 	free(r.which);
 	free(r.b);

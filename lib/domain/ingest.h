@@ -73,6 +73,8 @@ enum ingest_status {
 	INGEST_NOT_FOUND,	/* no such session in the facility */
 	INGEST_NOT_ACTIVE,	/* the session is closed or in error */
 	INGEST_DEVICE_INACTIVE, /* the device is deactivated */
+	INGEST_QUOTA,		/* the facility's storage quota has no room
+				 * for the batch (lib/domain/quota.h) */
 	INGEST_BUSY,		/* the queue of batches is full */
 	INGEST_UNAVAILABLE,	/* the database is unavailable */
 	INGEST_DEFERRED,	/* not looked at: another writer holds its
@@ -118,7 +120,11 @@ struct ingest_job {
  * INGEST_INVALID (the detail names the XMBP error kind, TrailingData, the
  * undeclared stream, the wrong type, the device id mismatch or the audio
  * frame that does not fit the stream's declaration),
- * INGEST_NOT_FOUND or INGEST_NOT_ACTIVE: such a batch is left out and does
+ * INGEST_NOT_FOUND, INGEST_NOT_ACTIVE or INGEST_QUOTA (its facility's
+ * storage quota has no room for it whole: quota_batch_bound() counted
+ * against what the facility stores, the round's batches before it
+ * included, under its locked facility_storage row): such a batch is left
+ * out and does
  * not hold the others back, unless stop is true, when every batch after
  * it is left out too (INGEST_ERROR).  A failed database fails every batch
  * not refused (INGEST_UNAVAILABLE, INGEST_ERROR) and stores nothing.

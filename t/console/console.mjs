@@ -192,7 +192,12 @@ await step('super admin', async () => {
 	const row = await byFac.getByRole('row').filter({ hasText: 'Console A' }).textContent();
 	check(/1 \/ 1/.test(row), 'the super admin\'s overview has a line per facility (1 of 1 devices seen)', row);
 	await go('#/facilities', 'Facilities');
-	check(await page.getByRole('cell', { name: 'Console A' }).count() === 1, 'the super admin sees the facilities');
+	check(await page.getByRole('cell', { name: 'Console A', exact: true }).count() === 1, 'the super admin sees the facilities');
+	const quota = page.getByRole('form', { name: 'quota of Console A' });
+	await quota.getByLabel('Quota (MiB)').fill('5');
+	await quota.getByRole('button', { name: 'Set' }).click();
+	await page.getByText(/Storage: .* used of 5\.0 MiB/).waitFor({ timeout: 10000 });
+	check(true, 'the super admin sets a quota and sees the usage against it');
 	await axe('facilities');
 	await shot('facilities');
 	await page.locator('#facility-switch').selectOption({ label: 'Console A' });
@@ -256,6 +261,10 @@ await step('uploads', async () => {
 	const row = page.getByRole('row').filter({ hasText: 'console-tone.wav' });
 	await row.getByText('completed').waitFor({ timeout: 120000 });
 	check(true, 'the upload reaches completed in the list');
+	const used = await page.locator('.storage').textContent({ timeout: 10000 });
+	check(/Storage: \d.* used of 5\.0 MiB/.test(used) && !/Storage: 0 B used/.test(used),
+		'the uploads page shows the facility\'s usage against its quota', used);
+	check(await page.locator('meter[aria-label="storage used"]').count() === 1, 'as a meter');
 	await go('#/overview', 'Overview');
 	check(await page.locator('#recent-uploads').getByRole('row').filter({ hasText: 'console-tone.wav' })
 		.getByText('completed').count() === 1, 'the overview lists the upload with its state');

@@ -196,6 +196,9 @@ call(GET => '/api/v1/facilities', token => $super, want => 200);
 call(GET => "/api/v1/facilities/$fac", token => $super, want => 200);
 call(PATCH => "/api/v1/facilities/$fac", token => $super, want => 200,
     json => {description => undef});
+call(PATCH => "/api/v1/facilities/$fac/storage", token => $super, want => 200,
+    json => {quota_bytes => 1000000, keep_samples_days => 30});
+call(GET => "/api/v1/facilities/$fac/storage", token => $super, want => 200);
 my $gone = $p->facility('OpenAPI gone');
 call(DELETE => "/api/v1/facilities/$gone", token => $super, want => 204);
 

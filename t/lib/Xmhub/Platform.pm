@@ -29,8 +29,10 @@ use HTTP::Tiny;
 use IPC::Open2 qw(open2);
 use JSON::PP;
 use Test::More;
+use File::Find ();
 use MIME::Base64 qw(encode_base64url);
 use Xmhub::Stack;
+use Xmhub::Test ();
 
 our @EXPORT_OK = qw(iso keys_of is_error);
 
@@ -187,6 +189,30 @@ sub iso {
 	my @g = gmtime($t);
 	return sprintf('%04d-%02d-%02dT%02d:%02d:%02dZ', $g[5] + 1900,
 		$g[4] + 1, @g[3, 2, 1, 0]);
+}
+
+# job($name, $mode, @env): runs the runner jobs/$name once ($mode --once
+# or --drain) with the stack's env file and @env (NAME=value), as the
+# stack's user when root; a test of its exit status; its standard output.
+sub job {
+	my ($self, $name, $mode, @env) = @_;
+	my @argv = ('env', 'XMHUB_ENV_FILE=' . $self->{stack}->env_file, @env,
+		"$ENV{XMHUB_BUILDDIR}/jobs/$name", $mode);
+	unshift @argv, 'runuser', '-u', 'xmhub', '--' if $> == 0;
+	my ($st, $out, $err) = Xmhub::Test::run(\@argv);
+	is($st, 0, "$name ran") or diag "$out$err";
+	return $out;
+}
+
+# objects($prefix): how many objects the stack's filesystem store holds
+# under $prefix (a facility id, "{facility}/uploads/{id}", ...).
+sub objects {
+	my ($self, $prefix) = @_;
+	my $dir = $self->{stack}->setting('XMHUB_STORAGE_DIR') . "/$prefix";
+	my $n = 0;
+	File::Find::find({no_chdir => 1, wanted => sub { $n++ if -f }}, $dir)
+	    if -d $dir;
+	return $n;
 }
 
 # The sorted keys of a hash, joined by commas (for shape checks).

@@ -3,7 +3,7 @@ import { api } from './api.mjs';
 import { setUploadKey } from './uploads.mjs';
 import {
 	html, useState, useLoad, Loaded, ErrorBox, useAction, fields, when, Badge,
-	isAdmin, isSuper, facQuery, view, FacilityField, ROLES, rank,
+	isAdmin, isSuper, facQuery, view, FacilityField, ROLES, rank, Storage,
 } from './ui.mjs';
 import { auth } from './api.mjs';
 
@@ -28,6 +28,17 @@ export function Facilities() {
 		await api('PATCH', `/api/v1/facilities/${f.id}`, { json: { is_active: !f.is_active } });
 		st.reload();
 	});
+	// The quota in MiB; empty for none.
+	const [quotas, setQuotas] = useState(0);
+	const setQuota = (e, f) => {
+		e.preventDefault();
+		const v = e.target.elements.quota.value.trim();
+		run(async () => {
+			await api('PATCH', `/api/v1/facilities/${f.id}/storage`,
+				{ json: { quota_bytes: v === '' ? null : Math.round(Number(v) * 1048576) } });
+			setQuotas((n) => n + 1);
+		});
+	};
 	return html`<h1>Facilities</h1>
 	<form class="inline" onSubmit=${create} data-edit>
 		<label>Name <input name="name" required maxlength="200" /></label>
@@ -36,10 +47,14 @@ export function Facilities() {
 	</form>
 	<${ErrorBox} error=${error} />
 	<${Loaded} st=${st} empty="No facilities yet.">${(rows) => html`
-	<table><thead><tr><th>Name</th><th>Slug</th><th>State</th><th>Created</th><th><span class="sr">Actions</span></th></tr></thead>
+	<table><thead><tr><th>Name</th><th>Slug</th><th>State</th><th>Created</th><th>Storage</th><th><span class="sr">Actions</span></th></tr></thead>
 	<tbody>${rows.map((f) => html`<tr>
 		<td>${f.name}</td><td>${f.slug}</td><td><${Badge} s=${f.is_active ? 'active' : 'inactive'} /></td>
 		<td>${when(f.created_at)}</td>
+		<td><${Storage} id=${f.id} key=${`${f.id}-${quotas}`} />
+		<form class="inline" aria-label=${`quota of ${f.name}`} onSubmit=${(e) => setQuota(e, f)} data-edit>
+			<label>Quota (MiB) <input name="quota" type="number" min="0" step="any" placeholder="none" /></label>
+			<button class="small" disabled=${busy}>Set</button></form></td>
 		<td><button type="button" class="small" onClick=${() => { view.facility = f.id; location.hash = '#/uploads'; }}>View</button>
 		<button type="button" class="small" data-edit onClick=${() => toggle(f)}>${f.is_active ? 'Deactivate' : 'Activate'}</button></td>
 	</tr>`)}</tbody></table>`}<//>`;

@@ -3,7 +3,7 @@
 import { h, render } from '../vendor/preact.mjs';
 import { useState, useEffect, useCallback } from '../vendor/hooks.mjs';
 import htm from '../vendor/htm.mjs';
-import { auth } from './api.mjs';
+import { api, auth } from './api.mjs';
 
 export const html = htm.bind(h);
 export { h, render, useState, useEffect, useCallback };
@@ -74,6 +74,21 @@ export const when = (t) => (t ? new Date(t).toLocaleString() : '—');
 export const bytes = (n) =>
 	n == null ? '—' : n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB`
 		: `${(n / 1048576).toFixed(1)} MiB`;
+
+// Storage({id}): what facility id stores against its quota
+// (GET /api/v1/facilities/{id}/storage, doc/storage.md): a meter and the
+// figures; nothing for no facility.
+export function Storage({ id }) {
+	const st = useLoad(() => (id ? api('GET', `/api/v1/facilities/${id}/storage`) : Promise.resolve(null)), [id]);
+	const s = st.data;
+	if (!id || !s) return null;
+	const of = s.quota_bytes == null ? 'no quota' : `of ${bytes(s.quota_bytes)}`;
+	return html`<p class="storage" id=${`storage-${id}`}>
+		${s.quota_bytes != null && html`<meter min="0" max=${s.quota_bytes} high=${s.quota_bytes * 0.9}
+			value=${Math.min(s.used_bytes, s.quota_bytes)} aria-label="storage used"></meter>`}
+		<span>Storage: ${bytes(s.used_bytes)} used ${of}
+			(uploads ${bytes(s.upload_bytes)}, samples ${bytes(s.sample_bytes)})</span></p>`;
+}
 
 // A form's fields as an object (FormData), empty strings left out.
 export function fields(form) {

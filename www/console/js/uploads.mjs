@@ -1,9 +1,9 @@
 // uploads.mjs - uploads: drag-and-drop multi-upload with progress, the
 // list, and an upload's page (player, spectrogram, waveform, jobs).
-import { api, uploadFile, mediaUrl, ApiError } from './api.mjs';
+import { api, auth, uploadFile, mediaUrl, ApiError } from './api.mjs';
 import {
 	html, useState, useEffect, useLoad, Loaded, ErrorBox, Empty, Pager, useAction,
-	when, bytes, Badge, isAdmin, facQuery, view,
+	when, bytes, Badge, isAdmin, facQuery, view, Storage,
 } from './ui.mjs';
 import { TagChip } from './admin.mjs';
 
@@ -66,7 +66,11 @@ export function Uploads() {
 		const t = setTimeout(st.reload, 2000);
 		return () => clearTimeout(t);
 	}, [st.data]);
+	// The facility in view: the caller's own, or the one a super admin
+	// picked; its storage follows the list.
+	const fac = view.facility || (auth.user && auth.user.facility_id);
 	return html`<h1>Uploads</h1>
+	<${Storage} id=${fac} key=${`${fac}-${st.data ? st.data.total : ''}`} />
 	<${Dropper} onDone=${st.reload} />
 	<div class="filters">
 		<label>Status <select value=${status} onChange=${(e) => { setStatus(e.target.value); setPage(1); }}>

@@ -1,0 +1,268 @@
+#!/usr/bin/env perl
+# Per-facility storage quotas end to end (doc/storage.md "Quotas and
+# retention"): the usage counts against the rows as stored, who may read
+# and set a quota, an upload past the quota refused (by its Content-Length
+# before it is read, and streamed) with nothing of it stored, ingest
+# batches past the quota refused whole over HTTP and WebSocket while the
+# earlier ones stay readable, usage going down on delete, and the
+# migration's backfill of what a database held before it.
+use strict;
+use warnings;
+use File::Basename qw(basename);
+use File::Copy qw(copy);
+use File::Temp qw(tempdir);
+use HTTP::Tiny;
+use Test::More;
+use Time::HiRes qw(sleep);
+use Xmhub::Ingest;
+use Xmhub::Objects;
+use Xmhub::Platform qw(keys_of is_error);
+use Xmhub::Test qw(xmhub);
+use Xmhub::WS;
+use Xmhub::XMBP qw(batch);
+
+$ENV{XMHUB_OPENAPI_CHECK} = 1;
+my $p = Xmhub::Platform->start;
+my $stack = $p->stack;
+# Uploads stay as made: transcode outputs are counted by their own test.
+ok($stack->stop_daemon('transcode'), 'the transcode runner is stopped');
+
+my $fac = $p->facility('Quota A');
+my $other = $p->facility('Quota B');
+my $ta = $p->token($p->user('facility_admin', $fac));
+my $tu = $p->token($p->user('user', $fac));
+my $tb = $p->token($p->user('facility_admin', $other));
+my $ts = $p->token($p->user('super_admin', undef));
+my $key = $p->api_key($ta, 'upload', 'ingest');
+my $key_b = $p->api_key($tb, 'upload', 'ingest');
+my $STORAGE = 'facility_id,keep_samples_days,keep_uploads_days,quota_bytes,'
+    . 'sample_bytes,updated_at,upload_bytes,used_bytes';
+
+sub storage {
+	my ($f, $token) = @_;
+	my ($st, $b) = $p->req(GET => "/api/v1/facilities/$f/storage",
+		token => $token // $ts);
+	die "storage: $st\n" if $st != 200;
+	return $b;
+}
+
+sub set_quota {
+	my ($f, %v) = @_;
+	my ($st, $b) = $p->req(PATCH => "/api/v1/facilities/$f/storage",
+		token => $ts, json => \%v);
+	die "set quota: $st\n" if $st != 200;
+	return $b;
+}
+
+# What the rows say a facility stores (the counts must equal it).
+sub rows_bytes {
+	my ($f) = @_;
+	return $p->sql('SELECT coalesce((SELECT sum(original_size_bytes) FROM '
+	    . "uploads WHERE facility_id = '$f'), 0) + coalesce((SELECT "
+	    . 'sum(output_size_bytes) FROM transcode_jobs WHERE facility_id = '
+	    . "'$f'), 0), coalesce((SELECT sum(c.byte_size) FROM stored_chunks "
+	    . 'c JOIN ingest_streams t ON t.id = c.stream_id JOIN '
+	    . "ingest_sessions s ON s.id = t.session_id WHERE s.facility_id = "
+	    . "'$f'), 0)");
+}
+
+sub counts_exact {
+	my ($f, $name) = @_;
+	my $s = storage($f);
+	is("$s->{upload_bytes}|$s->{sample_bytes}", rows_bytes($f),
+		"$name: the counts are what the rows hold");
+	is($s->{used_bytes}, $s->{upload_bytes} + $s->{sample_bytes},
+		"$name: used_bytes is their sum");
+	return $s;
+}
+
+
+# --- reading and setting -------------------------------------------------
+my $s = storage($fac, $tu);
+is(keys_of($s), $STORAGE, 'a user reads its facility\'s storage');
+is($s->{quota_bytes}, undef, 'no quota at first');
+is($s->{used_bytes}, 0, 'nothing stored at first');
+my ($st, $b) = $p->req(GET => "/api/v1/facilities/$other/storage",
+	token => $tu);
+is_error($st, $b, 403, 'another facility\'s storage');
+($st, $b) = $p->req(PATCH => "/api/v1/facilities/$fac/storage", token => $ta,
+	json => {quota_bytes => 1});
+is_error($st, $b, 403, 'a facility admin sets no quota');
+($st, $b) = $p->req(GET => '/api/v1/facilities/00000000-0000-4000-8000-'
+	. '000000000000/storage', token => $ts);
+is_error($st, $b, 404, 'no such facility');
+for my $bad ({quota_bytes => -1}, {quota_bytes => 'x'},
+    {keep_uploads_days => 0}, {keep_samples_days => 36501}) {
+	($st, $b) = $p->req(PATCH => "/api/v1/facilities/$fac/storage",
+		token => $ts, json => $bad);
+	is_error($st, $b, 400, 'refused: ' . join(',', %$bad));
+}
+$s = set_quota($fac, quota_bytes => 3000, keep_uploads_days => 30);
+is($s->{quota_bytes}, 3000, 'a super admin sets the quota');
+is($s->{keep_uploads_days}, 30, 'and a retention');
+is(storage($fac, $ta)->{quota_bytes}, 3000, 'the facility admin reads it');
+$s = set_quota($fac, keep_uploads_days => undef);
+ok(!defined $s->{keep_uploads_days} && $s->{quota_bytes} == 3000,
+	'null clears one limit, the others stay');
+
+# --- uploads -----------------------------------------------------------
+my $wav = Xmhub::Objects::wav(500); # 1044 bytes
+($st, $b) = Xmhub::Objects::upload($p, $key, 'a.wav', $wav);
+is($st, 200, 'an upload within the quota');
+my $kept = $b->{id};
+$s = counts_exact($fac, 'after an upload');
+is($s->{upload_bytes}, length $wav, 'it counts the bytes stored');
+
+# 1044 stored, 1956 left: a 2044-byte file's body is refused by its
+# Content-Length, before it is read.
+my $big = Xmhub::Objects::wav(1000);
+my $before = $p->objects($fac);
+($st, $b) = Xmhub::Objects::upload($p, $key, 'big.wav', $big);
+is_error($st, $b, 413, 'an upload past the quota');
+like($b->{detail}, qr/storage quota is used up: 1956 bytes are left/,
+	'the detail says what is left');
+# The same body streamed (chunked, no Content-Length).
+my $bd = 'quota-chunked';
+my $body = "--$bd\r\nContent-Disposition: form-data; name=\"file\"; "
+    . "filename=\"big.wav\"\r\nContent-Type: audio/wav\r\n\r\n$big\r\n"
+    . "--$bd--\r\n";
+my @pieces = map { substr($body, $_ * 700, 700) } 0 .. int(length($body) / 700);
+my $res = HTTP::Tiny->new(timeout => 30)->request(POST =>
+	$stack->url('/api/v1/uploads'), {headers => {'X-Api-Key' => $key,
+	'Content-Type' => "multipart/form-data; boundary=$bd"},
+	content => sub { shift @pieces }});
+is($res->{status}, 413, 'a streamed upload past the quota: 413');
+like($res->{content}, qr/"detail":"the facility's storage quota is used up/,
+	'with the detail');
+is($p->sql("SELECT count(*) FROM uploads WHERE facility_id = '$fac'"), 1,
+	'no row of the refused uploads');
+is($p->objects($fac), $before, 'no object of them either');
+counts_exact($fac, 'after the refusals');
+is(storage($fac)->{upload_bytes}, length $wav, 'the usage did not move');
+# Another facility is not limited by this one's quota.
+($st) = Xmhub::Objects::upload($p, $key_b, 'big.wav', $big);
+is($st, 200, 'another facility uploads the same file');
+
+# --- ingest over HTTP ----------------------------------------------------
+# 1956 left: each batch of 100 f32 samples needs up to 32 + 1200 + 200.
+my $in = Xmhub::Ingest->new($p, $key);
+my $sess = $in->session(7, [0, 'f32']);
+my @sent;
+sub f32s { my ($from) = @_; return [map { [$from + $_, $_ / 2] } 0 .. 99] }
+push @sent, f32s(1000);
+$in->send($sess->{id}, 1, [0, 'f32', $sent[0]]);
+($st, $b) = $p->req(POST => "/api/v1/ingest/sessions/$sess->{id}/data",
+	key => $key, body => $in->encode(2, [0, 'f32', f32s(2000)]),
+	headers => {'Content-Type' => 'application/octet-stream'});
+is_error($st, $b, 413, 'the batch past the quota');
+like($b->{detail}, qr/storage quota is used up: this batch needs up to 1432 bytes/,
+	'the detail says what it needs');
+is(scalar $in->read_all($ta, $sess->{id}, 0), 100,
+	'the batch before it is readable, nothing of the refused one');
+$s = counts_exact($fac, 'after the refused batch');
+ok($s->{sample_bytes} > 1200 && $s->{used_bytes} <= 3000,
+	"the stored batch counts ($s->{sample_bytes} bytes), within the quota");
+my ($sess_row) = $p->sql('SELECT total_samples, missed_batches FROM '
+	. "ingest_sessions WHERE id = '$sess->{id}'");
+is($sess_row, '100|0', 'the refused batch is not in the session\'s counters');
+
+# --- ingest over WebSocket -------------------------------------------------
+set_quota($fac, quota_bytes => storage($fac)->{used_bytes} + 1500);
+my $ws_sess = $in->session(8, [0, 'f32']);
+my ($c, $wst) = Xmhub::WS->connect($stack->port,
+	"/api/v1/ingest/ws?session_id=$ws_sess->{id}", {'X-Api-Key' => $key});
+is($wst, 101, 'WebSocket upgrade');
+$c->send_binary(batch(1, undef, [0, 'f32', f32s(1000)]));
+my ($type, $payload) = $c->read_message(30);
+is(length($payload // ''), 4, 'the first batch acknowledged');
+is(unpack('N', $payload), 100, 'with its samples');
+$c->send_binary(batch(2, undef, [0, 'f32', f32s(2000)]));
+($type, $payload) = $c->read_message(30);
+like($payload // '', qr/"detail":"the facility's storage quota is used up/,
+	'the batch past the quota: the error message, no ack');
+$c->close;
+is(scalar $in->read_all($ta, $ws_sess->{id}, 0), 100,
+	'the acknowledged batch is readable');
+counts_exact($fac, 'after the WebSocket session');
+
+# --- deleting, raising ----------------------------------------------------
+my $used = storage($fac)->{used_bytes};
+($st) = $p->req(DELETE => "/api/v1/uploads/$kept", token => $ta);
+is($st, 204, 'the upload deleted');
+$s = counts_exact($fac, 'after the delete');
+is($s->{used_bytes}, $used - length $wav, 'the usage went down by its size');
+set_quota($fac, quota_bytes => undef);
+($st) = Xmhub::Objects::upload($p, $key, 'big.wav', $big);
+is($st, 200, 'without a quota the big file is taken');
+
+# --- transcode outputs and compaction move the counts -------------------------
+$p->job('xmhub-transcode', '--drain');
+ok($p->sql("SELECT count(*) FROM transcode_jobs WHERE facility_id = '$fac' "
+	. "AND status = 'completed'") >= 1, 'a transcode completed');
+$s = counts_exact($fac, 'after the transcodes');
+ok($s->{upload_bytes} > length $big, 'the outputs count with the original');
+$in->close($sess->{id});
+$in->close($ws_sess->{id});
+$p->job('xmhub-ingest-compact', '--once', 'XMHUB_COMPACT_MIN_AGE=0');
+is($p->sql("SELECT count(*) FROM stored_chunks c JOIN ingest_streams t ON "
+	. "t.id = c.stream_id WHERE t.session_id = '$sess->{id}' AND "
+	. "c.data IS NULL"), 1, 'the session compacted');
+counts_exact($fac, 'after compaction');
+
+# --- the migration's backfill ------------------------------------------------
+my $sqldir = "$ENV{XMHUB_SRCDIR}/sql";
+my $old = tempdir(CLEANUP => 1);
+copy($_, $old) or die "copy $_: $!"
+    for grep { basename($_) lt '019' } glob("$sqldir/*.sql");
+my $url = $stack->create_database('quota_backfill');
+my $db = $url =~ m{^postgresql:///([^?]+)} ? $1 : die "url $url";
+{
+	local $ENV{XMHUB_ENV_FILE} = '/dev/null';
+	local $ENV{XMHUB_DATABASE_URL} = $url;
+	my ($mst, $out, $err) = xmhub(['migrate', '--dir', $old]);
+	is($mst, 0, 'a database as it was before 019') or diag($err);
+	($mst, $out, $err) = $stack->psql(<<'SQL', $db);
+INSERT INTO facilities (id, name, slug) VALUES
+	('11111111-1111-4111-8111-111111111111', 'Old', 'old'),
+	('22222222-2222-4222-8222-222222222222', 'Empty', 'empty');
+INSERT INTO api_keys (id, facility_id, key_prefix, key_hash, name, scopes)
+	VALUES ('33333333-3333-4333-8333-333333333333',
+	'11111111-1111-4111-8111-111111111111', 'xmk_00000000', repeat('a', 64), 'k',
+	'{upload}');
+INSERT INTO uploads (id, facility_id, api_key_id, original_filename,
+	original_format, original_size_bytes) VALUES
+	('44444444-4444-4444-8444-444444444444',
+	'11111111-1111-4111-8111-111111111111',
+	'33333333-3333-4333-8333-333333333333', 'a.wav', 'wav', 1000);
+INSERT INTO transcode_jobs (upload_id, facility_id, target_format,
+	target_codec, target_container, target_bitrate, status,
+	output_size_bytes) VALUES ('44444444-4444-4444-8444-444444444444',
+	'11111111-1111-4111-8111-111111111111', 'webm', 'opus', 'webm',
+	'128k', 'completed', 234);
+INSERT INTO devices (id, facility_id, device_uid, name) VALUES
+	('55555555-5555-4555-8555-555555555555',
+	'11111111-1111-4111-8111-111111111111', 1, 'd');
+INSERT INTO ingest_sessions (id, facility_id, device_id) VALUES
+	('66666666-6666-4666-8666-666666666666',
+	'11111111-1111-4111-8111-111111111111',
+	'55555555-5555-4555-8555-555555555555');
+INSERT INTO ingest_streams (id, session_id, stream_index, name, value_type)
+	VALUES ('77777777-7777-4777-8777-777777777777',
+	'66666666-6666-4666-8666-666666666666', 0, 's', 'f32');
+INSERT INTO stored_chunks (stream_id, start_ts_us, end_ts_us, sample_count,
+	byte_size, data) VALUES
+	('77777777-7777-4777-8777-777777777777', 1, 2, 2, 56, '\x00'),
+	('77777777-7777-4777-8777-777777777777', 3, 4, 2, 44, '\x00');
+SQL
+	is($mst, 0, 'with an upload, a transcode output and chunks') or diag($err);
+	($mst, $out, $err) = xmhub(['migrate', '--dir', $sqldir]);
+	is($mst, 0, '019 applied to it') or diag($err);
+	($mst, $out, $err) = $stack->psql('SELECT slug, upload_bytes, '
+	    . 'sample_bytes, quota_bytes IS NULL FROM facility_storage JOIN '
+	    . 'facilities f ON f.id = facility_id ORDER BY slug', $db);
+	is($out, "empty|0|0|t\nold|1234|100|t\n",
+		'the backfill counts what was stored, no quota');
+}
+
+ok(!$stack->sanitizer_reports, 'no sanitizer reports');
+done_testing;
