@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # bench/api - the platform's authenticated reads under load, next to
 # lighttpd serving a small static file from the same server in the same
 # run (this machine is shared and noisy: only the ratios mean much).

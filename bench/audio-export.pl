@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # bench/audio-export - WAV export of a 1-hour IMA-ADPCM stream
 # (GET .../samples?format=wav, doc/xmbp-audio.md), next to sox decoding the
 # same hour from an IMA-ADPCM WAV file to a PCM WAV, in one run on

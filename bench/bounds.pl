@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # bench/bounds - what the tenant bounds cost (issue 27): the same work on
 # two stacks in one run, this tree's (the bounds in place: quotas checked
 # at upload and ingest, upload bodies authorized before they are read,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench/console.mjs - the browser half of bench/console.pl: the bytes of
 // a cold load of the console's first page (compressed as served, from
 // chromium's network events), the time to the first chart of a session,

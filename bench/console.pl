@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # bench/console - the web console (doc/console.md): bytes of a cold load
 # of its first page as served (gzip by mod_deflate) against the files'
 # own size, and the time to the first chart of a session of 10 million

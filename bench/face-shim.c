@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/face-shim.c - raw face detection time of each model, no HTTP.
  *

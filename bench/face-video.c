@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/face-video.c - video masking throughput against raw detection
  * on the same frames, in one run (doc/face-video.md "Throughput").

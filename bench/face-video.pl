@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # bench/face-video - video masking throughput against the detector's
 # raw rate on the same frames, per model, in one run (doc/face-video.md
 # "Throughput"):

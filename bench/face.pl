@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # bench/face - the face service's cost over the detector itself, per
 # model present in FACE_TEST_MODEL_DIR, all in one run on this machine:
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """bench/face_fastapi.py - the baseline of bench/face.pl: a Python FastAPI
 service with OpenCV (Debian's python3-opencv, the same OpenCV 4.6 as the
 C service) running the same model file with the same decoding

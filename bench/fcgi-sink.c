@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/fcgi-sink.c - the floor of bench/ingest: a FastCGI program that
  * reads the request body and answers 200 with a small JSON body, doing

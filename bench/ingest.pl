@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # bench/ingest - sensor ingest under load, next to its floor and to
 # InfluxDB, in one run on loopback (this machine is shared and noisy: the
 # ratios mean more than the figures).

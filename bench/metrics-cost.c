@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/metrics-cost - what metrics and request logs add to one request,
  * measured without the web server: the request's counters

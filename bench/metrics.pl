@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # bench/metrics - the cost of metrics and request logs (doc/metrics.md):
 # an authenticated read (GET /api/auth/me) and HTTP ingest with
 # XMHUB_METRICS and XMHUB_LOG_REQUESTS on, against both off, in the same

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # bench/scale - one web host against two on one shared PostgreSQL, in the
 # same run (doc/scaling.md "Measured"): ingest and API reads through a
 # round-robin balancer (t/lib/Xmhub/LB.pm) with one backend, then with

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # bench/sim - is `xmhub sim` the bottleneck of an ingest benchmark?  One
 # device over one connection, batches of 4 streams x 250 samples (sim's
 # first four kinds: sine f32, noise f32, random walk f64, counter i64;

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # bench/spectrogram - the runner's spectrogram of a recording next to the
 # sox program on the same file (`make bench-spectrogram`).
 #

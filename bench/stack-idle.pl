@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # bench/stack-idle - what a stack started by httpd-conf/stack costs while
 # nobody uses it, part by part, in one run (make bench-stack-idle).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # bench/uploads - upload throughput and transcode overhead (`make bench`).
 #
 # 1. Upload throughput over loopback: POST /api/v1/uploads of a 256 MiB

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # bench/wsguard - what the WebSocket front (ws/xmhub-ws-guard) costs, in
 # one run on loopback (this machine is shared and noisy: the ratios mean
 # more than the figures).

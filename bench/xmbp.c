@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/xmbp.c - XMBP decode and encode throughput, next to memcpy.
  *

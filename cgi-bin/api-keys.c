@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * api-keys - FastCGI program for /api/v1/api-keys (key administration)
  * and /api/v1/ping (a device checks its key).

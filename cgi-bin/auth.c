@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * auth - FastCGI program for /api/auth (login, refresh, logout, me).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * devices - FastCGI program for /api/v1/devices.
  */

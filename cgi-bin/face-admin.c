@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * face-admin - FastCGI program of the face service's admin endpoints
  * (doc/face.md "Admin authentication", HTTP Basic) and of the signed download

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * face-video - FastCGI program of the face service's video endpoints
  * (doc/face-video.md): POST /api/v1/mask-video and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * face - FastCGI program of the face service's public endpoints
  * (doc/face.md): /health, /api/v1/detect, /api/v1/mask.  Run with

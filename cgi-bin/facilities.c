@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * facilities - FastCGI program for /api/v1/facilities (super_admin; a
  * facility's storage is read by its users too).

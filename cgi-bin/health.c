@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * health - FastCGI program for /api/health (liveness, readiness).
  */

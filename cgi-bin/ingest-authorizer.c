@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ingest-authorizer - FastCGI authorizer (lighttpd "mode" =>
  * "authorizer") in front of the WebSocket ingest: checks the key and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ingest - FastCGI program for /api/v1/ingest (devices: sessions and
  * their XMBP batches over HTTP), with request threads and a group commit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * metadata - FastCGI program for /api/v1/metadata (doc/queries.md).
  */

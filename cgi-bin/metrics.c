@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * metrics - FastCGI program for /api/metrics (Prometheus text format).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * streams - FastCGI program for /api/v1/streams.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tags - FastCGI program for /api/v1/tags.
  */

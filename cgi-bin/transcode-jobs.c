@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transcode-jobs - FastCGI program for /api/v1/transcode-jobs.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uploads - FastCGI program for /api/v1/uploads.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * users - FastCGI program for /api/v1/users (facility_admin or higher;
  * clearing a login throttle: super_admin).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backup.c - the backup and restore commands of xmhub: settings read,
  * lib/domain/backup called, one JSON line reported on stdout.

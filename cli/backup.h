@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backup.h - xmhub backup and xmhub restore (doc/operations.md,
  * "Backups").  Both take the arguments after their word and return the

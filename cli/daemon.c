@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * daemon.c - `xmhub daemon NAME` (see daemon.h).
  */

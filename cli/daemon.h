@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * daemon.h - `xmhub daemon NAME`: runs one daemon of httpd-conf/programs
  * (websocketd, the WebSocket front, the runners) with the ports of the

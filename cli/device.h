@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * device.h - the device-side commands of xmhub (doc/sender.md): a
  * store-and-forward sender and a fleet simulator.  Both take the

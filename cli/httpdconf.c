@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * httpdconf.c - `xmhub httpd-conf`: the web server configuration is
  * written by httpd-conf/gen (Perl, the one reader of the programs table),

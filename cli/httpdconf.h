@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * httpdconf.h - `xmhub httpd-conf lighttpd|apache [OPTION...]`: a ready
  * web server configuration for the installed tree (doc/deploy.md).

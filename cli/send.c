@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * send.c - `xmhub send` (doc/sender.md): CSV samples from a file or
  * standard input, batched per stream, queued in a spool directory

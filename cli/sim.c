@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sim.c - `xmhub sim` (doc/sender.md "xmhub sim"): a fleet of simulated
  * devices, one thread and one connection each, every device a session of

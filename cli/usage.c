@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * usage.c - the usage errors of the xmhub CLI (usage.h): one line
  * naming the argument and its form, in one format for every command.

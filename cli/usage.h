@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * usage.h - usage errors of the xmhub CLI: what was wrong with a
  * command's arguments, said in one line on standard error before the

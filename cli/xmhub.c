@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xmhub - command-line tool.  Its commands are documented in xmhub(1)
  * (man/xmhub.1) and with what they serve: xmbp and xmch in doc/xmbp.md,

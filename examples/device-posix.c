@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * device-posix.c - a device that sends sensor data to xmhub with libxmbp.
  *

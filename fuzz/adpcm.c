@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz/adpcm.c - libFuzzer target for the audio frame decoder of XMBP
  * bytes samples (lib/codec/xmbpaudio.h), IMA-ADPCM above all.

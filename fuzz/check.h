@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check.h - what the libFuzzer targets share: CHECK(), which abort()s on
  * a violated invariant so that libFuzzer keeps the input as a crash

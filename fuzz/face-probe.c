@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz/face-probe.c - libFuzzer target for the image header parser.
  *

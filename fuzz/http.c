@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz/http.c - libFuzzer target for what lib/web/http parses of a
  * client's bytes: the query string, Content-Length, the body read with

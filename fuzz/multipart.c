@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz/multipart.c - libFuzzer target for the multipart/form-data
  * parser (lib/codec/multipart.h).

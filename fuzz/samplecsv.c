@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz/samplecsv.c - libFuzzer target for the sender's CSV lines
  * (lib/codec/samplecsv.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz/wsframe.c - libFuzzer target for WebSocket frame headers and
  * walks (lib/codec/wsframe.h).

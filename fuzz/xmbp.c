@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz/xmbp.c - libFuzzer target for the XMBP batch codec.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz/xmch.c - libFuzzer target for XMCH stored chunks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xmhub-ingest-compact - merges the inline chunks of closed and errored
  * ingest sessions into large chunks in the object store

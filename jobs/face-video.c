@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xmhub-face-video - the runner of the face service's video
  * anonymization jobs (doc/face-video.md).

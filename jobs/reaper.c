@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xmhub-ingest-reaper - moves ingest sessions that went silent to error.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xmhub-retention - deletes what facilities' retention policies no
  * longer keep (doc/storage.md "Quotas and retention").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xmhub-transcode - the transcode job runner.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # mk/api-pages-copy.sh VENDOR DIR - Swagger UI's and ReDoc's files from the
 # vendor folder VENDOR into DIR/swagger-ui and DIR/redoc, for the API
 # pages of both services (mk/platform-www.am, mk/face-www.am).  ReDoc's

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # debian/: the packages build from a copy of the tree with
 # dpkg-buildpackage, lintian finds no error in them, and once installed
 # (dpkg -i, as root) they serve from the installed files alone: the

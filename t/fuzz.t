@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # Runs each libFuzzer target for a while from the seed corpus.  Only run
 # when configured with --enable-fuzz, which builds the targets, so a
 # missing target is a failure, not a reason to skip.

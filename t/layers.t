@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # The layers of lib/ (doc/development.md "Layers"): every #include of a
 # lib/ header names its layer ("codec/xmbp.h"), a file includes only its
 # own layer and the ones its layer may use, the lower layers use no

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # The manual pages (man/ and the generated xmhub.env(5)) pass mandoc
 # -Tlint at level warning, and xmhub(1) has an item for every command
 # of `xmhub --help` that names every option of the command's usage line.

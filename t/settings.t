@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # lib/core/settings.def is every setting the programs read: each XMHUB_*
 # or FACE_API_* name in a C file's strings (but getenv()'s) is in it, none
 # passes its own range (conf_int() with such a name: the range lives in the

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # vendor.t - the third-party files of vendor/ are the ones vendor/MANIFEST
 # names, with the checksums of vendor/SHA256SUMS (as vendor/refresh
 # fetched them from npm), each package's licence beside them, and each

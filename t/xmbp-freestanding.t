@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # The encoder side of libxmbp is freestanding (doc/device.md): each .c of
 # XMBP_FREESTANDING in Makefile.am compiles as C99 with -ffreestanding,
 # from the source tree alone (no config.h, no build tree), every warning

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # libxmbp as installed (doc/device.md): `make install DESTDIR=...` puts
 # the headers, libxmbp.a, xmbp.pc, xmbp(3) (clean under mandoc -Tlint,
 # linked from each function's name) and the freestanding sources in

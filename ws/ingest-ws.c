@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xmhub-ingest-ws - one WebSocket ingest connection, run by websocketd
  * in --binary mode behind lighttpd (doc/websocket.md): XMBP batches on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xmhub-ws-guard - the WebSocket front between the web server and
  * websocketd (doc/websocket.md): limits the size of clients' messages,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Swagger UI on the platform's OpenAPI document (a file of its own, not
 // an inline script, so the page works under a CSP without 'unsafe-inline').
 window.ui = SwaggerUIBundle({

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * admin.c - the command line's administration: list, disable, delete.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * admin.h - what the command line administers without the API
  * (`xmhub facility|user|api-key|device list`, disable, delete; doc/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * apikeys.c - platform API keys, device authentication, ping.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * apikeys.h - platform API keys: their administration (/api/v1/api-keys),
  * the authentication of device requests (X-Api-Key) and /api/v1/ping.

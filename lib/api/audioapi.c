@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * audioapi.c - WAV read-back of audio streams (see audioapi.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * audioapi.h - audio read-back of session streams that declare audio
  * (/api/v1/metadata/sessions/{id}/streams/{n}/..., JWT, any user; tenant

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * devices.c - device registration.
  */

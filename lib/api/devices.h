@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * devices.h - device registration (/api/v1/devices).
  *

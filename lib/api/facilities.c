@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * facilities.c - the facilities and their endpoints.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * facilities.h - the facilities (tenants) and their endpoints (doc/api.md
  * "Facilities").  Every endpoint is for a super_admin only: the route table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * health.h - liveness and readiness probes (GET /api/health*).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ingestapi.c - the ingest endpoint group (see ingestapi.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ingestapi.h - the ingest endpoint group (/api/v1/ingest/...): a device
  * (API key with the ingest scope) opens a session naming its device_uid

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * login.c - the authentication endpoints.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * login.h - the authentication endpoints (doc/api.md "Authentication";
  * tokens: doc/auth.md "Tokens (JWT)").

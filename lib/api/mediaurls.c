@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mediaurls.c - issuing signed URLs for browser-fetched GET routes.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mediaurls.h - POST /api/auth/media-url: a signed URL for a GET route
  * that a browser fetches by itself (doc/auth.md "Signed URLs").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * metadata.c - session queries and sample read-back.
  */

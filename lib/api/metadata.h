@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * metadata.h - session queries and sample read-back
  * (/api/v1/metadata/..., JWT, any user).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * metricsapi.c - GET /api/metrics (metricsapi.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * metricsapi.h - GET /api/metrics: the platform's metrics in Prometheus
  * text format (doc/metrics.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * streams.h - GET /api/v1/streams/{upload_id}: the audio of an upload's
  * latest completed transcode, for players.

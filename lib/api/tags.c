@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tags.c - tags of a facility.
  */

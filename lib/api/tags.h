@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tags.h - tags of a facility (/api/v1/tags).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transcodejobs.c - reading and cancelling transcode jobs.
  */

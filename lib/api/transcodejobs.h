@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transcodejobs.h - /api/v1/transcode-jobs: reading and cancelling
  * transcode jobs (the queue itself is lib/domain/jobs).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uploads.h - audio uploads (/api/v1/uploads): the multipart upload of
  * devices (API key with the upload scope) and the reading, changing,

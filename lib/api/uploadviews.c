@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uploadviews.c - an upload's spectrogram and waveform (uploadviews.h).
  */

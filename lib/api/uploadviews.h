@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uploadviews.h - what an upload looks like: its spectrogram
  * (GET /api/v1/uploads/{id}/spectrogram.png) and waveform peaks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * users.c - the users and their endpoints.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * users.h - the users and their endpoints (doc/api.md "Users"; the
  * super_admin's rules: doc/api.md "Roles and facilities").  Every endpoint

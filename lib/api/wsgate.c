@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsgate.c - the checks of a WebSocket ingest request (see wsgate.h).
  */

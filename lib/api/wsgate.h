@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsgate.h - the checks of a WebSocket ingest request
  * (GET /api/v1/ingest/ws?session_id=...), made twice: by the lighttpd

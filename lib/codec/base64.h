@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * base64.h - RFC 4648 base64 with padding (the "bytes" JSON form).
  */

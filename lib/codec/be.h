@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * be.h - big-endian loads and stores.
  *

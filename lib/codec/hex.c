@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hex.c - hexadecimal digits (hex.h).
  */

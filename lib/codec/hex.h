@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hex.h - hexadecimal digits, for the parsers that decode them
  * (percent-encoding in query strings and S3 listings, escapes).

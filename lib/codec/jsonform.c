@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jsonform.c - the JSON form of samples, batches and chunks.
  */

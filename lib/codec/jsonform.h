@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jsonform.h - the JSON form of samples, batches and chunks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jsonin.c - strict JSON input on top of json-c.
  *

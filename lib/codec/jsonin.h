@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jsonin.h - strict JSON input on top of json-c.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * multipart.c - a push parser for multipart/form-data.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * multipart.h - a push parser for multipart/form-data (RFC 7578 over the
  * multipart syntax of RFC 2046).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sample.h - the 13 XMBP value types and one decoded sample value.
  *

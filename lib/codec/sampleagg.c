@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sampleagg.c - aggregates of numeric samples.
  */

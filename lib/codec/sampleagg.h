@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sampleagg.h - aggregates of numeric samples: count, NaN count, min,
  * max, sum (doc/queries.md "Buckets").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * samplecsv.c - one line of the sender's CSV input.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * samplecsv.h - one line of the sender's CSV input (doc/sender.md "CSV
  * input"): `stream,ts_us,value`, the stream named by its index or its

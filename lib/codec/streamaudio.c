@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * streamaudio.c - audio declarations, batch checks and WAV headers (see
  * streamaudio.h).

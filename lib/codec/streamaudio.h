@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * streamaudio.h - the server's side of audio in XMBP `bytes` streams: a
  * stream's audio declaration, the check of a batch's blocks against it,

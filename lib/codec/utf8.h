@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * utf8.h - strict UTF-8 validation (RFC 3629).
  */

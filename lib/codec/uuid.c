@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uuid.c - the textual form of UUIDs (see uuid.h).
  */

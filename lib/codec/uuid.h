@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uuid.h - the textual form of UUIDs, as ids appear in paths, bodies and
  * tokens.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * waveform.c - min/max peaks, stored and merged (waveform.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * waveform.h - min/max peaks of audio, as stored by the transcode runner
  * and served as BBC audiowaveform's JSON (version 2) at any coarser

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsframe.c - WebSocket frame headers and walks (see wsframe.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsframe.h - WebSocket frame headers (RFC 6455, section 5.2), for a
  * relay that checks frames without holding them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xmbp.c - the XMBP batch codec (doc/xmbp.md "The batch format").
  *

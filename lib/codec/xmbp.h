@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xmbp.h - the XMBP batch codec (doc/xmbp.md "The batch format"): the
  * decoder here, the encoder in codec/xmbpenc.h (included: one header

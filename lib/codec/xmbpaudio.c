@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xmbpaudio.c - audio frames in XMBP bytes samples (see xmbpaudio.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xmbpaudio.h - audio frames carried in XMBP `bytes` samples: the
  * device-side encoders (raw PCM, IMA-ADPCM 4:1) and the decoder.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xmbpenc.c - the XMBP batch encoder (doc/xmbp.md "The batch format").
  *

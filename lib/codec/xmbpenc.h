@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xmbpenc.h - the XMBP batch encoder (doc/xmbp.md "The batch format"),
  * the part of libxmbp that runs on a device (doc/device.md).

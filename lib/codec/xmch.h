@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xmch.h - XMCH stored chunks (doc/xmbp.md "Stored chunks (XMCH)"): one
  * stream's samples as a timestamp column and a value column, optionally

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * auth.c - credentials: Argon2id passwords, HS256 JWTs, API keys.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * auth.h - credentials: Argon2id passwords, HS256 JWTs, API keys,
  * refresh tokens (doc/auth.md: "Tokens (JWT)", "Passwords", "API keys").

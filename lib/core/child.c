@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * child.c - child programs with a minimal environment, bounded captured
  * output, a deadline, and a death tied to ours (child.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * child.h - a child program run with posix_spawn and an argument vector
  * (never a shell), its output captured up to a bound.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * db.h - PostgreSQL access through libpq, parameterized queries only.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fdio.c - whole reads and writes on a file descriptor (see fdio.h).
  */

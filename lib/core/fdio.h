@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fdio.h - whole reads and writes on a file descriptor: the loops over
  * short transfers and EINTR that every caller would otherwise repeat.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hclient.c - HTTP/1.1 and WebSocket client over a plain TCP socket.
  */

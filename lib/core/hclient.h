@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hclient.h - a small HTTP/1.1 and WebSocket client over one plain TCP
  * connection, for the device side (xmhub send, xmhub sim): keep-alive

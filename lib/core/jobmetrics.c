@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jobmetrics.c - a job queue's states and run times (jobmetrics.h).
  */

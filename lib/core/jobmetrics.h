@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jobmetrics.h - a job queue's states and run times in the Prometheus
  * text format, read from PostgreSQL when scraped (doc/metrics.md): the

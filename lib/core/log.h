@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * log.h - the one log helper of every program: one logfmt line per
  * event on stderr (which lighttpd, websocketd, systemd and the stack keep),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * metrics.c - per-process slots of atomic counters in one shared file,
  * summed at a scrape (metrics.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * metrics.h - counters, gauges and histograms shared by every process of
  * a service, read in Prometheus text format (doc/metrics.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * migrate.c - applies the numbered SQL migrations of a directory, each
  * once.

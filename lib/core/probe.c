@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * probe.c - audio file properties from libsox, or ffprobe; both in a
  * child process that holds no secrets (see probe.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * probe.h - what an audio file holds: duration, rate, channels, depth,
  * codec.

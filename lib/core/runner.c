@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * runner.c - --once|--loop, the stop flag and the sleep of the periodic
  * jobs (runner.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * runner.h - the plumbing shared by the periodic jobs (jobs/): the
  * --once|--loop command line, SIGTERM and SIGINT asking a loop to stop,

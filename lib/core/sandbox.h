@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sandbox.h - what the programs' seccomp filters and rlimits need to
  * know of the build: the architecture a filter checks calls against,

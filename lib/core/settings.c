@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * settings.c - the table of every setting, from settings.def.
  */

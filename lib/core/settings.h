@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * settings.h - the table of every setting (lib/core/settings.def): name,
  * type, default, range, who reads it, what it means.  conf_get() and

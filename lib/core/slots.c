@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * slots.c - per-host slots held with flock() (slots.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * slots.h - per-host slots: at most LIMIT holders at once of one kind of
  * work for one owner (a facility, an API key), across every process of

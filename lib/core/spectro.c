@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spectro.c - spectrograms and waveform peaks through libsox, in a child
  * that holds no secrets (spectro.h).

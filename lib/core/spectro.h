@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spectro.h - a spectrogram PNG of an audio file, or of a time window of
  * it, drawn by libsox's `spectrogram` effect through the libsox API (not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spool.c - the sender's store-and-forward spool.
  *

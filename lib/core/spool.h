@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spool.h - the sender's store-and-forward spool (doc/sender.md "The
  * spool"): a directory of batch files, each written and fsync'd before it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * audioexport.c - an audio stream's window as a WAV file (see
  * audioexport.h).

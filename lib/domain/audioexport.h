@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * audioexport.h - a window of an audio stream (a bytes stream with an
  * audio declaration, lib/codec/streamaudio) as a PCM 16-bit WAV file,

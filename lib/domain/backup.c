@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backup.c - database dump and object tree of a backup (see backup.h).
  */

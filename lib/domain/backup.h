@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backup.h - a backup of the platform's state into a directory, and its
  * restore (doc/operations.md, "Backups").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * chunks.h - one stream's stored samples, read back in time order.
  *

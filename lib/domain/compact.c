@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * compact.c - merges the inline chunks of finished sessions into large
  * chunks in the object store.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * compact.h - merges the inline chunks of finished sessions into large
  * chunks in the object store (doc/compaction.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ingest.c - ingest sessions and their XMBP data.
  */

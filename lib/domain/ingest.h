@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ingest.h - ingest sessions and their XMBP data, as domain operations
  * (the HTTP handlers are lib/api/ingestapi; the WebSocket loop is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ingestq.c - the group commit queue of an ingest process (see ingestq.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ingestq.h - the group commit of a multi-threaded ingest process: request
  * threads hand their batch to the process's queue and wait; one writer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jobs.h - the transcode job queue (table transcode_jobs).
  *

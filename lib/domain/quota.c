@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * quota.c - what a facility stores against its storage quota.
  */

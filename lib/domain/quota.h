@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * quota.h - what a facility stores against its storage quota
  * (doc/storage.md "Quotas and retention").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * retention.c - deletes what retention policies no longer keep.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * retention.h - deletes what a facility's retention policy no longer
  * keeps (doc/storage.md "Quotas and retention"): the uploads created, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * throttle.c - login throttling: the rules, and their counters through
  * the functions of sql/009_login_throttle.sql.

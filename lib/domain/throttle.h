@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * throttle.h - login throttling: failed logins counted in PostgreSQL
  * (sql/009_login_throttle.sql), so that the limits hold across the

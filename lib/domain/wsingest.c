@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsingest.c - the WebSocket ingest session (see wsingest.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsingest.h - the WebSocket ingest session of ws/xmhub-ingest-ws, the
  * child websocketd 0.4.1 runs in --binary mode for each connection.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * face.h - face detection and masking (doc/face.md), a C API over OpenCV.
  *

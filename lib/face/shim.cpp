@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * shim.cpp - the OpenCV side of lib/face/face.h (the only C++ in xmhub).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * video.cpp - images over a video's raw frames (video.h).
  */

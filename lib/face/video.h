@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * video.h - face detection and masking on the raw frames of a video
  * (doc/face-video.md): a frame that a decoder wrote into memory (8-bit

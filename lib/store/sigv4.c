@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sigv4.c - AWS Signature Version 4 (see sigv4.h).
  */

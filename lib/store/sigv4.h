@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sigv4.h - AWS Signature Version 4, pure computation (no I/O, no clock).
  *

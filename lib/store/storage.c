@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * storage.c - the object store's entry points: settings, key checks,
  * dispatch to the back end, and what every back end shares (see

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * storage.h - the object store: uploads, transcode outputs, sample chunks.
  *

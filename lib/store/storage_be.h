@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * storage_be.h - between lib/store/storage.c and its back ends (not for
  * callers: use storage.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * storage_fs.c - the filesystem back end of lib/store/storage: each object is
  * the file ROOT/KEY.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * storage_s3.c - the S3 back end of lib/store/storage (libcurl, path-style
  * requests ENDPOINT/BUCKET/KEY signed with AWS Signature Version 4).

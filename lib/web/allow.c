@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * allow.c - client networks in CIDR form (allow.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * allow.h - a list of client networks (CIDR), such as XMHUB_METRICS_ALLOW:
  * "127.0.0.1/32, ::1/128, 10.0.0.0/8" (commas or blanks between; a bare

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * app.c - the FastCGI application every cgi-bin program runs.
  */

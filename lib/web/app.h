@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * app.h - the FastCGI application every cgi-bin program runs.
  *

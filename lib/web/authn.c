@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * authn.c - who is calling: bearer tokens and API keys (see authn.h).
  *

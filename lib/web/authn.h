@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * authn.h - who is calling: the bearer token of a user (JWT) or the
  * X-Api-Key of a device, checked before a route's handler runs.

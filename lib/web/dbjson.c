@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dbjson.c - result rows as JSON objects.
  */

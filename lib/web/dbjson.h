@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dbjson.h - result rows as JSON objects.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fcgiproc.c - a FastCGI process ends with its web server and shows that
  * it lives (fcgiproc.h).

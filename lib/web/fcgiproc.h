@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fcgiproc.h - a FastCGI process's ties to the rest of the stack: it
  * ends with its web server, and shows that it lives.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mediaurl.c - short-lived signed URLs for browser-fetched GET routes.
  */

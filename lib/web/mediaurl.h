@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mediaurl.h - short-lived signed URLs for the GET routes a browser
  * fetches by itself (<audio src>, <img src>), which cannot send an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * page.h - paginated lists (doc/api.md "Paginated lists"): the page,
  * per_page and status query parameters and the envelope {items, total,

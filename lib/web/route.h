@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * route.h - table-driven dispatch inside one FastCGI program.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scope.c - tenant isolation.
  */

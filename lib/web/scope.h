@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scope.h - tenant isolation (doc/api.md "Roles and facilities").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spoolcap.c - the slots of the bodies spooled whole (see spoolcap.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spoolcap.h - the cap on the request bodies the web server receives
  * whole before their program runs (doc/security.md "Bodies read after

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * valid.c - input validation against typed field tables.
  */

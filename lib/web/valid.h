@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * valid.h - input validation against typed field tables.
  *

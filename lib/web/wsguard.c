@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsguard.c - the WebSocket front (see wsguard.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsguard.h - the WebSocket front of ws/xmhub-ws-guard: a relay between
  * the web server and websocketd 0.4.1 that enforces the size of what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // console.mjs - drives the web console in headless Debian chromium
 // (playwright-core, no browser download) for t/e2e/console.t, which
 // prepares the stack and reads the results: one JSON line per check,

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Apache 2.4 in front of the built programs (httpd-conf/apache.conf, made
 # by make from apache.conf.in and httpd-conf/programs; doc/deploy.md): the
 # template rendered into a temporary directory, a real apache2 started on

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Authentication end to end (doc/api.md "Authentication", doc/auth.md
 # "Tokens (JWT)"): login, refresh with rotation and reuse detection, logout, me,
 # hostile tokens, token lifetimes.

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Devices end to end (doc/api.md "Devices"): registration, reading, changes,
 # the checks on device_uid and the other fields, roles.
 use strict;

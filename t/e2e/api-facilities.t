@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Facilities end to end (doc/api.md "Facilities"): every endpoint, the answers'
 # shapes, every error status, who may call.
 use strict;

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # /api/health/ready checks the object store (lib/store/storage's store_check) on
 # the real stack: the filesystem store replaced by a file (a failure that
 # holds for root too, unlike a chmod), then the S3 store (s3rver) stopped

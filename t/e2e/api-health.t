@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # /api/health and /api/health/ready on the real stack (lighttpd, the
 # health FastCGI program, PostgreSQL), including the database stopped
 # mid-run and recovery without restarting lighttpd.

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Ingest over HTTP end to end (doc/ingest.md, doc/xmbp.md): sessions, every
 # value type stored and read back identical from the stored chunks, gap
 # accounting, every decode error, the checks against the session, auth and

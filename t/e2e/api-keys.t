@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # API keys end to end (doc/api.md "API keys", doc/auth.md "API keys"):
 # creation, listing, revocation, authentication of GET /api/v1/ping.
 use strict;

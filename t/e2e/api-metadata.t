@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Metadata queries end to end (doc/queries.md): the session list with its
 # filters and pagination envelope, one session with its streams, tenant
 # isolation on every route, sample read-back of every value type identical to

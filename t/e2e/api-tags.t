@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Tags end to end (doc/api.md "Tags"): creation, names unique per
 # facility, colors, listing, deletion keeping the uploads.
 use strict;

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Uploads end to end (doc/uploads.md): the multipart upload over real
 # HTTP (byte-identical original, multipart edge cases, metadata and tags checks
 # that store nothing when they refuse, the size limit), list, get, PATCH,

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Users end to end (doc/api.md "Users", the super_admin rules of doc/api.md
 # "Roles and facilities"): every endpoint, the answers' shapes, every error
 # status, the role matrix, two-facility isolation, soft delete and reactivation.

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # WebSocket ingest end to end through lighttpd, the WebSocket front
 # (ws/xmhub-ws-guard) and websocketd (doc/websocket.md): every value type
 # acknowledged and read back identical, one 4-byte ack message per batch however

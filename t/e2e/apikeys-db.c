@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * apikeys-db - lib/api/apikeys.c's functions against a real PostgreSQL:
  * apikeys_create() as the CLI calls it, apikeys_scopes_parse(), and

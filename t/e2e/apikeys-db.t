@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # lib/api/apikeys.c against a real PostgreSQL: runs the C program t/apikeys-db
 # (from t/e2e/apikeys-db.c) on a migrated database of its own (no stack:
 # Xmhub::Pg->test_database); its TAP is this script's.  What lib/core/db logs on the way (the refusals the test

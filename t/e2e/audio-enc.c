@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/e2e/audio-enc.c - a device for t/e2e/audio-xmbp.t and
  * bench/audio-export.pl: makes a signal, encodes it with the device-side

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # An upload's spectrogram and waveform end to end (doc/uploads.md
 # "Spectrogram and waveform"): a 440 Hz tone made here with sox, uploaded
 # through the API, transcoded by a runner started here, then read back:

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Audio in XMBP streams end to end (doc/xmbp-audio.md): the audio
 # declaration at session creation, checked and returned with the stream;
 # a 1 kHz tone encoded by the device-side IMA-ADPCM encoder

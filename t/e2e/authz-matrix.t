@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Who may call what, for every route of the platform API: a matrix
 # generated from the route tables in cgi-bin/*.c (Xmhub::Routes), so a
 # route added later is covered without a test written by hand.  Every

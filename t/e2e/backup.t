@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # xmhub backup / xmhub restore end to end (doc/operations.md, "Backups"):
 # a stack with an upload (transcoded) and a closed ingest session is
 # backed up; the backup is refused by a stack that has data, restored

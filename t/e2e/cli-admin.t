@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # The xmhub CLI against the real stack: migrate; create, list, disable,
 # delete of facilities, users and keys; user set-password; device list;
 # --help, --version; check-config.  What it does shows through the API.

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # `xmhub send` against a real stack (doc/sender.md): CSV lines of every
 # kind of value, streams named by index and by name, read back identical;
 # a bad line stops it with its number and nothing after it is sent; a

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # `xmhub sim` against a real stack (doc/sender.md "xmhub sim"): 50
 # devices over WebSocket for 20 s with zero errors and no missed batch,
 # every stream's read-back count equal to what the report says was sent,

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Usage errors of the xmhub CLI (cli/usage.h): every bad invocation of
 # every command group exits 2 with one line on standard error naming the
 # argument and the form it takes, then the command's usage, and nothing

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # xmhub xmbp encode/decode from the outside: expected bytes are built with
 # Perl's pack() straight from the formats of doc/xmbp.md (Xmhub::XMBP), not with
 # the codec.

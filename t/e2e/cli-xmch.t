@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # xmhub xmch dump/pack from the outside: expected chunks are built here
 # with Perl's pack() from the XMCH table of doc/xmbp.md, not with the
 # codec.

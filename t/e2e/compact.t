@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Compaction end to end (doc/compaction.md): sessions of many small
 # batches (late ones, equal timestamps across batches) read back the same
 # before and after; the inline rows become fewer large chunks in the

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # The web console in a real browser (doc/console.md): a stack with a
 # super admin, a facility admin and a viewer who log in with passwords,
 # `xmhub sim` feeding an ingest session while the browser watches, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * db - lib/core/db.c against a real PostgreSQL; run by t/e2e/db.t, which starts
  * the server (t/lib/Xmhub/Stack.pm), gives its URL in

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # lib/core/db.c against a real PostgreSQL: runs the C program t/db (from
 # t/e2e/db.c) on a stack of t/lib/Xmhub/Stack.pm, stops and restarts the
 # server when it asks ("# driver: WHAT" on its output, answered with a

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # The device example of doc/device.md (examples/device-posix.c, built
 # with libxmbp alone) against a real stack: it sends a session's worth of
 # batches over its own HTTP/1.1 client, and every sample reads back

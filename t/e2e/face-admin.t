@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # The face service's admin endpoints end to end (doc/face.md "Admin
 # authentication", "API keys", "Storage", "Downloads"): HTTP Basic, 501 without
 # storage, runs kept in the database and the object store, stats, pagination,

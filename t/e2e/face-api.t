@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # The face service end to end through lighttpd (doc/face.md, the public
 # endpoints of doc/face-www/openapi.json): every model present finds the faces
 # of real photos and none on home.jpg, max_faces, every masking method and

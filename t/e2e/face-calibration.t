@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # One meaning of confidence (doc/face-models.md, "Confidence"): at the
 # spec's default confidence 0.5, every model finds every face it can see on
 # the held-out photos of t/data/face-photos.tsv and nothing else, through

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # The face service's protections end to end (doc/face.md "Settings",
 # "Shared state", "API keys"): per-IP rate limits (429 + Retry-After),
 # the concurrency cap (503 + Retry-After: 1) held deterministically by a

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # The face service's /metrics (doc/metrics.md): promtool accepts it;
 # detections, their latency, requests and rate-limit refusals move by
 # exactly what was done; who may read it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Video anonymization end to end (doc/face-video.md): a video made with
 # ffmpeg from a face photo (the face moving across the frames, frames
 # without it, an audio track) goes through POST /api/v1/mask-video, the

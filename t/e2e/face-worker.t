@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # The face service's image worker end to end (doc/face.md "Isolation"):
 # each face process decodes, detects, masks and encodes in a worker that
 # holds no credential (not in its environment, not in its memory), runs

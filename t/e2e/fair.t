@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Fair shares between facilities (doc/security.md "Fair shares"): two
 # facilities competing on one stack.  Facility A holds its one render
 # (XMHUB_RENDERS_PER_FACILITY, 1) with a WAV of a sparse audio stream

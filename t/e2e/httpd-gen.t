@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # httpd-conf/gen and its table httpd-conf/programs against the build
 # tree: every FastCGI program built is served by lighttpd and Apache,
 # every daemon has its systemd unit naming a program of the build, with

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # What the web server itself guards (doc/security.md), on a real stack
 # through lighttpd: a body over its route's limit refused before it
 # reaches the disk, on every route class and the face service; a slow

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Bodies read after the credentials (doc/security.md), on a real stack
 # through lighttpd: a chunked body, which lighttpd spools whole before
 # its program runs, is refused on an absent, unknown or under-scoped key

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ingest-defer - lib/domain/ingest.c's rounds against a real PostgreSQL
  * while another transaction holds a session's row, each case forced

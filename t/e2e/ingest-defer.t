@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # lib/domain/ingest.c's rounds while another transaction holds a
 # session's row, each case forced (doc/ingest.md "Group commit"): runs
 # the C program t/e2e/ingest-defer (from t/e2e/ingest-defer.c) on a

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Ingest under faults, with clients that resend the same bytes after any
 # failure (doc/ingest.md "Retries", "Group commit"): kill -9 of ingest
 # FastCGI processes and of WebSocket processes under load, PostgreSQL

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Ingest under concurrency (doc/ingest.md "Group commit"): 64 posters at
 # once on one session and on 16 sessions, each leaving gaps on purpose;
 # every acknowledged batch read back exactly once, the counters equal to

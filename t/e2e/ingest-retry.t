@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Idempotent retries of ingest batches (doc/ingest.md "Retries"): a batch
 # whose bytes are those of one of the session's last 64 stored batches is
 # acknowledged again with the current counters and not stored twice, over

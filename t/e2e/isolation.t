@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Tenant isolation (doc/api.md "Roles and facilities"): two facilities A and B,
 # each with a facility_admin and a user.  For API keys, devices and tags: nobody
 # of A reads, changes or deletes B's rows (403 by id), lists never show them,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jobs-db - lib/domain/jobs.c against a real PostgreSQL, no stack and no
  * ffmpeg: a job's life through the queue's functions (create, claim,

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # lib/domain/jobs.c against a real PostgreSQL: runs the C program
 # t/e2e/jobs-db (from t/e2e/jobs-db.c) on a migrated database of its own
 # (no stack: Xmhub::Pg->test_database); its TAP is this script's.

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Login throttling end to end (doc/auth.md "Login throttling", doc/api.md
 # "Authentication"): failed logins counted per e-mail and address in
 # PostgreSQL, 429 with Retry-After, another address not locked out, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Signed URLs (doc/auth.md "Signed URLs"): POST /api/auth/media-url signs
 # a GET path for the caller; GET /api/v1/streams/{id}, which takes them,
 # answers the audio without a bearer token, Range included; a changed

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Metrics and request logs end to end (doc/metrics.md, doc/deploy.md):
 # /api/metrics passes `promtool check metrics`; requests and ingest move
 # the counters by exactly what was done, across the FastCGI processes and

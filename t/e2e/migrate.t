@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # xmhub migrate and sql/ against a real PostgreSQL (t/lib/Xmhub/Stack.pm):
 # each file once, in order, atomically, also with concurrent runs; then
 # the schema's constraints, through psql.

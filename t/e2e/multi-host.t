@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Several web hosts on one PostgreSQL and one S3 (doc/scaling.md): two
 # stacks, on 127.0.0.1 and 127.0.0.2, share a PostgreSQL cluster reached
 # over TCP and one s3rver, behind a round-robin lighttpd mod_proxy.

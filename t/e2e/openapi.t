@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # The platform's OpenAPI document (doc/platform-www/openapi.json, doc/api.md
 # "The OpenAPI document") is true, not decorative:
 #   - its schemas are valid JSON Schema 2020-12 (Ajv);

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # doc/quickstart.md stays true: every ```sh block of it runs, in order,
 # in one bash (set -e, pipefail) against a live stack with the face
 # service, with the variables the page documents (XMHUB_URL, FACE_URL,

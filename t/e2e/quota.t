@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Per-facility storage quotas end to end (doc/storage.md "Quotas and
 # retention"): the usage counts against the rows as stored, who may read
 # and set a quota, an upload past the quota refused (by its Content-Length

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Retention end to end (doc/storage.md "Quotas and retention"): two
 # facilities with the same old and new data, a policy on one of them,
 # timestamps set back in the database to make data old; one run of

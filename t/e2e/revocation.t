@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Revocation takes effect on the very next request (doc/auth.md "Account
 # state on every request"): a deactivated, demoted, deleted user, a new
 # password, a revoked key, a deactivated or deleted facility, each made

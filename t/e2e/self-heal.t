@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # The stack heals itself (doc/deploy.md "When a part dies"): under load
 # (ingest batches posted and acknowledged, uploads stored and transcoded),
 # kill -9 of lighttpd, websocketd, the WebSocket front and each runner.

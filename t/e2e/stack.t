@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # httpd-conf/stack signals only what it started (doc/security.md): after
 # a reboot a pid file may name a process of another program, or one of
 # the same name that is not this stack's.  `stack down`, `stack up` and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/e2e/storage-drv.c - runs lib/store/storage operations against the store of the
  * environment (XMHUB_STORAGE_DIR or XMHUB_S3_*), for t/e2e/storage-s3.t, so

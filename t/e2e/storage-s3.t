@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # lib/store/storage end to end: the same suite (t/e2e/storage-drv.c) against the
 # filesystem and against a real S3 server (s3rver, Xmhub::S3), presigned
 # URLs fetched over HTTP, store_check with the server stopped, and the

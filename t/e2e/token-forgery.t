@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Forged, altered and outlived tokens (doc/auth.md "Tokens", doc/api.md
 # "Authentication", lib/web/authn.c): a table of forgeries made from a
 # real login's tokens, each tried as an access token on a JWT route

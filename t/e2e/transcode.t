@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # Transcoding and streaming end to end (the transcode-jobs and streams
 # endpoints; doc/transcoding.md, doc/streams.md): real inputs made here with sox
 # and ffmpeg, uploaded through the API, transcoded by the runner (the stack's

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
 # A 1 GiB upload end to end (doc/uploads.md "Limits"): the body is generated on
 # the fly and streamed by this client (never held whole here either),
 # lighttpd streams it to cgi-bin/uploads, which writes it to the object

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fcgimem.h - a FastCGI request in memory, for t/unit/http.c and
  * fuzz/http.c: parameters are a NULL-terminated array of "NAME=VALUE"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mprec.h - records what lib/multipart calls back, as one byte string,
  * for t/unit/multipart.c and fuzz/multipart.c: a body parsed in any pieces

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // openapi-check.cjs - checks real answers of the platform API against
 // its OpenAPI document (doc/platform-www/openapi.json) with Ajv's draft
 // 2020-12 validator, the dialect of OpenAPI 3.1 (ajv and ajv-formats from

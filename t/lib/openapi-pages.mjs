@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // openapi-pages.mjs - opens the platform API's pages /api/docs (Swagger
 // UI) and /api/redoc (ReDoc) in headless Debian chromium (playwright-core)
 // for t/e2e/openapi.t: each must render every operation of the document

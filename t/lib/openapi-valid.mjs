@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // openapi-valid.mjs - checks OpenAPI documents against the OpenAPI
 // Initiative's own schemas for their version (3.0 or 3.1), with
 // @seriousme/openapi-schema-validator (npm, installed by `./dev deps`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tap.h - a small TAP producer for the C unit tests (run by prove).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * testdb.h - helpers of the C tests that run against a database of their
  * own (t/e2e/jobs-db.c, t/e2e/apikeys-db.c: XMHUB_TEST_DATABASE_URL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * testutil.h - helpers shared by the C tests: a seeded PRNG, sample
  * values built from raw bits, payloads or table rows, and a small XMBP

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/allow.c - client networks in CIDR form (lib/web/allow).
  */

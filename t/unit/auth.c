@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/auth.c - passwords, JWTs, API keys, UUIDs, SHA-256 (lib/core/auth.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/base64.c - RFC 4648 base64 (lib/codec/base64.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/buf.c - the growable byte buffer (lib/codec/buf.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * child.t - child programs (lib/core/child.c): the minimal environment
  * (nothing of the settings, from the environment or the env file,

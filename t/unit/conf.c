@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * conf.t - settings from the environment and env files (lib/core/conf.c).
  */

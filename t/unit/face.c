@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/face.c - face detection and masking (lib/face/face.h, doc/face.md).
  *

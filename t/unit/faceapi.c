@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/faceapi.c - unit tests of the face service's settings parsers
  * (lib/face/service/faceapi_conf) and of its limits shared between processes

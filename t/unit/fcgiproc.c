@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fcgiproc.c - tests of lib/web/fcgiproc: a process ends with its
  * parent; a group's liveness file is held while one of its processes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fdio.c - whole reads and writes (lib/core/fdio.c) through a pipe that
  * takes less than a write at a time, and a read that meets end of file.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hclient.c - the device-side HTTP/WebSocket client (lib/core/hclient.c)
  * against a scripted server in a child process on 127.0.0.1: a

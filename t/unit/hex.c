@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hex.t - lib/codec/hex.c.
  */

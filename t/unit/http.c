@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/http.c - lib/web/http on hand-made FastCGI requests
  * (t/lib/fcgimem.h): the query string, Content-Length, the body read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/ingest.c - gap accounting of ingest sessions (lib/domain/ingest.h,
  * doc/ingest.md "Gaps").

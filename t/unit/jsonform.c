@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/jsonform.c - the JSON form of `xmhub xmbp decode` (doc/xmbp.md):
  * exact value text for every type, a bit-exact float round trip over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/jsonin.c - strict JSON input: what jsonin_parse() accepts, what it
  * refuses and why (\u0000 with jsonin_parse_nul() too), and the integer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/log.c - the logfmt lines of lib/core/log: their fields, quoting
  * of what a client sends, the request id, the request line, long lines.

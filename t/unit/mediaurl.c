@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/mediaurl.c - lib/web/mediaurl: a signed query checks for the
  * method, path and identity it was made for and nothing else, expiry at

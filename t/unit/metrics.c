@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/metrics.c - the shared counters of lib/core/metrics: sums over
  * processes and threads, a dead process's counts kept and its slot taken

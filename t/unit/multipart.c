@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/multipart.c - the multipart/form-data push parser
  * (lib/codec/multipart.h): sample bodies fed whole, byte by byte and split at

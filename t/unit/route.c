@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * route.t - route table matching (lib/web/route.c).
  */

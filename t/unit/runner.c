@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/runner.c - the periodic jobs' plumbing (lib/core/runner.h): the
  * command line, the stop flag set by SIGTERM and SIGINT, the sleep a signal

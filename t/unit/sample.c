@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/sample.c - the value type table (lib/codec/sample.h).
  *

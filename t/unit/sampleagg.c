@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sampleagg.c - aggregates of numeric samples (lib/codec/sampleagg.c):
  * counts, NaN, first min and max, exact integer sums at the i64

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * samplecsv.c - CSV lines of the sender (lib/codec/samplecsv.c): every
  * value type, streams by index and by name, the header only on the first

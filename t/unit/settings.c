@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * settings.t - the table of settings (lib/core/settings.c) and what
  * conf_get(), conf_get_int(), conf_get_num() and conf_file_each() make of

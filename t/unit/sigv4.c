@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sigv4.c - unit tests of lib/store/sigv4 against AWS's published examples.
  *

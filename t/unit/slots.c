@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * slots.c - per-host slots (lib/core/slots.c): LIMIT holders at once per
  * kind and owner, the next one busy, a released slot and one whose holder

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spectro.t - spectrograms drawn by libsox in a child (lib/core/spectro.c):
  * a real WAV gives a PNG of the asked size, and a WAV that crashes

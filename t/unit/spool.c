@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * spool.c - the sender's spool (lib/core/spool.c): batches kept across
  * a reopening in order, the line count and batch_seq taken from the

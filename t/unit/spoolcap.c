@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/spoolcap.c - the host's spool slots (lib/web/spoolcap): taken up
  * to XMHUB_SPOOL_MAX, given back by their token only, free again once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/storage.c - lib/store/storage: settings, keys and the filesystem back end.
  *

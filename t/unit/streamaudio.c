@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/streamaudio.c - the server's side of audio streams
  * (lib/codec/streamaudio.h, doc/xmbp-audio.md): declarations as a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * streams.t - Range header parsing (lib/api/streams.c) and child programs
  * with bounded output (lib/core/child.c).

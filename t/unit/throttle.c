@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/throttle.c - the address keys of login throttling
  * (lib/domain/throttle.h throttle_addr_key()): the counters an address

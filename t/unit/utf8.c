@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/utf8.c - strict UTF-8 validation (lib/codec/utf8.h), RFC 3629.
  *

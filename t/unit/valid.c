@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * valid.t - typed validation of bodies and queries (lib/web/valid.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/video.c - images over raw video frames and their masking
  * (lib/face/video.h, doc/face-video.md): no copy, the regions of

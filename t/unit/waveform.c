@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/waveform.c - stored peaks and their merge (lib/codec/waveform.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/wsframe.c - WebSocket frame headers and walks
  * (lib/codec/wsframe.h, RFC 6455 section 5.2).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/wsingest.c - the WebSocket ingest session (lib/domain/wsingest.h):
  * cutting batches out of a byte stream, the 256 KB limit, the queue of answers,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/xmbp.c - the XMBP batch codec (lib/codec/xmbp.h, doc/xmbp.md).
  *

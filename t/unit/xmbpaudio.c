@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/xmbpaudio.c - audio frames in XMBP bytes samples
  * (lib/codec/xmbpaudio.h, doc/xmbp-audio.md): the frame layouts byte for

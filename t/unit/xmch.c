@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * t/unit/xmch.c - XMCH stored chunks (doc/xmbp.md): the exact layout, round
  * trips of every value type, compression when it pays, timestamp order, every

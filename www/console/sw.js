@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // sw.js - the console's service worker: it only shares refreshes
 // (doc/console.md "One refresh at a time, across reloads").
 //

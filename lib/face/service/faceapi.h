@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi.h - the face detection and masking service (doc/face.md): the
  * FastCGI loop its two programs run (cgi-bin/face, cgi-bin/face-admin).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_admin.c - the face service's admin endpoints.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_admin.h - the face service's admin endpoints (doc/face.md):
  * statistics, stored images and jobs, their downloads, and the

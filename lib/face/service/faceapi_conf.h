@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_conf.h - the face service's settings (doc/face.md "Settings"),
  * read once at start-up.

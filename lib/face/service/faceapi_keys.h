@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_keys.h - the face service's API keys (doc/face.md "API keys"): the
  * X-API-Key check of the public endpoints and their administration under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_limits.c - limits shared by the face service's processes.
  */

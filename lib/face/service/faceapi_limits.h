@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_limits.h - the face service's limits shared by all its
  * FastCGI processes: the concurrency cap, the inference slots, the

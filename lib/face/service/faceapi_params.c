@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_params.c - the upload and the parameters of detect and mask.
  */

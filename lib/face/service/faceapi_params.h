@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_params.h - the input of POST /api/v1/detect and /api/v1/mask: the
  * multipart/form-data upload and the parameters of doc/face-www/openapi.json,

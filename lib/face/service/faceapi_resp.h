@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_resp.h - what the face service answers: the security headers and CORS
  * of every response (doc/face.md), the DetectResponse of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_run.h - the public endpoints of the face service (doc/face.md,
  * doc/face-www/openapi.json): GET /health, POST /api/v1/detect,

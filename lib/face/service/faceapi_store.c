@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_store.c - runs kept in the database and the object store, and
  * their download URLs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_store.h - what the face service keeps when
  * FACE_API_STORAGE_ENABLED: each detect or mask run as an image row and

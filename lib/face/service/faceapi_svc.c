@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_svc.c - the face service's process state (see faceapi_svc.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_svc.h - the face service's process state and what every one of
  * its modules shares: filled once by faceapi_main (faceapi.h), read by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_video.c - the video endpoints (faceapi_video.h).
  */

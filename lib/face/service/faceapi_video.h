@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_video.h - the video endpoints of the face service
  * (doc/face-video.md, doc/face-www/openapi.json), served by the program

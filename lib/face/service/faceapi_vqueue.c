@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_vqueue.c - the video job queue and its settings
  * (faceapi_vqueue.h).

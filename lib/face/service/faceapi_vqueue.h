@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_vqueue.h - the queue of video anonymization jobs (table
  * face_video_jobs, sql/013_face_video.sql; doc/face-video.md) and its

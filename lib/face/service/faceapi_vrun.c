@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_vrun.c - probe, decode, detect, mask and encode a video
  * (faceapi_vrun.h).

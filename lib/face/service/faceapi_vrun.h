@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_vrun.h - what a video anonymization job does with a video file
  * (doc/face-video.md): ffprobe reads its header, then one ffmpeg decodes

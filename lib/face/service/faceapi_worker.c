@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_worker.c - the credential-free image worker (see
  * faceapi_worker.h): the parent's side, the protocol, the sandbox and

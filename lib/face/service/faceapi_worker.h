@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faceapi_worker.h - the process that decodes, detects, masks and
  * encodes for one face FastCGI process, apart from its credentials.

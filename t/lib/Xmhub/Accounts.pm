@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::Accounts;
 
 # Helpers for the end-to-end tests of login, facilities and users

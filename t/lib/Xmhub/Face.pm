@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::Face;
 
 # Helpers for the face service's end-to-end tests: a stack whose face

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::Ingest;
 
 # Helpers for the tests of stored samples (t/e2e/api-metadata.t,

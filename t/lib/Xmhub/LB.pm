@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::LB;
 
 # A round-robin load balancer in front of stacks (t/e2e/multi-host.t,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::Objects;
 
 # One object of every kind a route's {id} can name, made in one facility

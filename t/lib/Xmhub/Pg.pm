@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::Pg;
 
 # A throwaway PostgreSQL cluster reached over TCP on 127.0.0.1, for

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::Platform;
 
 # Helpers for the end-to-end tests of the platform API (api keys,

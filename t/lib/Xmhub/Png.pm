@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::Png;
 
 # A small PNG reader for the tests: 8-bit palette images (what libsox's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::Posters;
 
 # Concurrent ingest clients for the load and fault tests

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::Prom;
 
 # Prometheus text for the metrics tests (t/e2e/metrics.t,

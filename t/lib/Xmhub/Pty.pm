@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::Pty;
 # A pseudo-terminal for the tests of what a program shows only on a
 # terminal (xmhub send's progress line, xmhub sim's status line): the

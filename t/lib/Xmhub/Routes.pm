@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::Routes;
 
 # The route tables of the cgi-bin programs, read from their source

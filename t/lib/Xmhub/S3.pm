@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::S3;
 
 # A throwaway S3 server for the end-to-end tests: s3rver (npm, installed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::Stack;
 
 # A throwaway xmhub stack for the end-to-end tests: PostgreSQL and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::Test;
 
 # Helpers for the Perl end-to-end tests: run a built program with given

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::WS;
 
 # A small WebSocket client (RFC 6455) for the end-to-end tests: the

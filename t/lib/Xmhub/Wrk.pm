@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::Wrk;
 
 # wrk for the benchmarks (bench/*.pl): one case run with wrk on loopback

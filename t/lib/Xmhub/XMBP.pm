@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 package Xmhub::XMBP;
 
 # XMBP batches for the ingest tests, built with pack() from the formats of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // admin.mjs - facilities, users, API keys, devices, tags.
 import { api } from './api.mjs';
 import { setUploadKey } from './uploads.mjs';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // api.mjs - the console's calls of the platform API: tokens, refresh,
 // errors as {"detail"} (doc/console.md "Tokens").
 //

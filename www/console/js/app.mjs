@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // app.mjs - the console's shell: sign in, the navigation (by role), the
 // facility switch of a super admin and the hash routes of the pages.
 import { login, signOut, resume, onAuthChange, auth } from './api.mjs';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // face.mjs - try the face service (spec 3) on an image: detect draws the
 // boxes and landmarks over it, mask shows the masked image to download;
 // and mask the faces of a video (a job of the service).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // overview.mjs - the landing page: what an admin looks at first, for the
 // facility in view (every facility for a super admin, with a line per
 // facility): devices seen in the last hour of those known, the active

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // sessions.mjs - ingest sessions: the list, and a session's page with
 // one uPlot chart per numeric stream, drawn from bucketed read-back of
 // the visible window (doc/queries.md "Buckets"), refined on zoom and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ui.mjs - shared pieces of the console's pages: htm bound to Preact,
 // loading / empty / error states, the pager, the facility in view.
 import { h, render } from '../vendor/preact.mjs';

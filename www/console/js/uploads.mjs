@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // uploads.mjs - uploads: drag-and-drop multi-upload with progress, the
 // list, and an upload's page (player, spectrogram, waveform, jobs).
 import { api, auth, uploadFile, mediaUrl, ApiError } from './api.mjs';
