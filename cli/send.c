@@ -90,11 +90,12 @@ now_ms(void)
 static size_t
 sample_size(const struct sample_value *v)
 {
-	size_t fixed = sample_fixed_size(v->type);
+	size_t fixed = xmbp_sample_fixed_size(v->type);
 
 	if (fixed > 0)
 		return 8 + fixed;
-	return 8 + (v->type == SAMPLE_JSON ? 4 : 2) + sample_payload_size(v);
+	return 8 + (v->type == SAMPLE_JSON ? 4 : 2) +
+	       xmbp_sample_payload_size(v);
 }
 
 /* The progress line, on a terminal only, at most twice a second. */
@@ -486,8 +487,8 @@ streams_from_json(struct sender *s, const char *path, char **names)
 			goto out;
 		s->defs[i].index = (uint16_t)idx;
 		if (!json_object_object_get_ex(o, "value_type", &v) ||
-		    !sample_type_from_name(json_object_get_string(v),
-					   &s->defs[i].type))
+		    !xmbp_sample_type_from_name(json_object_get_string(v),
+						&s->defs[i].type))
 			goto out;
 		s->defs[i].name = NULL;
 		if (json_object_object_get_ex(o, "name", &v) &&

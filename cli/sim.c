@@ -496,9 +496,10 @@ create_session(struct dev *d)
 		json_object_object_add(s, "stream_index",
 				       json_object_new_int(m));
 		json_object_object_add(s, "name", json_object_new_string(name));
-		json_object_object_add(s, "value_type",
-				       json_object_new_string(sample_type_name(
-					       kind_type[m % KINDS])));
+		json_object_object_add(
+			s, "value_type",
+			json_object_new_string(
+				xmbp_sample_type_name(kind_type[m % KINDS])));
 		if (sim->rate > 0)
 			json_object_object_add(
 				s, "sample_rate_hz",

@@ -40,12 +40,12 @@ static uint64_t __attribute__((unused))
 touch_value(const struct sample_value *v)
 {
 	const uint8_t *p = (const uint8_t *)&v->u;
-	size_t n = sample_fixed_size(v->type);
+	size_t n = xmbp_sample_fixed_size(v->type);
 	uint64_t s = 0;
 
 	if (n == 0) {
 		p = v->u.raw.p;
-		n = sample_payload_size(v);
+		n = xmbp_sample_payload_size(v);
 	}
 	for (size_t i = 0; i < n; i++)
 		s += p[i];

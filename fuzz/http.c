@@ -162,8 +162,8 @@ check_strings(json_object *o)
 	case json_type_string:
 		n = (size_t)json_object_get_string_len(o);
 		CHECK(strlen(json_object_get_string(o)) == n);
-		CHECK(utf8_valid((const uint8_t *)json_object_get_string(o),
-				 n));
+		CHECK(xmbp_utf8_valid(
+			(const uint8_t *)json_object_get_string(o), n));
 		break;
 	case json_type_array:
 		n = json_object_array_length(o);
@@ -173,7 +173,7 @@ check_strings(json_object *o)
 	case json_type_object: {
 		json_object_object_foreach(o, k, v)
 		{
-			CHECK(utf8_valid((const uint8_t *)k, strlen(k)));
+			CHECK(xmbp_utf8_valid((const uint8_t *)k, strlen(k)));
 			check_strings(v);
 		}
 		break;

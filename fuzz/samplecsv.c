@@ -69,10 +69,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			xmbp_stream_at(&b, 0, &st);
 			xmbp_samples(&st, &it);
 			CHECK(xmbp_sample_next(&it, &ts, &v));
-			CHECK(ts == x.ts && sample_equal(&v, &x.value));
+			CHECK(ts == x.ts && xmbp_sample_equal(&v, &x.value));
 		} else {
 			/* Only a value too large for a batch fails. */
-			CHECK(sample_fixed_size(x.value.type) == 0);
+			CHECK(xmbp_sample_fixed_size(x.value.type) == 0);
 		}
 	}
 	buf_free(&scratch);

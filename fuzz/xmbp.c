@@ -81,7 +81,7 @@ walk(const struct xmbp_batch *b)
 
 	for (uint16_t i = 0; i < b->stream_count; i++) {
 		xmbp_stream_at(b, i, &s);
-		CHECK(sample_type_valid(s.type));
+		CHECK(xmbp_sample_type_valid(s.type));
 		CHECK(s.data >= b->buf &&
 		      s.data + s.data_len <= b->buf + b->len);
 		xmbp_samples(&s, &it);

@@ -65,7 +65,7 @@ compare(const struct xmch_chunk *a, const struct xmch_chunk *b)
 	while ((more = xmch_next(&ia, &ta, &va))) {
 		CHECK(xmch_next(&ib, &tb, &vb));
 		CHECK(ta == tb);
-		CHECK(sample_equal(&va, &vb));
+		CHECK(xmbp_sample_equal(&va, &vb));
 	}
 	CHECK(!xmch_next(&ib, &tb, &vb));
 }

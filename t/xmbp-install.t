@@ -54,6 +54,13 @@ is($st, 0, 'pkg-config knows xmbp') or diag $err;
 my @pkg = split ' ', $out;
 is_deeply(\@pkg, ["-I$P/include/xmbp", "-L$P/lib", '-lxmbp'],
     'pkg-config: the installed include and library directories');
+# Every name the library defines for a linker is in its namespace, xmbp_
+# or xmbpaudio_: a device program's own names never clash with it.
+($st, $out) = run(['nm', '-g', '--defined-only', "$P/lib/libxmbp.a"]);
+my @exported = map { /^[0-9a-f]+ [A-Z] (\S+)$/ ? $1 : () } split /\n/, $out;
+ok(@exported >= 10, 'libxmbp defines its functions: ' . scalar @exported);
+is_deeply([grep { !/^xmbp(?:audio)?_/ } @exported], [],
+    'every exported name of libxmbp starts with xmbp_ or xmbpaudio_');
 # A sanitizer build's library needs the sanitizers' runtimes to link.
 ($st, $out) = run(['nm', '-u', "$P/lib/libxmbp.a"]);
 my @san = $out =~ /__asan_/ ? ('-fsanitize=address,undefined') : ();
@@ -98,11 +105,11 @@ main(void)
 		while (xmbp_sample_next(&it, &ts, &v))
 			if (v.type == SAMPLE_F32)
 				printf("%u %s %u %g\n", (unsigned)s.stream_id,
-				       sample_type_name(v.type), (unsigned)ts,
+				       xmbp_sample_type_name(v.type), (unsigned)ts,
 				       v.u.f32);
 			else
 				printf("%u %s %u %.*s\n", (unsigned)s.stream_id,
-				       sample_type_name(v.type), (unsigned)ts,
+				       xmbp_sample_type_name(v.type), (unsigned)ts,
 				       (int)v.u.raw.len, (const char *)v.u.raw.p);
 	}
 	xmbp_enc_init(&enc, buf, 12);

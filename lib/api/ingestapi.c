@@ -176,7 +176,7 @@ check_streams(json_object *body, json_object **out, struct http_resp *resp)
 		if (!valid_body(o, stream_fields, NSTREAM, v, resp) ||
 		    !stream_rate(o, &rate, &rate_given, resp))
 			goto fail;
-		if (!sample_type_from_name(v[S_TYPE].str, &type)) {
+		if (!xmbp_sample_type_from_name(v[S_TYPE].str, &type)) {
 			http_error(resp, 400,
 				   "streams[%zu]: value_type must be one of "
 				   "f32, f64, i32, i64, bool, string, bytes, "

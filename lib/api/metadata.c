@@ -168,7 +168,7 @@ fetch_stream(struct app_ctx *ctx, const struct query *q, char id[37],
 	if ((st = db_query_ro(ctx->db, &res, stream_sql, 2, params)) != DB_OK)
 		app_db_error(ctx, st);
 	else if (PQntuples(res) == 0 ||
-		 !sample_type_from_name(PQgetvalue(res, 0, 1), type))
+		 !xmbp_sample_type_from_name(PQgetvalue(res, 0, 1), type))
 		http_error(ctx->resp, 404,
 			   "the session has no stream with stream_index %u",
 			   q->stream_index);
@@ -371,7 +371,7 @@ answer(struct app_ctx *ctx, const struct query *q, const char *stream_id,
 			   "\"value_type\":\"%s\",\"from_us\":%" PRIu64
 			   ",\"to_us\":%" PRIu64 ",\"%s\":[",
 			   ctx->params[0], q->stream_index,
-			   sample_type_name(type), q->from, q->to,
+			   xmbp_sample_type_name(type), q->from, q->to,
 			   q->bucketed ? "buckets" : "samples");
 	st = q->bucketed ? read_buckets(r, q, type, out, &count, &next)
 			 : read_samples(r, q, out, &count, &next);
@@ -431,7 +431,7 @@ metadata_samples(struct app_ctx *ctx)
 	if (q.bucketed && !sampleagg_numeric(type)) {
 		http_error(ctx->resp, 400,
 			   "bucket_us needs a numeric stream, not %s",
-			   sample_type_name(type));
+			   xmbp_sample_type_name(type));
 		return;
 	}
 	answer(ctx, &q, stream_id, type);

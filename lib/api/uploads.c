@@ -417,7 +417,7 @@ plain_text(const char *s)
 	for (const char *c = s; *c != '\0'; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			return false;
-	return utf8_valid((const uint8_t *)s, strlen(s));
+	return xmbp_utf8_valid((const uint8_t *)s, strlen(s));
 }
 
 static int

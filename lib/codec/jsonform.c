@@ -216,7 +216,7 @@ jsonform_batch(struct buf *out, const struct xmbp_batch *b)
 			   "%s{\"stream_id\":%u,\"value_type\":\"%s\","
 			   "\"samples\":[",
 			   i > 0 ? "," : "", s.stream_id,
-			   sample_type_name(s.type));
+			   xmbp_sample_type_name(s.type));
 		xmbp_samples(&s, &it);
 		while (xmbp_sample_next(&it, &ts, &v)) {
 			if (!first)
@@ -241,7 +241,7 @@ jsonform_chunk(struct buf *out, const struct xmch_chunk *c)
 		   "{\"version\":%u,\"value_type\":\"%s\",\"sample_count\":%lu,"
 		   "\"start_ts_us\":%llu,\"end_ts_us\":%llu,"
 		   "\"compressed\":%s,\"stored_bytes\":%zu,\"samples\":[",
-		   XMCH_VERSION, sample_type_name(c->type),
+		   XMCH_VERSION, xmbp_sample_type_name(c->type),
 		   (unsigned long)c->sample_count,
 		   (unsigned long long)c->start_ts,
 		   (unsigned long long)c->end_ts,
@@ -408,7 +408,7 @@ read_value(json_object *o, enum sample_type t, const struct limits *lim,
 	case SAMPLE_F32:
 		if (!read_float(o, t == SAMPLE_F32, &d, &f))
 			return fail(err, "InvalidInput", "%s: not a %s number",
-				    where, sample_type_name(t));
+				    where, xmbp_sample_type_name(t));
 		if (t == SAMPLE_F64)
 			v->u.f64 = d;
 		else
@@ -425,7 +425,7 @@ read_value(json_object *o, enum sample_type t, const struct limits *lim,
 		if (!jsonin_range(o, range[t][0], range[t][1], &i))
 			return fail(err, "InvalidInput",
 				    "%s: not an integer in the %s range", where,
-				    sample_type_name(t));
+				    xmbp_sample_type_name(t));
 		if (t == SAMPLE_I32)
 			v->u.i32 = (int32_t)i;
 		else if (t == SAMPLE_I16)
@@ -529,7 +529,7 @@ read_type(json_object *obj, enum sample_type *t, const char *where,
 
 	if (!json_object_object_get_ex(obj, "value_type", &o) ||
 	    !json_object_is_type(o, json_type_string) ||
-	    !sample_type_from_name(cstr(o), t))
+	    !xmbp_sample_type_from_name(cstr(o), t))
 		return fail(err, "InvalidValueType",
 			    "%s: value_type is missing or not a type name",
 			    where);

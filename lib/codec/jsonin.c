@@ -149,7 +149,7 @@ prescan(const char *t, size_t len, bool nul_values, char *detail, size_t dlen)
 {
 	size_t i = 0, depth = 0, w, nul;
 
-	if (!utf8_valid((const uint8_t *)t, len)) {
+	if (!xmbp_utf8_valid((const uint8_t *)t, len)) {
 		snprintf(detail, dlen, "JSON text is not valid UTF-8");
 		return false;
 	}

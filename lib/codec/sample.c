@@ -29,19 +29,19 @@ static const struct {
 };
 
 bool
-sample_type_valid(unsigned int tag)
+xmbp_sample_type_valid(unsigned int tag)
 {
 	return tag < SAMPLE__MAX;
 }
 
 const char *
-sample_type_name(enum sample_type type)
+xmbp_sample_type_name(enum sample_type type)
 {
-	return sample_type_valid(type) ? types[type].name : NULL;
+	return xmbp_sample_type_valid(type) ? types[type].name : NULL;
 }
 
 bool
-sample_type_from_name(const char *name, enum sample_type *type)
+xmbp_sample_type_from_name(const char *name, enum sample_type *type)
 {
 	for (unsigned int i = 0; i < SAMPLE__MAX; i++)
 		if (strcmp(types[i].name, name) == 0) {
@@ -52,30 +52,30 @@ sample_type_from_name(const char *name, enum sample_type *type)
 }
 
 size_t
-sample_fixed_size(enum sample_type type)
+xmbp_sample_fixed_size(enum sample_type type)
 {
-	return sample_type_valid(type) ? types[type].fixed : 0;
+	return xmbp_sample_type_valid(type) ? types[type].fixed : 0;
 }
 
 size_t
-sample_elem_size(enum sample_type type)
+xmbp_sample_elem_size(enum sample_type type)
 {
-	return sample_type_valid(type) ? types[type].elem : 0;
+	return xmbp_sample_type_valid(type) ? types[type].elem : 0;
 }
 
 size_t
-sample_payload_size(const struct sample_value *v)
+xmbp_sample_payload_size(const struct sample_value *v)
 {
 	size_t elem;
 
-	if (!sample_type_valid(v->type) || types[v->type].fixed != 0)
+	if (!xmbp_sample_type_valid(v->type) || types[v->type].fixed != 0)
 		return 0;
 	elem = types[v->type].elem;
 	return elem != 0 ? v->u.raw.len * elem : v->u.raw.len;
 }
 
 bool
-sample_equal(const struct sample_value *a, const struct sample_value *b)
+xmbp_sample_equal(const struct sample_value *a, const struct sample_value *b)
 {
 	size_t n;
 
@@ -105,7 +105,7 @@ sample_equal(const struct sample_value *a, const struct sample_value *b)
 	case SAMPLE_I32_ARRAY:
 		if (a->u.raw.len != b->u.raw.len)
 			return false;
-		n = sample_payload_size(a);
+		n = xmbp_sample_payload_size(a);
 		/* No memcmp on a NULL pointer, even for 0 bytes. */
 		return n == 0 || memcmp(a->u.raw.p, b->u.raw.p, n) == 0;
 	default:

@@ -3,7 +3,9 @@
  * sample.h - the 13 XMBP value types and one decoded sample value.
  *
  * Shared by the batch codec (xmbp), the chunk codec (xmch) and the JSON
- * form (jsonform).  Nothing here allocates.
+ * form (jsonform).  Nothing here allocates.  Part of libxmbp, whose
+ * exported names all start with xmbp_ (doc/device.md): hence the
+ * functions' xmbp_sample_ prefix.
  */
 #ifndef XMHUB_SAMPLE_H
 #define XMHUB_SAMPLE_H
@@ -55,24 +57,25 @@ struct sample_value {
 };
 
 /* True when tag names one of the 13 types. */
-bool sample_type_valid(unsigned int tag);
+bool xmbp_sample_type_valid(unsigned int tag);
 
 /* The format's name ("f32", "i32_array", ...); NULL for an invalid type. */
-const char *sample_type_name(enum sample_type type);
+const char *xmbp_sample_type_name(enum sample_type type);
 
 /* Looks a name up; returns false (and leaves *type alone) if unknown. */
-bool sample_type_from_name(const char *name, enum sample_type *type);
+bool xmbp_sample_type_from_name(const char *name, enum sample_type *type);
 
 /* Encoded size of a fixed-width value (f64 8 ... i8 1); 0 if variable. */
-size_t sample_fixed_size(enum sample_type type);
+size_t xmbp_sample_fixed_size(enum sample_type type);
 
 /* Element size of an array type (8, 4 or 4); 0 for other types. */
-size_t sample_elem_size(enum sample_type type);
+size_t xmbp_sample_elem_size(enum sample_type type);
 
 /* Payload bytes of a variable value (arrays: len * elem); 0 if fixed. */
-size_t sample_payload_size(const struct sample_value *v);
+size_t xmbp_sample_payload_size(const struct sample_value *v);
 
 /* Bit-exact equality: floats by their bits, payloads by length and bytes. */
-bool sample_equal(const struct sample_value *a, const struct sample_value *b);
+bool xmbp_sample_equal(const struct sample_value *a,
+		       const struct sample_value *b);
 
 #endif

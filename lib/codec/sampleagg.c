@@ -239,7 +239,7 @@ sampleagg_chunk_grid(const uint8_t *p, size_t len, struct sampleagg *a,
 	if (!sampleagg_numeric(c.type)) {
 		err->status = st = XMCH_E_INVALID_VALUE_TYPE;
 		snprintf(err->msg, sizeof(err->msg), "%s does not aggregate",
-			 sample_type_name(c.type));
+			 xmbp_sample_type_name(c.type));
 		goto out;
 	}
 	if (grid != NULL)

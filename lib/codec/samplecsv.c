@@ -223,7 +223,8 @@ parse_value(const char *p, const char *end, enum sample_type type,
 		if (!parse_text(p, end, scratch))
 			return false;
 		*why = "not valid UTF-8";
-		if (scratch->failed || !utf8_valid(scratch->p, scratch->len))
+		if (scratch->failed ||
+		    !xmbp_utf8_valid(scratch->p, scratch->len))
 			return false;
 		count = scratch->len;
 		break;
@@ -293,7 +294,8 @@ samplecsv_parse(const char *line, size_t len, bool first,
 	if (!parse_value(c2 + 1, end, defs[k].type, scratch, &out->value,
 			 &why)) {
 		snprintf(err, errlen, "value for %s stream %u: %s",
-			 sample_type_name(defs[k].type), defs[k].index, why);
+			 xmbp_sample_type_name(defs[k].type), defs[k].index,
+			 why);
 		return SAMPLECSV_ERROR;
 	}
 	return SAMPLECSV_SAMPLE;
@@ -333,7 +335,7 @@ samplecsv_streams(char *spec, struct samplecsv_stream *defs, size_t max,
 		} else {
 			type = c1 + 1;
 		}
-		if (!sample_type_from_name(type, &defs[*n].type)) {
+		if (!xmbp_sample_type_from_name(type, &defs[*n].type)) {
 			snprintf(err, errlen, "'%s': not a value type", type);
 			return false;
 		}

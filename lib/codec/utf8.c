@@ -12,7 +12,7 @@
 #include "codec/utf8.h"
 
 bool
-utf8_valid(const uint8_t *p, size_t n)
+xmbp_utf8_valid(const uint8_t *p, size_t n)
 {
 	size_t i = 0;
 

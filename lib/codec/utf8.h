@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * utf8.h - strict UTF-8 validation (RFC 3629).
+ * utf8.h - strict UTF-8 validation (RFC 3629).  Part of libxmbp, whose
+ * exported names all start with xmbp_ (doc/device.md): hence the name.
  */
 #ifndef XMHUB_UTF8_H
 #define XMHUB_UTF8_H
@@ -14,6 +15,6 @@
  * no surrogates (U+D800..U+DFFF), nothing above U+10FFFF, no truncated
  * sequence.  U+0000 is allowed.  Never reads past p + n.
  */
-bool utf8_valid(const uint8_t *p, size_t n);
+bool xmbp_utf8_valid(const uint8_t *p, size_t n);
 
 #endif

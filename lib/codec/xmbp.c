@@ -84,7 +84,7 @@ need(struct scan *s, size_t n, const char *what)
 static enum xmbp_status
 scan_var_samples(struct scan *s, enum sample_type type, uint16_t count)
 {
-	size_t elem = sample_elem_size(type);
+	size_t elem = xmbp_sample_elem_size(type);
 	size_t plen = type == SAMPLE_JSON ? 4 : 2;
 	enum xmbp_status st;
 
@@ -108,10 +108,10 @@ scan_var_samples(struct scan *s, enum sample_type type, uint16_t count)
 		if ((st = need(s, n, "a sample value")) != XMBP_OK)
 			return st;
 		if ((type == SAMPLE_STRING || type == SAMPLE_JSON) &&
-		    !utf8_valid(s->buf + start, n))
+		    !xmbp_utf8_valid(s->buf + start, n))
 			return fail(s->err, XMBP_E_INVALID_UTF8, start,
 				    "%s value is not valid UTF-8",
-				    sample_type_name(type));
+				    xmbp_sample_type_name(type));
 		s->pos += n;
 	}
 	return XMBP_OK;
@@ -165,12 +165,12 @@ scan(struct scan *s, struct xmbp_batch *b)
 			return st;
 		tag = s->buf[s->pos + 2];
 		count = be16_get(s->buf + s->pos + 3);
-		if (!sample_type_valid(tag))
+		if (!xmbp_sample_type_valid(tag))
 			return fail(s->err, XMBP_E_INVALID_VALUE_TYPE,
 				    s->pos + 2, "value type 0x%02X in block %u",
 				    tag, i);
 		s->pos += XMBP_BLOCK_HEADER;
-		if ((fixed = sample_fixed_size(tag)) != 0) {
+		if ((fixed = xmbp_sample_fixed_size(tag)) != 0) {
 			size_t n = (size_t)count * (8 + fixed);
 
 			if ((st = need(s, n, "a stream block")) != XMBP_OK)
@@ -283,8 +283,8 @@ xmbp_sample_next(struct xmbp_sample_iter *it, uint64_t *ts,
 		n = be16_get(p);
 		v->u.raw.len = n;
 		v->u.raw.p = p + 2;
-		if (sample_elem_size(it->type) != 0)
-			n *= sample_elem_size(it->type);
+		if (xmbp_sample_elem_size(it->type) != 0)
+			n *= xmbp_sample_elem_size(it->type);
 		p += 2 + n;
 		break;
 	}

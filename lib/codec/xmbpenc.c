@@ -263,7 +263,8 @@ enc_text(struct xmbp_enc *enc, enum sample_type type, uint64_t ts,
 {
 	uint8_t *p;
 
-	if (enc->state == XMBP_ENC_OK && !utf8_valid((const uint8_t *)s, len)) {
+	if (enc->state == XMBP_ENC_OK &&
+	    !xmbp_utf8_valid((const uint8_t *)s, len)) {
 		enc_fail(enc, XMBP_ENC_INVALID, "text is not valid UTF-8");
 		return;
 	}

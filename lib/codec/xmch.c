@@ -81,7 +81,7 @@ static enum xmch_status
 value_len(enum sample_type type, const uint8_t *p, size_t avail, size_t *len,
 	  struct xmch_error *err)
 {
-	size_t fixed = sample_fixed_size(type), elem, n;
+	size_t fixed = xmbp_sample_fixed_size(type), elem, n;
 
 	if (fixed != 0) {
 		if (avail < fixed)
@@ -94,16 +94,16 @@ value_len(enum sample_type type, const uint8_t *p, size_t avail, size_t *len,
 		return fail(err, XMCH_E_UNEXPECTED_EOF,
 			    "value column ends inside a length prefix");
 	n = be32_get(p);
-	if ((elem = sample_elem_size(type)) != 0)
+	if ((elem = xmbp_sample_elem_size(type)) != 0)
 		n *= elem;
 	if (avail - 4 < n)
 		return fail(err, XMCH_E_UNEXPECTED_EOF,
 			    "value column ends inside a value");
 	if ((type == SAMPLE_STRING || type == SAMPLE_JSON) &&
-	    !utf8_valid(p + 4, n))
+	    !xmbp_utf8_valid(p + 4, n))
 		return fail(err, XMCH_E_INVALID_UTF8,
 			    "%s value is not valid UTF-8",
-			    sample_type_name(type));
+			    xmbp_sample_type_name(type));
 	*len = 4 + n;
 	return XMCH_OK;
 }
@@ -127,7 +127,7 @@ parse(const uint8_t *buf, size_t len, struct xmch_chunk *c,
 		return fail(err, XMCH_E_UNSUPPORTED_VERSION,
 			    "version %u, only 1 is supported", buf[4]);
 	tag = buf[5];
-	if (!sample_type_valid(tag))
+	if (!xmbp_sample_type_valid(tag))
 		return fail(err, XMCH_E_INVALID_VALUE_TYPE, "value type 0x%02X",
 			    tag);
 	if (be16_get(buf + 6) != 0)
@@ -172,9 +172,9 @@ parse(const uint8_t *buf, size_t len, struct xmch_chunk *c,
 				    "before it",
 				    i);
 
-	if (sample_fixed_size(c->type) != 0) {
-		size_t want =
-			(size_t)c->sample_count * sample_fixed_size(c->type);
+	if (xmbp_sample_fixed_size(c->type) != 0) {
+		size_t want = (size_t)c->sample_count *
+			      xmbp_sample_fixed_size(c->type);
 
 		if (c->val_len < want)
 			return fail(err, XMCH_E_UNEXPECTED_EOF,
@@ -347,12 +347,12 @@ xmch_next(struct xmch_iter *it, uint64_t *ts, struct sample_value *v)
 		v->u.raw.len = be32_get(p);
 		v->u.raw.p = p + 4;
 		n = v->u.raw.len;
-		if (sample_elem_size(c->type) != 0)
-			n *= sample_elem_size(c->type);
+		if (xmbp_sample_elem_size(c->type) != 0)
+			n *= xmbp_sample_elem_size(c->type);
 		it->v = p + 4 + n;
 		return true;
 	}
-	it->v = p + sample_fixed_size(c->type);
+	it->v = p + xmbp_sample_fixed_size(c->type);
 	return true;
 }
 
@@ -409,7 +409,7 @@ xmch_writer_add(struct xmch_writer *w, uint64_t ts,
 	uint8_t x[8];
 	size_t n, payload = 0, elem;
 
-	if (!sample_type_valid(v->type) || v->type != w->type)
+	if (!xmbp_sample_type_valid(v->type) || v->type != w->type)
 		return fail(err, XMCH_E_INVALID_VALUE,
 			    "a value of type 0x%02X in a chunk of type 0x%02X",
 			    (unsigned int)v->type, (unsigned int)w->type);
@@ -418,16 +418,16 @@ xmch_writer_add(struct xmch_writer *w, uint64_t ts,
 			    "timestamp %llu is below the previous %llu",
 			    (unsigned long long)ts,
 			    (unsigned long long)w->last_ts);
-	if ((n = sample_fixed_size(v->type)) == 0) {
+	if ((n = xmbp_sample_fixed_size(v->type)) == 0) {
 		if (v->u.raw.len > UINT32_MAX)
 			return fail(err, XMCH_E_TOO_LARGE, "value too long");
-		elem = sample_elem_size(v->type);
+		elem = xmbp_sample_elem_size(v->type);
 		payload = elem != 0 ? v->u.raw.len * elem : v->u.raw.len;
 		if ((v->type == SAMPLE_STRING || v->type == SAMPLE_JSON) &&
-		    !utf8_valid(v->u.raw.p, payload))
+		    !xmbp_utf8_valid(v->u.raw.p, payload))
 			return fail(err, XMCH_E_INVALID_UTF8,
 				    "%s value is not valid UTF-8",
-				    sample_type_name(v->type));
+				    xmbp_sample_type_name(v->type));
 		n = 4 + payload;
 	}
 	if (n > XMCH_MAX_BYTES ||
@@ -437,7 +437,7 @@ xmch_writer_add(struct xmch_writer *w, uint64_t ts,
 	if (!buf_reserve(&w->ts, 8) || !buf_reserve(&w->val, n))
 		return fail(err, XMCH_E_NOMEM, "out of memory");
 	buf_put_be64(&w->ts, ts);
-	if (sample_fixed_size(v->type) != 0)
+	if (xmbp_sample_fixed_size(v->type) != 0)
 		buf_append(&w->val, x, fixed_value(v, x));
 	else {
 		buf_put_be32(&w->val, (uint32_t)v->u.raw.len);
@@ -476,7 +476,7 @@ enum xmch_status
 xmch_writer_add_packed(struct xmch_writer *w, const uint8_t *p, uint32_t n,
 		       struct xmch_error *err)
 {
-	size_t width = sample_fixed_size(w->type), step = 8 + width;
+	size_t width = xmbp_sample_fixed_size(w->type), step = 8 + width;
 	uint64_t last = w->last_ts, ts;
 
 	if (width == 0 || w->type == SAMPLE_BOOL)

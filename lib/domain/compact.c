@@ -142,9 +142,9 @@ static bool
 add(struct run *r, uint64_t ts, const struct sample_value *v)
 {
 	struct xmch_error err;
-	size_t size = sample_fixed_size(v->type);
+	size_t size = xmbp_sample_fixed_size(v->type);
 
-	size = 8 + (size > 0 ? size : 4 + sample_payload_size(v));
+	size = 8 + (size > 0 ? size : 4 + xmbp_sample_payload_size(v));
 	if (r->count > 0 &&
 	    (r->count >= r->o->target_samples ||
 	     r->raw + size > r->o->target_bytes) &&
@@ -331,7 +331,7 @@ compact_one(struct db *db, struct db *side, struct store *st,
 	}
 	snprintf(r.stream_id, sizeof(r.stream_id), "%s", PQgetvalue(res, 0, 0));
 	memcpy(result->stream_id, r.stream_id, sizeof(r.stream_id));
-	if (!sample_type_from_name(PQgetvalue(res, 0, 2), &r.type)) {
+	if (!xmbp_sample_type_from_name(PQgetvalue(res, 0, 2), &r.type)) {
 		log_error("compact: stream %s: unknown value type",
 			  r.stream_id);
 		goto out;

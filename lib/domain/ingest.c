@@ -461,8 +461,9 @@ check_batch(const struct live *l, const struct xmbp_batch *b, char *detail,
 			snprintf(detail, dlen,
 				 "stream block %u: stream %u is declared %s, "
 				 "the block holds %s",
-				 i, st.stream_id, sample_type_name(def->type),
-				 sample_type_name(st.type));
+				 i, st.stream_id,
+				 xmbp_sample_type_name(def->type),
+				 xmbp_sample_type_name(st.type));
 			return INGEST_INVALID;
 		}
 		if (!streamaudio_check_block(&st, &def->audio, detail, dlen))
@@ -544,7 +545,7 @@ add_block(struct live *l, const struct xmbp_stream *s, struct rows *r)
 	     xmch_writer_size(&p->w) + s->data_len > MERGE_MAX_BYTES) &&
 	    !restart(r, def->id, p, s->type))
 		return false;
-	if (sample_fixed_size(s->type) != 0 && s->type != SAMPLE_BOOL) {
+	if (xmbp_sample_fixed_size(s->type) != 0 && s->type != SAMPLE_BOOL) {
 		/* Fixed-width values: copied as they are, no walk. */
 		st = xmch_writer_add_packed(&p->w, s->data, s->sample_count,
 					    &err);
@@ -879,8 +880,8 @@ read_streams(struct round *r, const PGresult *res)
 						     NULL, 10);
 			snprintf(d->id, sizeof(d->id), "%s",
 				 PQgetvalue(res, i + j, 3));
-			if (!sample_type_from_name(PQgetvalue(res, i + j, 2),
-						   &d->type) ||
+			if (!xmbp_sample_type_from_name(
+				    PQgetvalue(res, i + j, 2), &d->type) ||
 			    !streamaudio_decl_parse(PQgetvalue(res, i + j, 4),
 						    PQgetvalue(res, i + j, 5),
 						    PQgetvalue(res, i + j, 6),

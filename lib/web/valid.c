@@ -129,8 +129,9 @@ check_text(const struct valid_field *f, const char *s, size_t n,
 	v->str = s;
 	switch (f->type) {
 	case VALID_STRING:
-		if (!utf8_valid((const uint8_t *)s, n) || memchr(s, 0, n) ||
-		    (long long)n < f->min || (long long)n > f->max) {
+		if (!xmbp_utf8_valid((const uint8_t *)s, n) ||
+		    memchr(s, 0, n) || (long long)n < f->min ||
+		    (long long)n > f->max) {
 			http_error(resp, 400,
 				   "%s must be text of %lld to %lld bytes",
 				   f->name, f->min, f->max);

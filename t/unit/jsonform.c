@@ -322,7 +322,7 @@ float_property(bool single, size_t n)
 static void
 array_property(enum sample_type t, size_t n)
 {
-	const size_t k = 64, elem = sample_elem_size(t);
+	const size_t k = 64, elem = xmbp_sample_elem_size(t);
 	uint8_t raw[64 * 8];
 	struct xmbp_batch batch;
 	struct xmbp_stream s;
@@ -340,7 +340,7 @@ array_property(enum sample_type t, size_t n)
 		text.len = 0;
 		jsonform_value(&text, &(struct sample_value){
 					      .type = t, .u.raw = {raw, k}});
-		if (!one_sample(sample_type_name(t), (const char *)text.p,
+		if (!one_sample(xmbp_sample_type_name(t), (const char *)text.p,
 				text.len, &bin, &s, &batch)) {
 			bad++;
 			continue;
@@ -352,7 +352,7 @@ array_property(enum sample_type t, size_t n)
 			if (memcmp(s.data + 10 + j * elem, raw + j * elem,
 				   elem) != 0) {
 				diag("%s element %0*llx read back as %0*llx",
-				     sample_type_name(t), (int)elem * 2,
+				     xmbp_sample_type_name(t), (int)elem * 2,
 				     (unsigned long long)(elem == 8
 								  ? be64_get(
 									    raw +
@@ -377,7 +377,7 @@ array_property(enum sample_type t, size_t n)
 	ok(bad == 0,
 	   "%zu %s values of %zu random elements read back "
 	   "bit-exact",
-	   n, sample_type_name(t), k);
+	   n, xmbp_sample_type_name(t), k);
 	if (bad != 0)
 		diag("%zu of %zu differ", bad, n);
 	buf_free(&text);

@@ -45,14 +45,15 @@ test_names(void)
 	unsigned int bad = 0;
 
 	for (size_t i = 0; i < NSPEC; i++) {
-		const char *name = sample_type_name(spec[i].tag);
+		const char *name = xmbp_sample_type_name(spec[i].tag);
 
-		is_str(name, spec[i].name, "sample_type_name(0x%02X) is %s",
-		       spec[i].tag, spec[i].name);
+		is_str(name, spec[i].name,
+		       "xmbp_sample_type_name(0x%02X) is %s", spec[i].tag,
+		       spec[i].name);
 		t = SAMPLE__MAX;
-		ok(sample_type_from_name(spec[i].name, &t) &&
+		ok(xmbp_sample_type_from_name(spec[i].name, &t) &&
 			   (unsigned int)t == spec[i].tag,
-		   "sample_type_from_name(\"%s\") is 0x%02X", spec[i].name,
+		   "xmbp_sample_type_from_name(\"%s\") is 0x%02X", spec[i].name,
 		   spec[i].tag);
 	}
 	ok(SAMPLE__MAX == NSPEC, "there are 13 types");
@@ -60,7 +61,8 @@ test_names(void)
 	/* *type must stay untouched on refusal: callers rely on defaults. */
 	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
 		t = SAMPLE_I8;
-		if (sample_type_from_name(unknown[i], &t) || t != SAMPLE_I8) {
+		if (xmbp_sample_type_from_name(unknown[i], &t) ||
+		    t != SAMPLE_I8) {
 			diag("\"%s\" was accepted or *type changed",
 			     unknown[i]);
 			bad++;
@@ -70,9 +72,9 @@ test_names(void)
 
 	bad = 0;
 	for (unsigned int tag = 0x0D; tag <= 0xFF; tag++)
-		if (sample_type_name((enum sample_type)tag) != NULL)
+		if (xmbp_sample_type_name((enum sample_type)tag) != NULL)
 			bad++;
-	ok(bad == 0, "sample_type_name is NULL for 0x0D..0xFF");
+	ok(bad == 0, "xmbp_sample_type_name is NULL for 0x0D..0xFF");
 }
 
 static void
@@ -81,42 +83,45 @@ test_valid(void)
 	unsigned int bad = 0;
 
 	for (unsigned int tag = 0; tag <= 0x0C; tag++)
-		if (!sample_type_valid(tag)) {
+		if (!xmbp_sample_type_valid(tag)) {
 			diag("tag 0x%02X refused", tag);
 			bad++;
 		}
-	ok(bad == 0, "sample_type_valid for 0x00..0x0C");
+	ok(bad == 0, "xmbp_sample_type_valid for 0x00..0x0C");
 
 	bad = 0;
 	for (unsigned int tag = 0x0D; tag <= 0xFF; tag++)
-		if (sample_type_valid(tag)) {
+		if (xmbp_sample_type_valid(tag)) {
 			diag("tag 0x%02X accepted", tag);
 			bad++;
 		}
-	ok(bad == 0, "sample_type_valid false for 0x0D..0xFF");
-	ok(!sample_type_valid(0x100) && !sample_type_valid(0x10C) &&
-		   !sample_type_valid(~0u),
-	   "sample_type_valid false above a byte (no truncation to 8 bits)");
+	ok(bad == 0, "xmbp_sample_type_valid false for 0x0D..0xFF");
+	ok(!xmbp_sample_type_valid(0x100) && !xmbp_sample_type_valid(0x10C) &&
+		   !xmbp_sample_type_valid(~0u),
+	   "xmbp_sample_type_valid false above a byte (no truncation to 8 "
+	   "bits)");
 }
 
 static void
 test_sizes(void)
 {
 	for (size_t i = 0; i < NSPEC; i++) {
-		is_int(sample_fixed_size(spec[i].tag), spec[i].fixed,
-		       "sample_fixed_size(%s) is %zu", spec[i].name,
+		is_int(xmbp_sample_fixed_size(spec[i].tag), spec[i].fixed,
+		       "xmbp_sample_fixed_size(%s) is %zu", spec[i].name,
 		       spec[i].fixed);
-		is_int(sample_elem_size(spec[i].tag), spec[i].elem,
-		       "sample_elem_size(%s) is %zu", spec[i].name,
+		is_int(xmbp_sample_elem_size(spec[i].tag), spec[i].elem,
+		       "xmbp_sample_elem_size(%s) is %zu", spec[i].name,
 		       spec[i].elem);
 	}
 	/* doc/xmbp.md: a sample of f64 is 16 bytes, ... of bool 9. */
-	is_int(8 + sample_fixed_size(SAMPLE_F64), 16, "f64 sample is 16 bytes");
-	is_int(8 + sample_fixed_size(SAMPLE_BOOL), 9, "bool sample is 9 bytes");
-	is_int(sample_fixed_size((enum sample_type)0x0D), 0,
-	       "sample_fixed_size of an invalid type is 0");
-	is_int(sample_elem_size((enum sample_type)0xFF), 0,
-	       "sample_elem_size of an invalid type is 0");
+	is_int(8 + xmbp_sample_fixed_size(SAMPLE_F64), 16,
+	       "f64 sample is 16 bytes");
+	is_int(8 + xmbp_sample_fixed_size(SAMPLE_BOOL), 9,
+	       "bool sample is 9 bytes");
+	is_int(xmbp_sample_fixed_size((enum sample_type)0x0D), 0,
+	       "xmbp_sample_fixed_size of an invalid type is 0");
+	is_int(xmbp_sample_elem_size((enum sample_type)0xFF), 0,
+	       "xmbp_sample_elem_size of an invalid type is 0");
 }
 
 static const uint8_t pay[16];
@@ -149,20 +154,22 @@ test_payload_size(void)
 		if (spec[i].fixed == 0)
 			continue;
 		v = val_raw((enum sample_type)spec[i].tag, pay, 5);
-		if (sample_payload_size(&v) != 0) {
-			diag("%s: %zu", spec[i].name, sample_payload_size(&v));
+		if (xmbp_sample_payload_size(&v) != 0) {
+			diag("%s: %zu", spec[i].name,
+			     xmbp_sample_payload_size(&v));
 			bad++;
 		}
 	}
-	ok(bad == 0, "sample_payload_size is 0 for every fixed-width type");
+	ok(bad == 0,
+	   "xmbp_sample_payload_size is 0 for every fixed-width type");
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		v = val_row(&cases[i].v);
-		is_int(sample_payload_size(&v), cases[i].want, "%s",
+		is_int(xmbp_sample_payload_size(&v), cases[i].want, "%s",
 		       cases[i].name);
 	}
 	v = val_raw((enum sample_type)0x0D, pay, 5);
-	is_int(sample_payload_size(&v), 0, "invalid type: 0");
+	is_int(xmbp_sample_payload_size(&v), 0, "invalid type: 0");
 }
 
 /*
@@ -176,7 +183,7 @@ static const uint8_t a12_copy[16] = {0x3F, 0xF0, 0, 0, 0, 0, 0, 0,
 static const uint8_t a13[16] = {0x3F, 0xF0, 0, 0, 0, 0, 0, 0,
 				0x40, 0x08, 0, 0, 0, 0, 0, 0};
 
-/* sample_equal(a, b) == want, and the same the other way round. */
+/* xmbp_sample_equal(a, b) == want, and the same the other way round. */
 static const struct {
 	struct test_value a, b;
 	bool want;
@@ -261,7 +268,8 @@ test_equal(void)
 		struct sample_value b = val_row(&equal_cases[i].b);
 		bool want = equal_cases[i].want;
 
-		ok(sample_equal(&a, &b) == want && sample_equal(&b, &a) == want,
+		ok(xmbp_sample_equal(&a, &b) == want &&
+			   xmbp_sample_equal(&b, &a) == want,
 		   "%s: %s", equal_cases[i].name, want ? "equal" : "different");
 	}
 }

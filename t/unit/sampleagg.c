@@ -51,8 +51,8 @@ same(const struct sampleagg *a, const struct sampleagg *b)
 	       a->nan_count == b->nan_count && a->isum == b->isum &&
 	       ((isnan(a->fsum) && isnan(b->fsum)) ||
 		memcmp(&a->fsum, &b->fsum, 10) == 0) &&
-	       (a->count == 0 || (sample_equal(&a->min, &b->min) &&
-				  sample_equal(&a->max, &b->max)));
+	       (a->count == 0 || (xmbp_sample_equal(&a->min, &b->min) &&
+				  xmbp_sample_equal(&a->max, &b->max)));
 }
 
 /* Stored text and back gives the same aggregate. */

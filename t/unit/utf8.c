@@ -81,7 +81,7 @@ static const struct tcase cases[] = {
 	T("lead then lead", "\xC2\xC2\x80", false),
 };
 
-/* utf8_valid on a heap copy of exactly n bytes. */
+/* xmbp_utf8_valid on a heap copy of exactly n bytes. */
 static bool
 check(const void *s, size_t n)
 {
@@ -92,7 +92,7 @@ check(const void *s, size_t n)
 		abort();
 	if (n > 0)
 		memcpy(p, s, n);
-	r = utf8_valid(p, n);
+	r = xmbp_utf8_valid(p, n);
 	free(p);
 	return r;
 }

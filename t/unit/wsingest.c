@@ -242,7 +242,7 @@ test_answers(void)
 	wsingest_fail(w, long_detail);
 	n = wsingest_next(w, &p);
 	ok(n > 4 && n <= WSINGEST_MSG_MAX, "a long detail fits (%zu bytes)", n);
-	ok(detail_of(p, n) != NULL && utf8_valid(p, n),
+	ok(detail_of(p, n) != NULL && xmbp_utf8_valid(p, n),
 	   "and is valid JSON and UTF-8");
 	wsingest_free(w);
 

@@ -39,7 +39,8 @@ struct tstream {
 static size_t
 sample_size(enum sample_type type, const struct tval *tv)
 {
-	size_t fixed = sample_fixed_size(type), elem = sample_elem_size(type);
+	size_t fixed = xmbp_sample_fixed_size(type),
+	       elem = xmbp_sample_elem_size(type);
 
 	if (fixed != 0)
 		return 8 + fixed;
@@ -146,16 +147,17 @@ static bool
 tval_eq(enum sample_type type, const struct tval *tv, uint64_t ts,
 	const struct sample_value *v)
 {
-	size_t elem = sample_elem_size(type);
+	size_t elem = xmbp_sample_elem_size(type);
 	const uint64_t *e = tv->p;
 
 	if (ts != tv->ts || v->type != type)
 		return false;
-	if (sample_fixed_size(type) != 0) {
+	if (xmbp_sample_fixed_size(type) != 0) {
 		struct sample_value want = val_bits(type, tv->bits);
 
 		/* Each member of the union starts at its beginning. */
-		return memcmp(&v->u, &want.u, sample_fixed_size(type)) == 0;
+		return memcmp(&v->u, &want.u, xmbp_sample_fixed_size(type)) ==
+		       0;
 	}
 	switch (type) {
 	case SAMPLE_STRING:
@@ -243,7 +245,8 @@ check_model(const uint8_t *buf, size_t len, const struct tstream *st,
 			if (!tval_eq(st[i].type, &st[i].s[j], ts, &v)) {
 				snprintf(why, whylen,
 					 "stream %zu (%s) sample %zu differs",
-					 i, sample_type_name(st[i].type), j);
+					 i, xmbp_sample_type_name(st[i].type),
+					 j);
 				return false;
 			}
 		}
@@ -415,7 +418,7 @@ test_types(void)
 		       check_model(buf, len, &mixed[i], 1, (uint16_t)(i * 1000),
 				   dev, -1, why, sizeof(why));
 		if (!ok(good, "%s alone: encode, size, decode bit-exact",
-			sample_type_name(mixed[i].type)))
+			xmbp_sample_type_name(mixed[i].type)))
 			diag("state %d len %zu: %s", (int)st, len,
 			     st == XMBP_ENC_OK ? why : "");
 	}
@@ -857,7 +860,7 @@ test_utf8(void)
 			start = hlen;
 			hput(cases[i].s, cases[i].n);
 			snprintf(what, sizeof(what), "%s %s",
-				 sample_type_name(t), cases[i].name);
+				 xmbp_sample_type_name(t), cases[i].name);
 			if (cases[i].valid) {
 				expect(XMBP_OK, &err, what);
 				continue;
@@ -895,7 +898,7 @@ test_limits(void)
 	expect(XMBP_E_BUFFER_OVERFLOW, &err, "stream_count 65535");
 
 	for (size_t a = 0; a < NV(arrays); a++) {
-		size_t elem = sample_elem_size(arrays[a]);
+		size_t elem = xmbp_sample_elem_size(arrays[a]);
 
 		for (unsigned int n = 4096; n <= 4097; n++) {
 			size_t cpos;
@@ -909,7 +912,7 @@ test_limits(void)
 			for (size_t k = 0; k < n * elem; k++)
 				h8((unsigned int)k);
 			snprintf(what, sizeof(what), "%s of %u elements",
-				 sample_type_name(arrays[a]), n);
+				 xmbp_sample_type_name(arrays[a]), n);
 			if (n == 4096) {
 				expect(XMBP_OK, &err, what);
 				continue;
@@ -1424,7 +1427,7 @@ test_no_copy(void)
 		uint64_t ts;
 
 		xmbp_stream_at(&b, i, &xs);
-		if (sample_fixed_size(xs.type) != 0)
+		if (xmbp_sample_fixed_size(xs.type) != 0)
 			continue;
 		xmbp_samples(&xs, &it);
 		while (xmbp_sample_next(&it, &ts, &v)) {
@@ -1563,7 +1566,7 @@ gen_batch(void)
 		s->n = count;
 		for (size_t j = 0; j < count; j++) {
 			struct tval *tv = &r_val[nv++];
-			size_t max, elem = sample_elem_size(s->type);
+			size_t max, elem = xmbp_sample_elem_size(s->type);
 
 			tv->ts = below(4) == 0 ? below(1000) : rnd();
 			tv->bits = rnd();
@@ -1702,8 +1705,9 @@ test_random(void)
 			for (size_t j = 0; j < r_st[i].n; j++) {
 				size_t vn = r_st[i].s[j].n;
 
-				full_arrays += vn == XMBP_MAX_ARRAY &&
-					       sample_elem_size(r_st[i].type);
+				full_arrays +=
+					vn == XMBP_MAX_ARRAY &&
+					xmbp_sample_elem_size(r_st[i].type);
 				long_texts += vn > 1000;
 			}
 		}

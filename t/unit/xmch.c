@@ -374,7 +374,7 @@ test_empty(void)
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 		for (int z = 0; z <= 1; z++) {
 			uint8_t want[32] = {'X', 'M', 'C', 'H', 0x01};
-			const char *name = sample_type_name(types[i]);
+			const char *name = xmbp_sample_type_name(types[i]);
 
 			want[5] = (uint8_t)types[i];
 			ok(write_chunk(types[i], NULL, NULL, 0, z, &out),
@@ -549,7 +549,7 @@ edge_times(uint64_t *ts, size_t n)
 static void
 roundtrip(enum sample_type t, bool compress)
 {
-	const char *name = sample_type_name(t);
+	const char *name = xmbp_sample_type_name(t);
 	const char *how = compress ? "compress" : "plain";
 	struct sample_value want[32], got;
 	uint64_t ts[32], gts;
@@ -590,8 +590,8 @@ roundtrip(enum sample_type t, bool compress)
 	   name, how, n, zstd);
 	xmch_iter_init(&c, &it);
 	for (i = 0; xmch_next(&it, &gts, &got); i++)
-		if (bad == SIZE_MAX &&
-		    (i >= n || gts != ts[i] || !sample_equal(&got, &want[i])))
+		if (bad == SIZE_MAX && (i >= n || gts != ts[i] ||
+					!xmbp_sample_equal(&got, &want[i])))
 			bad = i;
 	if (!ok(i == n && bad == SIZE_MAX,
 		"%s (%s): all %zu samples read back bit-exact", name, how, n))
@@ -660,8 +660,9 @@ test_compression(void)
 		   "xmch_open reports compressed, stored_len and the header");
 		xmch_iter_init(&c, &it);
 		for (i = 0; xmch_next(&it, &gts, &got); i++)
-			if (bad == SIZE_MAX && (i >= N || gts != ts[i] ||
-						!sample_equal(&got, &v[i])))
+			if (bad == SIZE_MAX &&
+			    (i >= N || gts != ts[i] ||
+			     !xmbp_sample_equal(&got, &v[i])))
 				bad = i;
 		ok(i == N && bad == SIZE_MAX,
 		   "compressed chunk reads back all 10000 samples");
@@ -705,7 +706,7 @@ test_compression(void)
 	if (xmch_open(packed.p, packed.len, &c, &err) == XMCH_OK) {
 		xmch_iter_init(&c, &it);
 		ok(!c.compressed && xmch_next(&it, &gts, &got) &&
-			   gts == ts[0] && sample_equal(&got, &v[0]),
+			   gts == ts[0] && xmbp_sample_equal(&got, &v[0]),
 		   "opens as plain, the sample intact");
 		xmch_close(&c);
 	} else
@@ -798,7 +799,7 @@ test_timestamps(void)
 		for (i = 0; xmch_next(&it, &gts, &got); i++) {
 			v = val_f64_bits(i < 3 ? wbits[i] : 0);
 			good = good && i < 3 && gts == wts[i] &&
-			       sample_equal(&got, &v);
+			       xmbp_sample_equal(&got, &v);
 		}
 		ok(good && i == 3,
 		   "the chunk holds only the accepted samples, in order");
@@ -888,7 +889,7 @@ sample_chunk(enum sample_type t, size_t max, bool compress, struct buf *out)
 		n = max;
 	edge_times(ts, n);
 	if (!write_chunk(t, ts, v, n, compress, out))
-		diag("could not build a %s chunk", sample_type_name(t));
+		diag("could not build a %s chunk", xmbp_sample_type_name(t));
 }
 
 /*
@@ -979,7 +980,7 @@ test_reader_errors(void)
 		ok(prefixes_fail(&b, XMCH_E_UNEXPECTED_EOF),
 		   "every strict prefix (0..%zu) of a plain %s chunk: "
 		   "UnexpectedEof",
-		   b.len - 1, sample_type_name(var_types[i]));
+		   b.len - 1, xmbp_sample_type_name(var_types[i]));
 		buf_free(&b);
 	}
 	sample_chunk(SAMPLE_F64, 32, false, &b);
@@ -1478,7 +1479,8 @@ test_packed(void)
 	uint8_t block[10 * 16];
 
 	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
-		size_t width = sample_fixed_size(types[t]), step = 8 + width;
+		size_t width = xmbp_sample_fixed_size(types[t]),
+		       step = 8 + width;
 		bool good = true;
 
 		for (size_t i = 0; i < 10; i++) {
@@ -1526,7 +1528,7 @@ test_packed(void)
 			xmch_writer_finish(&b, false, &cb, &err) == XMCH_OK;
 		ok(good && ca.len == cb.len && memcmp(ca.p, cb.p, ca.len) == 0,
 		   "packed %s: the chunk of one add per sample",
-		   sample_type_name(types[t]));
+		   xmbp_sample_type_name(types[t]));
 		buf_free(&ca);
 		buf_free(&cb);
 		xmch_writer_free(&a);

@@ -55,7 +55,7 @@ part_begin(void *arg, const struct multipart_part *part)
 		r->part = FACEAPI_NPARAMS;
 		n = part->filename != NULL ? strlen(part->filename) : 0;
 		if (n <= FACEAPI_FILENAME_MAX &&
-		    utf8_valid((const uint8_t *)part->filename, n))
+		    xmbp_utf8_valid((const uint8_t *)part->filename, n))
 			memcpy(up->filename, part->filename, n);
 		return 0;
 	}
