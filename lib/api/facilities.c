@@ -227,14 +227,17 @@ facilities_delete(struct app_ctx *ctx)
 
 /* --- storage: usage, quota, retention -------------------------------- */
 
-/* The API's FacilityStorage, from a row of facility_storage. */
-#define STORAGE_COLS                                                           \
-	"facility_id, quota_bytes, upload_bytes + sample_bytes AS "            \
-	"used_bytes, upload_bytes, sample_bytes, keep_samples_days, "          \
+/* The API's FacilityStorage, from a row of facility_usage (sql/019: the
+ * row with its samples' deltas), or of facility_storage with SAMPLES the
+ * expression of its samples' bytes. */
+#define STORAGE_COLS_OF(SAMPLES)                                               \
+	"facility_id, quota_bytes, upload_bytes + " SAMPLES " AS used_bytes, " \
+	"upload_bytes, " SAMPLES " AS sample_bytes, keep_samples_days, "       \
 	"keep_uploads_days, updated_at"
+#define STORAGE_COLS STORAGE_COLS_OF("sample_bytes")
 
 static const char SQL_STORAGE_GET[] =
-	"SELECT " STORAGE_COLS " FROM facility_storage "
+	"SELECT " STORAGE_COLS " FROM facility_usage "
 	"WHERE facility_id = $1::uuid";
 
 /* $2, $4, $6: whether to set the column to $3, $5, $7 (NULL: no limit). */
@@ -246,7 +249,11 @@ static const char SQL_STORAGE_SET[] =
 	"ELSE keep_samples_days END, "
 	"keep_uploads_days = CASE WHEN $6::boolean THEN $7::integer "
 	"ELSE keep_uploads_days END, updated_at = now() "
-	"WHERE facility_id = $1::uuid RETURNING " STORAGE_COLS;
+	"WHERE facility_id = $1::uuid RETURNING " STORAGE_COLS_OF(
+		"(sample_bytes + coalesce((SELECT sum(d.sample_bytes) "
+		"FROM facility_storage_delta d WHERE d.facility_id = "
+		"$1::uuid), "
+		"0))");
 
 void
 facilities_storage_get(struct app_ctx *ctx)

@@ -229,6 +229,7 @@ struct live {
 	bool held;    /* another writer holds it: its batches are deferred */
 	struct pending *pend; /* per stream of def, once a block is stored */
 	struct room *room;    /* its facility's quota; NULL: no limit */
+	bool limited;	      /* its facility has a quota (lock_sql) */
 };
 
 /* What a facility with a quota may still store in a round (its
@@ -660,12 +661,15 @@ digest_of(const uint8_t *batch, size_t len, char out[DIGEST_HEX])
 
 /* The rows of the sessions of a round, locked in id order (so that two
  * writers never wait for each other in a cycle): their counters, the
- * digests of their last batches, their device. */
+ * digests of their last batches, their device, whether their facility
+ * has a storage quota (only then is its row locked, lock_rooms()). */
 static const char lock_sql[] =
 	"SELECT s.id, s.facility_id, s.status, s.last_batch_seq, "
 	"s.missed_batches, s.total_samples, "
 	"encode(s.recent_digests, 'hex'), "
-	"d.device_uid, s.device_id "
+	"d.device_uid, s.device_id, "
+	"EXISTS (SELECT 1 FROM facility_storage q WHERE q.facility_id = "
+	"s.facility_id AND q.quota_bytes IS NOT NULL) "
 	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
 	"WHERE s.id = ANY ($1::uuid[]) ORDER BY s.id FOR UPDATE OF s";
 
@@ -674,7 +678,9 @@ static const char lock_skip_sql[] =
 	"SELECT s.id, s.facility_id, s.status, s.last_batch_seq, "
 	"s.missed_batches, s.total_samples, "
 	"encode(s.recent_digests, 'hex'), "
-	"d.device_uid, s.device_id "
+	"d.device_uid, s.device_id, "
+	"EXISTS (SELECT 1 FROM facility_storage q WHERE q.facility_id = "
+	"s.facility_id AND q.quota_bytes IS NOT NULL) "
 	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
 	"WHERE s.id = ANY ($1::uuid[]) ORDER BY s.id FOR UPDATE OF s "
 	"SKIP LOCKED";
@@ -683,13 +689,17 @@ static const char lock_skip_sql[] =
 static const char exists_sql[] =
 	"SELECT id FROM ingest_sessions WHERE id = ANY ($1::uuid[])";
 
-/* The quotas of the facilities of a round, their rows locked in id order
- * (as the chunk trigger of sql/019 updates them): every batch is charged
- * against counts no other writer moves until the round commits. */
+/* The room left by the quotas of the facilities of a round that have
+ * one, their rows locked in id order and their samples' deltas folded in
+ * (sql/019): every batch is charged against counts no other round of
+ * those facilities moves until this one commits.  A facility without a
+ * quota is not locked: its rounds go on side by side. */
 static const char rooms_sql[] =
-	"SELECT facility_id, quota_bytes - upload_bytes - sample_bytes "
-	"FROM facility_storage WHERE facility_id = ANY ($1::uuid[]) "
-	"ORDER BY facility_id FOR UPDATE";
+	"SELECT f.facility_id, f.quota_bytes - f.upload_bytes - f.sample_bytes "
+	"FROM (SELECT facility_id FROM facility_storage "
+	"WHERE facility_id = ANY ($1::uuid[]) AND quota_bytes IS NOT NULL "
+	"ORDER BY facility_id FOR UPDATE) l, "
+	"LATERAL facility_storage_fold(l.facility_id) f";
 
 /* The streams of the sessions of a round not in the cache. */
 static const char streams_sql[] =
@@ -848,6 +858,7 @@ read_live(struct round *r, const PGresult *res)
 			(uint32_t)strtoul(PQgetvalue(res, i, 7), NULL, 10);
 		snprintf(l->device_id, sizeof(l->device_id), "%s",
 			 PQgetvalue(res, i, 8));
+		l->limited = PQgetvalue(res, i, 9)[0] == 't';
 		l->def = cache_copy(l->id);
 	}
 }
@@ -985,12 +996,13 @@ out:
 	return st == DB_OK ? INGEST_OK : db_fail(st, detail, dlen);
 }
 
-/* The facility of the i-th session of r, unless another session before it
- * has it or it is not to be written (missing, held by another writer). */
+/* The facility of the i-th session of r, when it has a quota, unless
+ * another session before it has it or it is not to be written (missing,
+ * held by another writer). */
 static bool
 first_of_facility(const struct round *r, size_t i)
 {
-	if (!r->lv[i].found || r->lv[i].held)
+	if (!r->lv[i].found || r->lv[i].held || !r->lv[i].limited)
 		return false;
 	for (size_t k = 0; k < i; k++)
 		if (r->lv[k].found && !r->lv[k].held &&
@@ -1000,10 +1012,12 @@ first_of_facility(const struct round *r, size_t i)
 }
 
 /*
- * Locks the facility_storage rows of the facilities of r's sessions and
- * gives each session of a facility with a quota its room: INGEST_OK or
- * a database failure.  A facility without a row (deleted meanwhile) has
- * no limit: its sessions are gone too.
+ * Locks the facility_storage rows of the facilities of r's sessions that
+ * have a quota and gives each of their sessions its room: INGEST_OK or a
+ * database failure.  A round of facilities without one asks nothing more
+ * (a quota set since lock_sql holds from the next round).  A facility
+ * without a row (deleted meanwhile) has no limit: its sessions are gone
+ * too.
  */
 static int
 lock_rooms(struct db *db, struct round *r, char *detail, size_t dlen)
@@ -1012,6 +1026,7 @@ lock_rooms(struct db *db, struct round *r, char *detail, size_t dlen)
 	const char *p;
 	PGresult *res = NULL;
 	enum db_status st = DB_ERROR;
+	size_t n = 0;
 
 	buf_init(&ids, 0);
 	for (size_t i = 0; i < r->nlive; i++) {
@@ -1019,8 +1034,13 @@ lock_rooms(struct db *db, struct round *r, char *detail, size_t dlen)
 			continue;
 		elem(&ids);
 		buf_puts(&ids, r->lv[i].facility_id);
+		n++;
 	}
 	elems_end(&ids);
+	if (n == 0 && !ids.failed) {
+		st = DB_OK;
+		goto out;
+	}
 	p = (const char *)ids.p;
 	if (ids.failed ||
 	    (r->rooms = calloc(r->nlive, sizeof(*r->rooms))) == NULL)

@@ -11,11 +11,14 @@
 
 #define COLS "quota_bytes, upload_bytes, sample_bytes"
 
+/* What the facility stores now (its row and its samples' deltas). */
 static const char read_sql[] =
-	"SELECT " COLS " FROM facility_storage WHERE facility_id = $1::uuid";
+	"SELECT " COLS " FROM facility_usage WHERE facility_id = $1::uuid";
 
-static const char lock_sql[] = "SELECT " COLS " FROM facility_storage "
-			       "WHERE facility_id = $1::uuid FOR UPDATE";
+/* The same, the deltas folded into the row, which stays locked until the
+ * transaction ends (sql/019: facility_storage_fold). */
+static const char lock_sql[] = "SELECT " COLS " FROM "
+			       "facility_storage_fold($1::uuid)";
 
 /* The row of facility_id into *q, locked when lock is true. */
 static enum db_status

@@ -33,7 +33,8 @@ struct retention_counts {
 };
 
 /*
- * One pass over every facility with a policy, then the face video jobs
+ * One pass: every facility's samples' deltas folded into its storage
+ * row (sql/019), every facility with a policy, then the face video jobs
  * over for more than face_days days (0: kept for ever), until nothing is
  * left to delete or runner_stopping(); counts added to *out.  DB_OK, or
  * the database's failure (what was committed before stays deleted).

@@ -25,7 +25,7 @@ my $ts = $p->token($p->user('super_admin', undef));
 sub usage {
 	my ($f) = @_;
 	return $p->sql('SELECT upload_bytes, sample_bytes FROM '
-	    . "facility_storage WHERE facility_id = '$f'");
+	    . "facility_usage WHERE facility_id = '$f'");
 }
 
 sub rows_bytes {
