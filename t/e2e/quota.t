@@ -14,6 +14,7 @@ use File::Copy qw(copy);
 use File::Temp qw(tempdir);
 use HTTP::Tiny;
 use Test::More;
+use IO::Socket::INET;
 use Time::HiRes qw(sleep);
 use Xmhub::Ingest;
 use Xmhub::Objects;
@@ -140,6 +141,45 @@ is($p->sql("SELECT count(*) FROM uploads WHERE facility_id = '$fac'"), 1,
 is($p->objects($fac), $before, 'no object of them either');
 counts_exact($fac, 'after the refusals');
 is(storage($fac)->{upload_bytes}, length $wav, 'the usage did not move');
+# A quota lowered while a body arrives: the body was within the quota
+# when its reading began (lighttpd passes a body with a Content-Length on
+# as it arrives), the insert checks again under the facility's locked row.
+{
+	my $mid = Xmhub::Objects::wav(500_000); # 1,000,044 bytes
+	set_quota($fac, quota_bytes => length($wav) + 2_000_000);
+	my $bd = 'quota-mid';
+	my $body = "--$bd\r\nContent-Disposition: form-data; name=\"file\"; "
+	    . "filename=\"mid.wav\"\r\nContent-Type: audio/wav\r\n\r\n$mid\r\n"
+	    . "--$bd--\r\n";
+	my $sock = IO::Socket::INET->new(PeerAddr => $stack->addr,
+		PeerPort => $stack->port) or die "connect: $!\n";
+	my $part = 300_000;
+	print $sock "POST /api/v1/uploads HTTP/1.1\r\nHost: x\r\n"
+	    . "X-Api-Key: $key\r\nConnection: close\r\nContent-Type: "
+	    . "multipart/form-data; boundary=$bd\r\nContent-Length: "
+	    . length($body) . "\r\n\r\n" . substr($body, 0, $part);
+	$sock->flush;
+	# The program has read the file's part header: its object is being
+	# written (ROOT/KEY.tmp~XXXXXX, lib/store/storage_fs.c).
+	my $dir = $stack->setting('XMHUB_STORAGE_DIR') . "/$fac/uploads";
+	my $writing;
+	for (1 .. 300) {
+		last if $writing = () = glob "$dir/*/original.tmp~*";
+		sleep 0.1;
+	}
+	ok($writing, 'the body is being stored') or diag("nothing in $dir");
+	set_quota($fac, quota_bytes => length($wav) + 100);
+	print $sock substr($body, $part);
+	$sock->flush;
+	my $answer = do { local $/; <$sock> } // '';
+	close $sock;
+	like($answer, qr{^HTTP/1\.1 413 }, 'a quota lowered mid-body: 413');
+	like($answer, qr/"detail":"the facility's storage quota is used up: 100 bytes are left/,
+		'the detail says what is left now');
+	is($p->objects($fac), $before, 'its object is removed');
+	is(storage($fac)->{upload_bytes}, length $wav, 'the usage still did not move');
+	set_quota($fac, quota_bytes => 3000);
+}
 # Another facility is not limited by this one's quota.
 ($st) = Xmhub::Objects::upload($p, $key_b, 'big.wav', $big);
 is($st, 200, 'another facility uploads the same file');
@@ -175,12 +215,14 @@ my ($c, $wst) = Xmhub::WS->connect($stack->port,
 is($wst, 101, 'WebSocket upgrade');
 $c->send_binary(batch(1, undef, [0, 'f32', f32s(1000)]));
 my ($type, $payload) = $c->read_message(30);
-is(length($payload // ''), 4, 'the first batch acknowledged');
+is(length($payload // ''), 4, 'the first batch acknowledged')
+    or diag("the answer: $type: " . ($payload // 'none'));
 is(unpack('N', $payload), 100, 'with its samples');
 $c->send_binary(batch(2, undef, [0, 'f32', f32s(2000)]));
 ($type, $payload) = $c->read_message(30);
 like($payload // '', qr/"detail":"the facility's storage quota is used up/,
-	'the batch past the quota: the error message, no ack');
+	'the batch past the quota: the error message, no ack')
+    or diag("the answer: $type");
 $c->close;
 is(scalar $in->read_all($ta, $ws_sess->{id}, 0), 100,
 	'the acknowledged batch is readable');
