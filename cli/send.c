@@ -30,6 +30,7 @@
 #include "codec/buf.h"
 #include "codec/samplecsv.h"
 #include "codec/xmbp.h"
+#include "core/clock.h"
 #include "core/hclient.h"
 #include "core/spool.h"
 #include "usage.h"
@@ -77,15 +78,6 @@ struct sender {
 	bool tty;
 };
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Encoded size of a sample of value v (timestamp included). */
 static size_t
 sample_size(const struct sample_value *v)
@@ -102,7 +94,7 @@ sample_size(const struct sample_value *v)
 static void
 progress(struct sender *s, bool last)
 {
-	uint64_t now = now_ms();
+	uint64_t now = (uint64_t)clock_mono_ms();
 	double secs;
 
 	if (!s->tty || (!last && now - s->shown_ms < 500))
@@ -144,7 +136,7 @@ transient(struct sender *s)
 	s->backoff_ms = s->backoff_ms == 0 ? 100 : s->backoff_ms * 2;
 	if (s->backoff_ms > BACKOFF_MAX_MS)
 		s->backoff_ms = BACKOFF_MAX_MS;
-	s->retry_at_ms = now_ms() + (uint64_t)s->backoff_ms;
+	s->retry_at_ms = (uint64_t)clock_mono_ms() + (uint64_t)s->backoff_ms;
 }
 
 /* Tells why the server refused; the exit status. */
@@ -196,7 +188,7 @@ http_counters(struct sender *s)
 static bool
 retry_time(struct sender *s, bool wait)
 {
-	uint64_t now = now_ms();
+	uint64_t now = (uint64_t)clock_mono_ms();
 
 	if (now >= s->retry_at_ms)
 		return true;
@@ -400,7 +392,7 @@ add(struct sender *s, const struct samplecsv_sample *x, uint64_t line)
 				s->defs[x->stream].type);
 	}
 	if (s->built_samples == 0)
-		s->built_at_ms = now_ms();
+		s->built_at_ms = (uint64_t)clock_mono_ms();
 	xmbp_enc_value(&b->enc, x->ts, &x->value);
 	b->count++;
 	s->built_bytes += size;
@@ -678,7 +670,7 @@ send_main(int argc, char *argv[])
 	}
 	s->built_bytes = XMBP_HEADER_MIN;
 	s->tty = isatty(STDERR_FILENO);
-	s->start_ms = now_ms();
+	s->start_ms = (uint64_t)clock_mono_ms();
 	/* Lines already in batches of the spool (a restart) are skipped. */
 	skip = s->spool.lines;
 	for (;;) {
@@ -692,7 +684,7 @@ send_main(int argc, char *argv[])
 		r = read_line(&in, tmo, &line, &len);
 		if (r == -2) {
 			if (s->built_samples > 0 &&
-			    now_ms() - s->built_at_ms >=
+			    (uint64_t)clock_mono_ms() - s->built_at_ms >=
 				    (uint64_t)s->linger_ms &&
 			    (rc = flush(s, line_no)) != 0)
 				goto out;

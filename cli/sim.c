@@ -26,6 +26,7 @@
 #include "codec/be.h"
 #include "codec/buf.h"
 #include "codec/xmbp.h"
+#include "core/clock.h"
 #include "core/hclient.h"
 #include "device.h"
 #include "usage.h"
@@ -80,15 +81,6 @@ struct dev {
 	double walk;
 	int64_t missed, stored; /* from the close answer; -1 unknown */
 };
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* xorshift64*: uniform in [0, 1). */
 static double
@@ -267,10 +259,11 @@ wait_due(const struct sim *sim, double start, uint64_t b, uint64_t nb)
 			     : 0,
 	       t0;
 
-	if (b >= nb || (sim->samples == 0 &&
-			(due > 0 ? due : now_s()) - start >= sim->duration))
+	if (b >= nb ||
+	    (sim->samples == 0 &&
+	     (due > 0 ? due : clock_mono_s()) - start >= sim->duration))
 		return false;
-	t0 = now_s();
+	t0 = clock_mono_s();
 	if (due > t0)
 		poll(NULL, 0, (int)((due - t0) * 1000));
 	return true;
@@ -292,7 +285,7 @@ count_ack(struct dev *d, uint32_t n, double t0)
 		d->lat = p;
 		d->lcap = cap;
 	}
-	d->lat[d->nlat++] = (now_s() - t0) * 1000;
+	d->lat[d->nlat++] = (clock_mono_s() - t0) * 1000;
 	d->batches++;
 	d->values += (uint64_t)n * (uint64_t)sim->streams;
 	atomic_fetch_add(&sim->batches, 1);
@@ -309,7 +302,7 @@ run_one(struct dev *d, struct buf *resp, double start, uint64_t nb)
 	for (uint64_t b = 0; wait_due(sim, start, b, nb); b++) {
 		uint32_t n = batch_samples(sim, b);
 		size_t len = 0;
-		double t0 = now_s();
+		double t0 = clock_mono_s();
 		const char *why;
 		bool lost;
 
@@ -381,7 +374,7 @@ run_window(struct dev *d, struct buf *resp, double start, uint64_t nb)
 				more = false;
 				break;
 			}
-			s->t0 = now_s();
+			s->t0 = clock_mono_s();
 			head++;
 			broken = (why = send_window(d, resp, head - 1, head)) !=
 				 NULL;
@@ -436,9 +429,9 @@ run_device(void *arg)
 
 	buf_init(&resp, 1u << 20);
 	if (sim->ws && sim->in_flight > 1)
-		run_window(d, &resp, now_s(), nb);
+		run_window(d, &resp, clock_mono_s(), nb);
 	else
-		run_one(d, &resp, now_s(), nb);
+		run_one(d, &resp, clock_mono_s(), nb);
 	buf_free(&resp);
 	atomic_fetch_sub(&sim->running, 1);
 	return NULL;
@@ -646,7 +639,6 @@ sim_main(int argc, char *argv[])
 	pthread_t *th = NULL;
 	long long v, batch = 0;
 	double t0, secs;
-	struct timespec rt;
 	size_t bytes = 10;
 	int opt, rc = 2, started = 0;
 	bool tty = isatty(STDERR_FILENO), dur = false;
@@ -767,9 +759,7 @@ sim_main(int argc, char *argv[])
 		goto out;
 	}
 	rc = 1;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	sim.epoch_us =
-		(uint64_t)rt.tv_sec * 1000000 + (uint64_t)rt.tv_nsec / 1000;
+	sim.epoch_us = (uint64_t)clock_real_us();
 	sim.dev = calloc((size_t)sim.devices, sizeof(*sim.dev));
 	th = calloc((size_t)sim.devices, sizeof(*th));
 	if (sim.dev == NULL || th == NULL)
@@ -793,7 +783,7 @@ sim_main(int argc, char *argv[])
 		    !create_session(d))
 			goto out;
 	}
-	t0 = now_s();
+	t0 = clock_mono_s();
 	atomic_store(&sim.running, sim.devices);
 	for (; started < sim.devices; started++)
 		if (pthread_create(&th[started], NULL, run_device,
@@ -808,13 +798,13 @@ sim_main(int argc, char *argv[])
 				"\rxmhub sim: %.0f s, %" PRIu64
 				" batches, %" PRIu64 " values, %" PRIu64
 				" errors   ",
-				now_s() - t0, atomic_load(&sim.batches),
+				clock_mono_s() - t0, atomic_load(&sim.batches),
 				atomic_load(&sim.values),
 				atomic_load(&sim.errors));
 	}
 	for (int i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
-	secs = now_s() - t0;
+	secs = clock_mono_s() - t0;
 	if (tty)
 		fprintf(stderr, "\n");
 	for (int i = 0; i < sim.devices; i++)

@@ -30,10 +30,10 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/child.h"
+#include "core/clock.h"
 #include "core/conf.h"
 #include "core/db.h"
 #include "domain/jobs.h"
@@ -84,15 +84,6 @@ log_raw(const struct jobs_claim *job, const char *who, const char *text)
 		text += n;
 		text += strspn(text, "\r\n");
 	}
-}
-
-static long long
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec;
 }
 
 /* The runner is stopping: the job goes back to the queue uncounted. */
@@ -239,7 +230,7 @@ transcode(struct runner *r, const struct jobs_claim *job, const char *in,
 		snprintf(msg, mlen, "%s", detail);
 		return false;
 	}
-	until = now_s() + limit;
+	until = clock_mono_ms() + limit * 1000;
 	while (!child_wait(&ch, r->heartbeat_ms)) {
 		enum jobs_outcome o;
 
@@ -247,7 +238,7 @@ transcode(struct runner *r, const struct jobs_claim *job, const char *in,
 			*end = RUN_STOP;
 			break;
 		}
-		if (now_s() >= until) {
+		if (clock_mono_ms() >= until) {
 			late = true;
 			break;
 		}
