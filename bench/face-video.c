@@ -25,20 +25,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/child.h"
 #include "face/service/faceapi_vrun.h"
 #include "face/video.h"
 
 #define MAX_RAW ((size_t)1 << 30) /* decoded bytes kept at most */
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Frames per second of face_detect() alone over the decoded frames. */
 static double
@@ -53,7 +45,7 @@ detect_rate(struct face_model *m, const char *video,
 	struct face_box boxes[FACEAPI_VFACES_MAX];
 	char detail[512];
 	struct child ch;
-	double t0 = now_s(), rate = 0;
+	double t0 = clock_mono_s(), rate = 0;
 
 	if (!child_run(&ch, argv, paths, MAX_RAW, 8192, 600000, detail,
 		       sizeof(detail))) {
@@ -67,7 +59,7 @@ detect_rate(struct face_model *m, const char *video,
 			vi->height, (size_t)vi->width * 3);
 
 		if (i == 0)
-			t0 = now_s();
+			t0 = clock_mono_s();
 		if (img == NULL || !face_detect(m, img, 0.5f, 0.4f, 0, boxes,
 						FACEAPI_VFACES_MAX, &n, NULL,
 						detail, sizeof(detail))) {
@@ -77,7 +69,7 @@ detect_rate(struct face_model *m, const char *video,
 		}
 		face_image_free(img);
 	}
-	rate = (double)*frames / (now_s() - t0);
+	rate = (double)*frames / (clock_mono_s() - t0);
 out:
 	child_free(&ch);
 	return rate;
@@ -130,13 +122,13 @@ main(int argc, char **argv)
 		goto out;
 	snprintf(out, sizeof(out), "%s/out.%s", tmp,
 		 faceapi_video_container(&vi));
-	t0 = now_s();
+	t0 = clock_mono_s();
 	if (faceapi_video_mask(m, video, &vi, out, tmp, &p, NULL, NULL, &st,
 			       detail, sizeof(detail)) != FACEAPI_V_OK) {
 		fprintf(stderr, "face-video: masking: %s\n", detail);
 		goto out;
 	}
-	pipe_fps = (double)st.frames / (now_s() - t0);
+	pipe_fps = (double)st.frames / (clock_mono_s() - t0);
 	printf("model=%s frames=%lld det_fps=%.2f pipeline_fps=%.2f "
 	       "ratio=%.3f k=%d size=%dx%d\n",
 	       face_model_name(m), st.frames, det_fps, pipe_fps,

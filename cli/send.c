@@ -30,6 +30,7 @@
 #include "codec/buf.h"
 #include "codec/samplecsv.h"
 #include "codec/xmbp.h"
+#include "core/clock.h"
 #include "core/hclient.h"
 #include "core/spool.h"
 #include "usage.h"
@@ -77,15 +78,6 @@ struct sender {
 	bool tty;
 };
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Encoded size of a sample of value v (timestamp included). */
 static size_t
 sample_size(const struct sample_value *v)
@@ -102,7 +94,7 @@ sample_size(const struct sample_value *v)
 static void
 progress(struct sender *s, bool last)
 {
-	uint64_t now = now_ms();
+	uint64_t now = (uint64_t)clock_mono_ms();
 	double secs;
 
 	if (!s->tty || (!last && now - s->shown_ms < 500))
@@ -144,7 +136,7 @@ transient(struct sender *s)
 	s->backoff_ms = s->backoff_ms == 0 ? 100 : s->backoff_ms * 2;
 	if (s->backoff_ms > BACKOFF_MAX_MS)
 		s->backoff_ms = BACKOFF_MAX_MS;
-	s->retry_at_ms = now_ms() + (uint64_t)s->backoff_ms;
+	s->retry_at_ms = (uint64_t)clock_mono_ms() + (uint64_t)s->backoff_ms;
 }
 
 /* Tells why the server refused; the exit status. */
@@ -196,7 +188,7 @@ http_counters(struct sender *s)
 static bool
 retry_time(struct sender *s, bool wait)
 {
-	uint64_t now = now_ms();
+	uint64_t now = (uint64_t)clock_mono_ms();
 
 	if (now >= s->retry_at_ms)
 		return true;
@@ -400,7 +392,7 @@ add(struct sender *s, const struct samplecsv_sample *x, uint64_t line)
 				s->defs[x->stream].type);
 	}
 	if (s->built_samples == 0)
-		s->built_at_ms = now_ms();
+		s->built_at_ms = (uint64_t)clock_mono_ms();
 	xmbp_enc_value(&b->enc, x->ts, &x->value);
 	b->count++;
 	s->built_bytes += size;
@@ -520,32 +512,286 @@ default_spool(char *out, size_t n, const char *session)
 	return k > 0 && (size_t)k < n;
 }
 
+static const struct option send_longopts[] = {
+	{"url", required_argument, NULL, 'u'},
+	{"key", required_argument, NULL, 'k'},
+	{"session", required_argument, NULL, 's'},
+	{"streams", required_argument, NULL, 'S'},
+	{"ws", no_argument, NULL, 'w'},
+	{"in-flight", required_argument, NULL, 'n'},
+	{"spool", required_argument, NULL, 'p'},
+	{"batch-samples", required_argument, NULL, 'b'},
+	{"linger-ms", required_argument, NULL, 'l'},
+	{"timeout", required_argument, NULL, 't'},
+	{NULL, 0, NULL, 0}};
+
+/* What the command line names besides the sender's settings. */
+struct send_opts {
+	const char *url, *key, *spool, *streams, *path;
+	long long timeout, in_flight;
+};
+
+/* One option of the command line into s or o; false on a usage error
+ * (said). */
+static bool
+send_option(struct sender *s, struct send_opts *o, int opt, char **argv)
+{
+	long long v;
+
+	switch (opt) {
+	case 'u':
+		o->url = optarg;
+		return true;
+	case 'k':
+		o->key = optarg;
+		return true;
+	case 's':
+		s->session = optarg;
+		return true;
+	case 'S':
+		o->streams = optarg;
+		return true;
+	case 'w':
+		s->ws = true;
+		return true;
+	case 'p':
+		o->spool = optarg;
+		return true;
+	case 'n':
+		return usage_whole("in-flight", optarg, 1, 64, &o->in_flight);
+	case 'b':
+		if (!usage_whole("batch-samples", optarg, 1, XMBP_MAX_SAMPLES,
+				 &v))
+			return false;
+		s->batch_samples = (uint32_t)v;
+		return true;
+	case 'l':
+		if (!usage_whole("linger-ms", optarg, 0, 60000, &v))
+			return false;
+		s->linger_ms = (int)v;
+		return true;
+	case 't':
+		return usage_whole("timeout", optarg, 1, 3600, &o->timeout);
+	default:
+		usage_getopt(opt, argv, send_longopts);
+		return false;
+	}
+}
+
+/* The command line into s and o, checked; false on a usage error
+ * (said). */
+static bool
+send_options(struct sender *s, struct send_opts *o, int argc, char *argv[])
+{
+	int opt;
+
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc + 1, argv - 1, ":", send_longopts,
+				  NULL)) != -1)
+		if (!send_option(s, o, opt, argv - 1))
+			return false;
+	if (optind < argc + 1)
+		o->path = argv[optind++ - 1];
+	if (optind < argc + 1) {
+		usage_error("stray argument \"%s\" (one FILE at most)",
+			    argv[optind - 1]);
+		return false;
+	}
+	if (o->url == NULL || s->session == NULL || o->streams == NULL) {
+		usage_required(o->url == NULL	    ? "url"
+			       : s->session == NULL ? "session"
+						    : "streams");
+		return false;
+	}
+	if (o->key == NULL) {
+		usage_error("--key API_KEY or XMHUB_API_KEY is required");
+		return false;
+	}
+	if (strlen(s->session) > 64 ||
+	    strspn(s->session, "0123456789abcdefABCDEF-") !=
+		    strlen(s->session)) {
+		usage_error("--session: expected a session id (hex digits and "
+			    "dashes, 64 at most), got \"%s\"",
+			    s->session);
+		return false;
+	}
+	s->in_flight = (uint64_t)o->in_flight;
+	return true;
+}
+
+/*
+ * What the sending needs: the streams (parsed in *spec, a copy of
+ * --streams, or named in names from a session's JSON), the client, the
+ * spool and the input.  0, or the exit status of a failure (said).
+ */
+static int
+send_open(struct sender *s, const struct send_opts *o, char **spec,
+	  char **names, struct input *in)
+{
+	const char *spool = o->spool;
+	char err[512], spool_buf[4096];
+
+	if (o->streams[0] == '@') {
+		if (!streams_from_json(s, o->streams + 1, names)) {
+			fprintf(stderr,
+				"xmhub send: %s: not a session's JSON "
+				"with streams\n",
+				o->streams + 1);
+			return EXIT_INPUT;
+		}
+	} else if ((*spec = strdup(o->streams)) == NULL) {
+		return EXIT_INPUT;
+	} else if (!samplecsv_streams(*spec, s->defs, XMBP_MAX_STREAMS,
+				      &s->ndefs, err, sizeof(err))) {
+		return usage_error("--streams: %s (expected "
+				   "INDEX[:NAME]:TYPE,... or @SESSION.json)",
+				   err);
+	}
+	if (!hclient_init(&s->c, o->url, o->key, (int)o->timeout * 1000, err,
+			  sizeof(err)))
+		return usage_error("--url: %s", err);
+	snprintf(s->data_path, sizeof(s->data_path),
+		 "/api/v1/ingest/sessions/%s/data", s->session);
+	snprintf(s->ws_path, sizeof(s->ws_path),
+		 "/api/v1/ingest/ws?session_id=%s", s->session);
+	if (spool == NULL) {
+		if (!default_spool(spool_buf, sizeof(spool_buf), s->session)) {
+			fprintf(stderr, "xmhub send: no HOME: give --spool\n");
+			return EXIT_INPUT;
+		}
+		spool = spool_buf;
+	}
+	if (!spool_open(&s->spool, spool, s->session, err, sizeof(err))) {
+		fprintf(stderr, "xmhub send: spool: %s\n", err);
+		return EXIT_INPUT;
+	}
+	in->fd = o->path == NULL || strcmp(o->path, "-") == 0
+			 ? STDIN_FILENO
+			 : open(o->path, O_RDONLY | O_CLOEXEC);
+	if (in->fd < 0) {
+		fprintf(stderr, "xmhub send: %s: %s\n", o->path,
+			strerror(errno));
+		return EXIT_INPUT;
+	}
+	return 0;
+}
+
+/*
+ * Reads the input's lines into batches, sending what is queued while the
+ * input is idle.  0 at the input's end, *done its lines, or at a bad line
+ * (said), *bad set and *done the lines before it; else the exit status
+ * of a failed send.
+ */
+static int
+send_lines(struct sender *s, struct input *in, struct buf *scratch,
+	   uint64_t *done, bool *bad)
+{
+	/* Lines already in batches of the spool (a restart) are skipped. */
+	uint64_t line_no = 0, skip = s->spool.lines;
+	char err[512];
+	int rc;
+
+	s->built_bytes = XMBP_HEADER_MIN;
+	s->tty = isatty(STDERR_FILENO);
+	s->start_ms = (uint64_t)clock_mono_ms();
+	*bad = false;
+	for (;;) {
+		const char *line;
+		size_t len;
+		struct samplecsv_sample x;
+		int tmo = -1, r;
+
+		if (s->built_samples > 0 || spool_depth(&s->spool) > 0)
+			tmo = TICK_MS;
+		r = read_line(in, tmo, &line, &len);
+		if (r == -2) {
+			if (s->built_samples > 0 &&
+			    (uint64_t)clock_mono_ms() - s->built_at_ms >=
+				    (uint64_t)s->linger_ms &&
+			    (rc = flush(s, line_no)) != 0)
+				return rc;
+			if ((rc = drain(s, false)) != 0)
+				return rc;
+			continue;
+		}
+		if (r < 0) {
+			fprintf(stderr, "xmhub send: line %" PRIu64 ": %s\n",
+				line_no + 1,
+				errno != 0 ? strerror(errno) : "line too long");
+			*bad = true;
+			*done = line_no;
+			return 0;
+		}
+		if (r == 0) {
+			*done = line_no;
+			return 0;
+		}
+		if (++line_no <= skip)
+			continue;
+		r = samplecsv_parse(line, len, line_no == 1, s->defs, s->ndefs,
+				    scratch, &x, err, sizeof(err));
+		if (r == SAMPLECSV_SKIP)
+			continue;
+		if (r == SAMPLECSV_ERROR)
+			fprintf(stderr, "xmhub send: line %" PRIu64 ": %s\n",
+				line_no, err);
+		if (r == SAMPLECSV_ERROR || add(s, &x, line_no) != 0) {
+			*bad = true;
+			*done = line_no - 1;
+			return 0;
+		}
+		if ((s->built_samples >= s->batch_samples &&
+		     (rc = flush(s, line_no)) != 0) ||
+		    (rc = drain(s, false)) != 0)
+			return rc;
+	}
+}
+
+/*
+ * Sends the first done lines' samples still unsent (what came before the
+ * end or a bad line is sent in any case) and waits for every ack; then
+ * the last status line and, when all went well, the figures on standard
+ * output.  The exit status.
+ */
+static int
+send_finish(struct sender *s, uint64_t done, bool bad)
+{
+	int rc;
+
+	if ((rc = flush(s, done)) == 0 && (rc = drain(s, true)) == 0 && bad)
+		rc = EXIT_INPUT;
+	if (rc == 0 && !spool_done(&s->spool)) {
+		fprintf(stderr, "xmhub send: spool: %s\n", strerror(errno));
+		rc = EXIT_INPUT;
+	}
+	progress(s, true);
+	if (rc != 0)
+		return rc;
+	printf("{\"batches\":%" PRIu64 ",\"samples\":%" PRIu64
+	       ",\"accepted_samples\":%" PRIu64 ",\"missed_batches\":",
+	       s->acked, s->samples_acked, s->accepted);
+	if (s->missed < 0)
+		printf("null}\n");
+	else
+		printf("%" PRId64 "}\n", s->missed);
+	return 0;
+}
+
+/* The options; the streams, client, spool and input; the lines; the
+ * last sends and the figures. */
 int
 send_main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{"url", required_argument, NULL, 'u'},
-		{"key", required_argument, NULL, 'k'},
-		{"session", required_argument, NULL, 's'},
-		{"streams", required_argument, NULL, 'S'},
-		{"ws", no_argument, NULL, 'w'},
-		{"in-flight", required_argument, NULL, 'n'},
-		{"spool", required_argument, NULL, 'p'},
-		{"batch-samples", required_argument, NULL, 'b'},
-		{"linger-ms", required_argument, NULL, 'l'},
-		{"timeout", required_argument, NULL, 't'},
-		{NULL, 0, NULL, 0}};
 	struct sender *s = calloc(1, sizeof(*s));
-	const char *url = NULL, *key = getenv("XMHUB_API_KEY"), *spool = NULL,
-		   *streams = NULL, *path = NULL;
-	char *spec = NULL, *names[XMBP_MAX_STREAMS] = {0}, err[512],
-	     spool_buf[4096];
+	struct send_opts o = {
+		.key = getenv("XMHUB_API_KEY"), .timeout = 10, .in_flight = 8};
+	char *spec = NULL, *names[XMBP_MAX_STREAMS] = {0};
 	struct input in = {.fd = -1};
 	struct buf scratch;
-	uint64_t line_no = 0, skip, done = 0;
-	bool bad = false;
-	long long v, timeout = 10, in_flight = 8;
-	int opt, rc = EXIT_USAGE;
+	uint64_t done = 0;
+	bool bad;
+	int rc = EXIT_USAGE;
 
 	buf_init(&scratch, 4 * LINE_MAX_BYTES);
 	buf_init(&in.b, 0);
@@ -558,197 +804,11 @@ send_main(int argc, char *argv[])
 	s->missed = -1;
 	s->c.fd = -1;
 	s->spool.dirfd = -1;
-	optind = 0;
-	opterr = 0;
-	while ((opt = getopt_long(argc + 1, argv - 1, ":", longopts, NULL)) !=
-	       -1) {
-		switch (opt) {
-		case 'u':
-			url = optarg;
-			break;
-		case 'k':
-			key = optarg;
-			break;
-		case 's':
-			s->session = optarg;
-			break;
-		case 'S':
-			streams = optarg;
-			break;
-		case 'w':
-			s->ws = true;
-			break;
-		case 'p':
-			spool = optarg;
-			break;
-		case 'n':
-			if (!usage_whole("in-flight", optarg, 1, 64,
-					 &in_flight))
-				goto out;
-			break;
-		case 'b':
-			if (!usage_whole("batch-samples", optarg, 1,
-					 XMBP_MAX_SAMPLES, &v))
-				goto out;
-			s->batch_samples = (uint32_t)v;
-			break;
-		case 'l':
-			if (!usage_whole("linger-ms", optarg, 0, 60000, &v))
-				goto out;
-			s->linger_ms = (int)v;
-			break;
-		case 't':
-			if (!usage_whole("timeout", optarg, 1, 3600, &timeout))
-				goto out;
-			break;
-		default:
-			usage_getopt(opt, argv - 1, longopts);
-			goto out;
-		}
-	}
-	if (optind < argc + 1)
-		path = argv[optind++ - 1];
-	if (optind < argc + 1) {
-		usage_error("stray argument \"%s\" (one FILE at most)",
-			    argv[optind - 1]);
+	if (!send_options(s, &o, argc, argv) ||
+	    (rc = send_open(s, &o, &spec, names, &in)) != 0 ||
+	    (rc = send_lines(s, &in, &scratch, &done, &bad)) != 0)
 		goto out;
-	}
-	if (url == NULL || s->session == NULL || streams == NULL) {
-		usage_required(url == NULL	    ? "url"
-			       : s->session == NULL ? "session"
-						    : "streams");
-		goto out;
-	}
-	if (key == NULL) {
-		usage_error("--key API_KEY or XMHUB_API_KEY is required");
-		goto out;
-	}
-	if (strlen(s->session) > 64 ||
-	    strspn(s->session, "0123456789abcdefABCDEF-") !=
-		    strlen(s->session)) {
-		usage_error("--session: expected a session id (hex digits and "
-			    "dashes, 64 at most), got \"%s\"",
-			    s->session);
-		goto out;
-	}
-	s->in_flight = (uint64_t)in_flight;
-	rc = EXIT_INPUT;
-	if (streams[0] == '@') {
-		if (!streams_from_json(s, streams + 1, names)) {
-			fprintf(stderr,
-				"xmhub send: %s: not a session's JSON "
-				"with streams\n",
-				streams + 1);
-			goto out;
-		}
-	} else if ((spec = strdup(streams)) == NULL ||
-		   !samplecsv_streams(spec, s->defs, XMBP_MAX_STREAMS,
-				      &s->ndefs, err, sizeof(err))) {
-		rc = usage_error("--streams: %s (expected "
-				 "INDEX[:NAME]:TYPE,... or @SESSION.json)",
-				 err);
-		goto out;
-	}
-	if (!hclient_init(&s->c, url, key, (int)timeout * 1000, err,
-			  sizeof(err))) {
-		rc = usage_error("--url: %s", err);
-		goto out;
-	}
-	snprintf(s->data_path, sizeof(s->data_path),
-		 "/api/v1/ingest/sessions/%s/data", s->session);
-	snprintf(s->ws_path, sizeof(s->ws_path),
-		 "/api/v1/ingest/ws?session_id=%s", s->session);
-	if (spool == NULL) {
-		if (!default_spool(spool_buf, sizeof(spool_buf), s->session)) {
-			fprintf(stderr, "xmhub send: no HOME: give --spool\n");
-			goto out;
-		}
-		spool = spool_buf;
-	}
-	if (!spool_open(&s->spool, spool, s->session, err, sizeof(err))) {
-		fprintf(stderr, "xmhub send: spool: %s\n", err);
-		goto out;
-	}
-	in.fd = path == NULL || strcmp(path, "-") == 0
-			? STDIN_FILENO
-			: open(path, O_RDONLY | O_CLOEXEC);
-	if (in.fd < 0) {
-		fprintf(stderr, "xmhub send: %s: %s\n", path, strerror(errno));
-		goto out;
-	}
-	s->built_bytes = XMBP_HEADER_MIN;
-	s->tty = isatty(STDERR_FILENO);
-	s->start_ms = now_ms();
-	/* Lines already in batches of the spool (a restart) are skipped. */
-	skip = s->spool.lines;
-	for (;;) {
-		const char *line;
-		size_t len;
-		struct samplecsv_sample x;
-		int tmo = -1, r;
-
-		if (s->built_samples > 0 || spool_depth(&s->spool) > 0)
-			tmo = TICK_MS;
-		r = read_line(&in, tmo, &line, &len);
-		if (r == -2) {
-			if (s->built_samples > 0 &&
-			    now_ms() - s->built_at_ms >=
-				    (uint64_t)s->linger_ms &&
-			    (rc = flush(s, line_no)) != 0)
-				goto out;
-			if ((rc = drain(s, false)) != 0)
-				goto out;
-			continue;
-		}
-		if (r < 0) {
-			fprintf(stderr, "xmhub send: line %" PRIu64 ": %s\n",
-				line_no + 1,
-				errno != 0 ? strerror(errno) : "line too long");
-			bad = true;
-			done = line_no;
-			break;
-		}
-		if (r == 0)
-			break;
-		if (++line_no <= skip)
-			continue;
-		r = samplecsv_parse(line, len, line_no == 1, s->defs, s->ndefs,
-				    &scratch, &x, err, sizeof(err));
-		if (r == SAMPLECSV_SKIP)
-			continue;
-		if (r == SAMPLECSV_ERROR)
-			fprintf(stderr, "xmhub send: line %" PRIu64 ": %s\n",
-				line_no, err);
-		if (r == SAMPLECSV_ERROR || add(s, &x, line_no) != 0) {
-			bad = true;
-			done = line_no - 1;
-			break;
-		}
-		if ((s->built_samples >= s->batch_samples &&
-		     (rc = flush(s, line_no)) != 0) ||
-		    (rc = drain(s, false)) != 0)
-			goto out;
-	}
-	/* What came before the end (or the bad line) is sent in any case. */
-	if (!bad)
-		done = line_no;
-	if ((rc = flush(s, done)) == 0 && (rc = drain(s, true)) == 0 && bad)
-		rc = EXIT_INPUT;
-	if (rc == 0 && !spool_done(&s->spool)) {
-		fprintf(stderr, "xmhub send: spool: %s\n", strerror(errno));
-		rc = EXIT_INPUT;
-	}
-	progress(s, true);
-	if (rc != 0)
-		goto out;
-	printf("{\"batches\":%" PRIu64 ",\"samples\":%" PRIu64
-	       ",\"accepted_samples\":%" PRIu64 ",\"missed_batches\":",
-	       s->acked, s->samples_acked, s->accepted);
-	if (s->missed < 0)
-		printf("null}\n");
-	else
-		printf("%" PRId64 "}\n", s->missed);
-	goto out;
+	rc = send_finish(s, done, bad);
 out:
 	if (in.fd > 0)
 		close(in.fd);

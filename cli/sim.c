@@ -26,6 +26,7 @@
 #include "codec/be.h"
 #include "codec/buf.h"
 #include "codec/xmbp.h"
+#include "core/clock.h"
 #include "core/hclient.h"
 #include "device.h"
 #include "usage.h"
@@ -80,15 +81,6 @@ struct dev {
 	double walk;
 	int64_t missed, stored; /* from the close answer; -1 unknown */
 };
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* xorshift64*: uniform in [0, 1). */
 static double
@@ -267,10 +259,11 @@ wait_due(const struct sim *sim, double start, uint64_t b, uint64_t nb)
 			     : 0,
 	       t0;
 
-	if (b >= nb || (sim->samples == 0 &&
-			(due > 0 ? due : now_s()) - start >= sim->duration))
+	if (b >= nb ||
+	    (sim->samples == 0 &&
+	     (due > 0 ? due : clock_mono_s()) - start >= sim->duration))
 		return false;
-	t0 = now_s();
+	t0 = clock_mono_s();
 	if (due > t0)
 		poll(NULL, 0, (int)((due - t0) * 1000));
 	return true;
@@ -292,7 +285,7 @@ count_ack(struct dev *d, uint32_t n, double t0)
 		d->lat = p;
 		d->lcap = cap;
 	}
-	d->lat[d->nlat++] = (now_s() - t0) * 1000;
+	d->lat[d->nlat++] = (clock_mono_s() - t0) * 1000;
 	d->batches++;
 	d->values += (uint64_t)n * (uint64_t)sim->streams;
 	atomic_fetch_add(&sim->batches, 1);
@@ -309,7 +302,7 @@ run_one(struct dev *d, struct buf *resp, double start, uint64_t nb)
 	for (uint64_t b = 0; wait_due(sim, start, b, nb); b++) {
 		uint32_t n = batch_samples(sim, b);
 		size_t len = 0;
-		double t0 = now_s();
+		double t0 = clock_mono_s();
 		const char *why;
 		bool lost;
 
@@ -381,7 +374,7 @@ run_window(struct dev *d, struct buf *resp, double start, uint64_t nb)
 				more = false;
 				break;
 			}
-			s->t0 = now_s();
+			s->t0 = clock_mono_s();
 			head++;
 			broken = (why = send_window(d, resp, head - 1, head)) !=
 				 NULL;
@@ -436,9 +429,9 @@ run_device(void *arg)
 
 	buf_init(&resp, 1u << 20);
 	if (sim->ws && sim->in_flight > 1)
-		run_window(d, &resp, now_s(), nb);
+		run_window(d, &resp, clock_mono_s(), nb);
 	else
-		run_one(d, &resp, now_s(), nb);
+		run_one(d, &resp, clock_mono_s(), nb);
 	buf_free(&resp);
 	atomic_fetch_sub(&sim->running, 1);
 	return NULL;
@@ -619,209 +612,253 @@ report(struct sim *sim, double secs)
 	printf("]}\n");
 }
 
-int
-sim_main(int argc, char *argv[])
-{
-	static const struct option longopts[] = {
-		{"url", required_argument, NULL, 'u'},
-		{"key", required_argument, NULL, 'k'},
-		{"devices", required_argument, NULL, 'd'},
-		{"streams", required_argument, NULL, 'm'},
-		{"rate", required_argument, NULL, 'r'},
-		{"duration", required_argument, NULL, 'D'},
-		{"samples", required_argument, NULL, 'n'},
-		{"batch", required_argument, NULL, 'b'},
-		{"device-uid", required_argument, NULL, 'U'},
-		{"timeout", required_argument, NULL, 't'},
-		{"ws", no_argument, NULL, 'w'},
-		{"in-flight", required_argument, NULL, 'f'},
-		{"json", no_argument, NULL, 'j'},
-		{NULL, 0, NULL, 0}};
-	struct sim sim = {.devices = 1,
-			  .streams = KINDS,
-			  .rate = 100,
-			  .timeout_ms = 10000,
-			  .in_flight = 1,
-			  .device_uid = 1000000};
-	pthread_t *th = NULL;
-	long long v, batch = 0;
-	double t0, secs;
-	struct timespec rt;
-	size_t bytes = 10;
-	int opt, rc = 2, started = 0;
-	bool tty = isatty(STDERR_FILENO), dur = false;
-	char err[512];
+static const struct option sim_longopts[] = {
+	{"url", required_argument, NULL, 'u'},
+	{"key", required_argument, NULL, 'k'},
+	{"devices", required_argument, NULL, 'd'},
+	{"streams", required_argument, NULL, 'm'},
+	{"rate", required_argument, NULL, 'r'},
+	{"duration", required_argument, NULL, 'D'},
+	{"samples", required_argument, NULL, 'n'},
+	{"batch", required_argument, NULL, 'b'},
+	{"device-uid", required_argument, NULL, 'U'},
+	{"timeout", required_argument, NULL, 't'},
+	{"ws", no_argument, NULL, 'w'},
+	{"in-flight", required_argument, NULL, 'f'},
+	{"json", no_argument, NULL, 'j'},
+	{NULL, 0, NULL, 0}};
 
-	sim.key = getenv("XMHUB_API_KEY");
+/* One option of the command line into sim (*dur: --duration given,
+ * *batch: --batch's value); false on a usage error (said). */
+static bool
+sim_option(struct sim *sim, int opt, char **argv, bool *dur, long long *batch)
+{
+	long long v;
+
+	switch (opt) {
+	case 'u':
+		sim->url = optarg;
+		return true;
+	case 'k':
+		sim->key = optarg;
+		return true;
+	case 'w':
+		sim->ws = true;
+		return true;
+	case 'j':
+		sim->json = true;
+		return true;
+	case 'd':
+		if (!usage_whole("devices", optarg, 1, 1000, &v))
+			return false;
+		sim->devices = (int)v;
+		return true;
+	case 'm':
+		if (!usage_whole("streams", optarg, 1, XMBP_MAX_STREAMS, &v))
+			return false;
+		sim->streams = (int)v;
+		return true;
+	case 'r':
+		return usage_number("rate", optarg, 0, 1e6, &sim->rate);
+	case 'D':
+		*dur = true;
+		return usage_number("duration", optarg, 0.001, 86400 * 365,
+				    &sim->duration);
+	case 'n':
+		if (!usage_whole("samples", optarg, 1, 1000000000000000, &v))
+			return false;
+		sim->samples = (uint64_t)v;
+		return true;
+	case 'b':
+		return usage_whole("batch", optarg, 1, XMBP_MAX_SAMPLES, batch);
+	case 'U':
+		if (!usage_whole("device-uid", optarg, 0, UINT32_MAX, &v))
+			return false;
+		sim->device_uid = (uint32_t)v;
+		return true;
+	case 't':
+		if (!usage_whole("timeout", optarg, 1, 3600, &v))
+			return false;
+		sim->timeout_ms = (int)v * 1000;
+		return true;
+	case 'f':
+		/* The server recognises a resent batch among a session's
+		 * last 64. */
+		if (!usage_whole("in-flight", optarg, 1, 64, &v))
+			return false;
+		sim->in_flight = (int)v;
+		return true;
+	default:
+		usage_getopt(opt, argv, sim_longopts);
+		return false;
+	}
+}
+
+/*
+ * The command line into sim, checked, with what follows from it (the
+ * duration by default, samples per batch, the audio frame) and the
+ * bytes of a batch in *bytes; false on a usage error (said).
+ */
+static bool
+sim_options(struct sim *sim, int argc, char *argv[], size_t *bytes)
+{
+	long long batch = 0;
+	bool dur = false;
+	int opt;
+
+	sim->key = getenv("XMHUB_API_KEY");
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc + 1, argv - 1, ":", longopts, NULL)) !=
-	       -1) {
-		switch (opt) {
-		case 'u':
-			sim.url = optarg;
-			break;
-		case 'k':
-			sim.key = optarg;
-			break;
-		case 'w':
-			sim.ws = true;
-			break;
-		case 'j':
-			sim.json = true;
-			break;
-		case 'd':
-			if (!usage_whole("devices", optarg, 1, 1000, &v))
-				goto out;
-			sim.devices = (int)v;
-			break;
-		case 'm':
-			if (!usage_whole("streams", optarg, 1, XMBP_MAX_STREAMS,
-					 &v))
-				goto out;
-			sim.streams = (int)v;
-			break;
-		case 'r':
-			if (!usage_number("rate", optarg, 0, 1e6, &sim.rate))
-				goto out;
-			break;
-		case 'D':
-			if (!usage_number("duration", optarg, 0.001,
-					  86400 * 365, &sim.duration))
-				goto out;
-			dur = true;
-			break;
-		case 'n':
-			if (!usage_whole("samples", optarg, 1, 1000000000000000,
-					 &v))
-				goto out;
-			sim.samples = (uint64_t)v;
-			break;
-		case 'b':
-			if (!usage_whole("batch", optarg, 1, XMBP_MAX_SAMPLES,
-					 &batch))
-				goto out;
-			break;
-		case 'U':
-			if (!usage_whole("device-uid", optarg, 0, UINT32_MAX,
-					 &v))
-				goto out;
-			sim.device_uid = (uint32_t)v;
-			break;
-		case 't':
-			if (!usage_whole("timeout", optarg, 1, 3600, &v))
-				goto out;
-			sim.timeout_ms = (int)v * 1000;
-			break;
-		case 'f':
-			/* The server recognises a resent batch among a
-			 * session's last 64. */
-			if (!usage_whole("in-flight", optarg, 1, 64, &v))
-				goto out;
-			sim.in_flight = (int)v;
-			break;
-		default:
-			usage_getopt(opt, argv - 1, longopts);
-			goto out;
-		}
-	}
+	while ((opt = getopt_long(argc + 1, argv - 1, ":", sim_longopts,
+				  NULL)) != -1)
+		if (!sim_option(sim, opt, argv - 1, &dur, &batch))
+			return false;
 	if (optind < argc + 1) {
 		usage_error("stray argument \"%s\"", argv[optind - 1]);
-		goto out;
+		return false;
 	}
-	if (sim.url == NULL) {
+	if (sim->url == NULL) {
 		usage_required("url");
-		goto out;
+		return false;
 	}
-	if (sim.key == NULL) {
+	if (sim->key == NULL) {
 		usage_error("--key API_KEY or XMHUB_API_KEY is required");
-		goto out;
+		return false;
 	}
-	if (dur && sim.samples > 0) {
+	if (dur && sim->samples > 0) {
 		usage_error("--duration and --samples exclude each other");
-		goto out;
+		return false;
 	}
-	if ((uint64_t)sim.device_uid + (uint64_t)sim.devices - 1 > UINT32_MAX) {
+	if ((uint64_t)sim->device_uid + (uint64_t)sim->devices - 1 >
+	    UINT32_MAX) {
 		usage_error("--device-uid: BASE + --devices - 1 is over "
 			    "4294967295");
-		goto out;
+		return false;
 	}
-	if (!dur && sim.samples == 0)
-		sim.duration = 10;
+	if (!dur && sim->samples == 0)
+		sim->duration = 10;
 	/* Ten batches a second by default; 100 samples a batch unpaced. */
-	sim.per_batch = batch > 0      ? (uint32_t)batch
-			: sim.rate > 0 ? (uint32_t)fmax(1, sim.rate / 10)
-				       : 100;
-	if (sim.per_batch > XMBP_MAX_SAMPLES)
-		sim.per_batch = XMBP_MAX_SAMPLES;
-	sim.frame = sim.rate > 0
-			    ? (size_t)fmin(4000, fmax(1, AUDIO_HZ / sim.rate))
-			    : 80;
-	for (int m = 0; m < sim.streams; m++)
-		bytes += 5 + sim.per_batch * sample_bytes(&sim, m % KINDS);
-	if (bytes > (sim.ws ? WS_MAX : HTTP_MAX)) {
+	sim->per_batch = batch > 0	 ? (uint32_t)batch
+			 : sim->rate > 0 ? (uint32_t)fmax(1, sim->rate / 10)
+					 : 100;
+	if (sim->per_batch > XMBP_MAX_SAMPLES)
+		sim->per_batch = XMBP_MAX_SAMPLES;
+	sim->frame = sim->rate > 0
+			     ? (size_t)fmin(4000, fmax(1, AUDIO_HZ / sim->rate))
+			     : 80;
+	*bytes = 10;
+	for (int m = 0; m < sim->streams; m++)
+		*bytes += 5 + sim->per_batch * sample_bytes(sim, m % KINDS);
+	if (*bytes > (sim->ws ? WS_MAX : HTTP_MAX)) {
 		usage_error("--batch and --streams: a batch would be %zu "
 			    "bytes, over the %s limit",
-			    bytes,
-			    sim.ws ? "WebSocket's 262144" : "HTTP 1 MiB");
-		goto out;
+			    *bytes,
+			    sim->ws ? "WebSocket's 262144" : "HTTP 1 MiB");
+		return false;
 	}
-	rc = 1;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	sim.epoch_us =
-		(uint64_t)rt.tv_sec * 1000000 + (uint64_t)rt.tv_nsec / 1000;
-	sim.dev = calloc((size_t)sim.devices, sizeof(*sim.dev));
-	th = calloc((size_t)sim.devices, sizeof(*th));
-	if (sim.dev == NULL || th == NULL)
-		goto out;
-	for (int i = 0; i < sim.devices; i++) {
-		struct dev *d = &sim.dev[i];
+	return true;
+}
 
-		d->sim = &sim;
+/*
+ * The devices, each with its connection, buffers of bytes and a session
+ * created through the API: 0, 1 on a failure (said), 2 on a bad --url.
+ */
+static int
+sim_connect(struct sim *sim, size_t bytes)
+{
+	char err[512];
+
+	if ((sim->dev = calloc((size_t)sim->devices, sizeof(*sim->dev))) ==
+	    NULL)
+		return 1;
+	for (int i = 0; i < sim->devices; i++) {
+		struct dev *d = &sim->dev[i];
+
+		d->sim = sim;
 		d->i = i;
 		d->missed = d->stored = -1;
 		d->rng = 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1);
 		d->cap = bytes;
-		if (!hclient_init(&d->c, sim.url, sim.key, sim.timeout_ms, err,
-				  sizeof(err))) {
-			rc = usage_error("--url: %s", err);
-			goto out;
-		}
-		if ((d->mem = malloc(bytes * (size_t)sim.in_flight)) == NULL ||
-		    (d->slot = calloc((size_t)sim.in_flight,
+		if (!hclient_init(&d->c, sim->url, sim->key, sim->timeout_ms,
+				  err, sizeof(err)))
+			return usage_error("--url: %s", err);
+		if ((d->mem = malloc(bytes * (size_t)sim->in_flight)) == NULL ||
+		    (d->slot = calloc((size_t)sim->in_flight,
 				      sizeof(*d->slot))) == NULL ||
 		    !create_session(d))
-			goto out;
+			return 1;
 	}
-	t0 = now_s();
-	atomic_store(&sim.running, sim.devices);
-	for (; started < sim.devices; started++)
+	return 0;
+}
+
+/*
+ * Runs every device in a thread of its own, a status line on a terminal
+ * meanwhile; the seconds they took in *secs.  False when a thread could
+ * not be started (the others ran).
+ */
+static bool
+sim_run(struct sim *sim, double *secs)
+{
+	pthread_t *th = calloc((size_t)sim->devices, sizeof(*th));
+	bool tty = isatty(STDERR_FILENO);
+	double t0 = clock_mono_s();
+	int started = 0;
+
+	*secs = 0;
+	if (th == NULL)
+		return false;
+	atomic_store(&sim->running, sim->devices);
+	for (; started < sim->devices; started++)
 		if (pthread_create(&th[started], NULL, run_device,
-				   &sim.dev[started]) != 0)
+				   &sim->dev[started]) != 0)
 			break;
-	atomic_fetch_sub(&sim.running, sim.devices - started);
-	/* The status line, while the devices run. */
-	while (atomic_load(&sim.running) > 0) {
+	atomic_fetch_sub(&sim->running, sim->devices - started);
+	while (atomic_load(&sim->running) > 0) {
 		poll(NULL, 0, tty ? 500 : 50);
 		if (tty)
 			fprintf(stderr,
 				"\rxmhub sim: %.0f s, %" PRIu64
 				" batches, %" PRIu64 " values, %" PRIu64
 				" errors   ",
-				now_s() - t0, atomic_load(&sim.batches),
-				atomic_load(&sim.values),
-				atomic_load(&sim.errors));
+				clock_mono_s() - t0, atomic_load(&sim->batches),
+				atomic_load(&sim->values),
+				atomic_load(&sim->errors));
 	}
 	for (int i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
-	secs = now_s() - t0;
+	*secs = clock_mono_s() - t0;
 	if (tty)
 		fprintf(stderr, "\n");
+	free(th);
+	return started == sim->devices;
+}
+
+/* The options; the devices and their sessions; the run; the sessions
+ * closed and the report. */
+int
+sim_main(int argc, char *argv[])
+{
+	struct sim sim = {.devices = 1,
+			  .streams = KINDS,
+			  .rate = 100,
+			  .timeout_ms = 10000,
+			  .in_flight = 1,
+			  .device_uid = 1000000};
+	size_t bytes;
+	double secs;
+	int rc = 2;
+	bool all;
+
+	if (!sim_options(&sim, argc, argv, &bytes))
+		goto out;
+	sim.epoch_us = (uint64_t)clock_real_us();
+	if ((rc = sim_connect(&sim, bytes)) != 0)
+		goto out;
+	all = sim_run(&sim, &secs);
 	for (int i = 0; i < sim.devices; i++)
 		close_session(&sim.dev[i]);
 	report(&sim, secs);
-	rc = started == sim.devices && atomic_load(&sim.errors) == 0 ? 0 : 1;
-	goto out;
+	rc = all && atomic_load(&sim.errors) == 0 ? 0 : 1;
 out:
 	if (sim.dev != NULL)
 		for (int i = 0; i < sim.devices; i++) {
@@ -831,6 +868,5 @@ out:
 			free(sim.dev[i].lat);
 		}
 	free(sim.dev);
-	free(th);
 	return rc;
 }

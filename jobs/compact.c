@@ -14,34 +14,51 @@
  * object store's (lib/store/storage), XMHUB_COMPACT_TARGET_SAMPLES,
  * XMHUB_COMPACT_TARGET_BYTES, XMHUB_COMPACT_MIN_AGE,
  * XMHUB_COMPACT_INTERVAL; the test hook XMHUB_COMPACT_TEST_STALL
- * (lib/domain/compact.h).
+ * (lib/domain/compact.h).  The rest of the main: lib/domain/jobmain.
  */
 #include "config.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "domain/compact.h"
 #include "core/conf.h"
 #include "core/db.h"
-#include "core/runner.h"
-#include "store/storage.h"
 #include "core/log.h"
+#include "core/runner.h"
+#include "domain/compact.h"
+#include "domain/jobmain.h"
 
 #define NAME "xmhub-ingest-compact"
 
+static bool
+setup(struct jobmain *m)
+{
+	char detail[256];
+
+	if (!compact_opts_env(m->arg, detail, sizeof(detail))) {
+		log_error("%s", detail);
+		return false;
+	}
+	if (!conf_get_int("XMHUB_COMPACT_INTERVAL", &m->interval)) {
+		log_error("XMHUB_COMPACT_INTERVAL must be seconds from 1 to "
+			  "86400");
+		return false;
+	}
+	return true;
+}
+
 /* One pass: the sweep, then every waiting stream; false on a failure. */
 static bool
-pass(struct db *db, struct db *side, struct store *st,
-     const struct compact_opts *o)
+pass(struct jobmain *m)
 {
+	const struct compact_opts *o = m->arg;
 	struct compact_result r;
 	enum compact_status cs;
 	unsigned long swept;
 	struct buf skip;
 	bool ok = true;
 
-	if (compact_sweep(db, st, &swept) != DB_OK)
+	if (compact_sweep(m->db, m->st, &swept) != DB_OK)
 		ok = false;
 	else if (swept > 0)
 		printf(NAME ": swept %lu object(s) of runs that died\n", swept);
@@ -50,8 +67,8 @@ pass(struct db *db, struct db *side, struct store *st,
 	buf_init(&skip, 0);
 	buf_append(&skip, "{}", 3); /* NUL included */
 	while (!runner_stopping() && !skip.failed &&
-	       (cs = compact_one(db, side, st, o, (const char *)skip.p, &r)) !=
-		       COMPACT_NONE) {
+	       (cs = compact_one(m->db, m->side, m->st, o, (const char *)skip.p,
+				 &r)) != COMPACT_NONE) {
 		if (cs == COMPACT_FAILED) {
 			ok = false;
 			if (r.stream_id[0] == '\0')
@@ -77,45 +94,14 @@ pass(struct db *db, struct db *side, struct store *st,
 int
 main(int argc, char **argv)
 {
+	static const struct jobmain_def def = {
+		.name = NAME,
+		.store = true,
+		.side_db = true,
+		.setup = setup,
+		.pass = pass,
+	};
 	struct compact_opts o;
-	struct store *st = NULL;
-	struct db *db = NULL, *side = NULL;
-	char detail[256];
-	const char *url;
-	long long interval;
-	bool loop, ok = false;
 
-	if (!runner_args(argc, argv, NAME, &loop))
-		return 2;
-	if (!conf_init(detail, sizeof(detail)) ||
-	    !compact_opts_env(&o, detail, sizeof(detail))) {
-		log_error("%s", detail);
-		return 1;
-	}
-	if (!conf_get_int("XMHUB_COMPACT_INTERVAL", &interval)) {
-		log_error("XMHUB_COMPACT_INTERVAL must be seconds from 1 to "
-			  "86400");
-		return 1;
-	}
-	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
-		log_error("XMHUB_DATABASE_URL is not set");
-		return 1;
-	}
-	if ((st = store_open_env(detail, sizeof(detail))) == NULL) {
-		log_error("%s", detail);
-		return 1;
-	}
-	if ((db = db_new(url)) == NULL || (side = db_new(url)) == NULL) {
-		log_error("out of memory");
-		goto out;
-	}
-	runner_signals();
-	ok = pass(db, side, st, &o);
-	while (loop && runner_sleep(interval))
-		ok = pass(db, side, st, &o);
-out:
-	db_free(side);
-	db_free(db);
-	store_close(st);
-	return ok || loop ? 0 : 1;
+	return jobmain_run(&def, &o, argc, argv);
 }

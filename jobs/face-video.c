@@ -14,13 +14,13 @@
  * goes to the store before the job is completed.  A progress report that
  * finds the job no longer ours (cancelled, taken over) stops the run.
  * Settings are the face service's (FACE_API_*, doc/face.md) and
- * FACE_API_VIDEO_* (doc/face-video.md).
+ * FACE_API_VIDEO_* (doc/face-video.md).  The rest of the main:
+ * lib/domain/jobmain.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +29,7 @@
 #include "core/conf.h"
 #include "core/db.h"
 #include "core/runner.h"
+#include "domain/jobmain.h"
 #include "face/service/faceapi_conf.h"
 #include "face/service/faceapi_vqueue.h"
 #include "face/service/faceapi_vrun.h"
@@ -41,19 +42,16 @@
 #define DIR_MAX (TMP_MAX_LEN + 64)
 #define FILE_MAX (DIR_MAX + 32)
 
+/* The runner's own state; its connection, store and worker id are
+ * m's (lib/domain/jobmain). */
 struct vrunner {
+	struct jobmain *m;
 	struct faceapi_conf conf;
 	struct faceapi_vconf vc;
-	struct db *db;
-	struct store *st;
 	struct face_model *model;
-	char worker[FACEAPI_VWORKER_MAX + 1];
 	const char *tmp;
 	bool no_model; /* the last attempt to load it failed (and said so) */
 };
-
-/* What became of one job. */
-enum run_end { RUN_OK, RUN_STOP, RUN_DB };
 
 /* The progress callback's state. */
 struct prog {
@@ -69,8 +67,8 @@ on_progress(void *arg, long long done, double fps)
 
 	if (runner_stopping())
 		return false;
-	if (faceapi_vjob_progress(p->r->db, p->job, done, fps, -1, &p->lost) !=
-	    DB_OK) {
+	if (faceapi_vjob_progress(p->r->m->db, p->job, done, fps, -1,
+				  &p->lost) != DB_OK) {
 		p->db_failed = true;
 		return false;
 	}
@@ -84,27 +82,28 @@ drop_input(struct vrunner *r, const struct faceapi_vclaim *job)
 {
 	char detail[256];
 
-	if (store_delete(r->st, job->input_key, detail, sizeof(detail)) !=
+	if (store_delete(r->m->st, job->input_key, detail, sizeof(detail)) !=
 	    STORE_OK)
 		log_error("%s: %s", job->input_key, detail);
 }
 
-static enum run_end
+static enum jobmain_step
 fail(struct vrunner *r, const struct faceapi_vclaim *job, const char *msg,
      bool final)
 {
 	bool lost;
 
 	log_error("job %s attempt %d failed: %s", job->id, job->attempts, msg);
-	if (faceapi_vjob_fail(r->db, &r->vc, job, msg, final, &lost) != DB_OK)
-		return RUN_DB;
+	if (faceapi_vjob_fail(r->m->db, &r->vc, job, msg, final, &lost) !=
+	    DB_OK)
+		return JOBMAIN_DB;
 	if (final && !lost)
 		drop_input(r, job);
-	return RUN_OK;
+	return JOBMAIN_DONE;
 }
 
 /* Everything after the claim, in the directory dir. */
-static enum run_end
+static enum jobmain_step
 run_in(struct vrunner *r, const struct faceapi_vclaim *job, const char *dir,
        const char *in, char *out, size_t olen)
 {
@@ -121,7 +120,7 @@ run_in(struct vrunner *r, const struct faceapi_vclaim *job, const char *dir,
 	uint64_t size;
 	bool lost;
 
-	switch (store_get_file(r->st, job->input_key, in, detail,
+	switch (store_get_file(r->m->st, job->input_key, in, detail,
 			       sizeof(detail))) {
 	case STORE_OK:
 		break;
@@ -135,12 +134,13 @@ run_in(struct vrunner *r, const struct faceapi_vclaim *job, const char *dir,
 			    false);
 	}
 	if (!faceapi_video_probe(in, &vi, PROBE_MS, detail, sizeof(detail)))
-		return runner_stopping() ? RUN_STOP
+		return runner_stopping() ? JOBMAIN_STOP
 					 : fail(r, job, detail, true);
-	if (faceapi_vjob_progress(r->db, job, 0, 0, vi.frames, &lost) != DB_OK)
-		return RUN_DB;
+	if (faceapi_vjob_progress(r->m->db, job, 0, 0, vi.frames, &lost) !=
+	    DB_OK)
+		return JOBMAIN_DB;
 	if (lost)
-		return RUN_OK;
+		return JOBMAIN_DONE;
 	container = faceapi_video_container(&vi);
 	snprintf(out, olen, "%s/output.%s", dir, container);
 	end = faceapi_video_mask(r->model, in, &vi, out, dir, &m, on_progress,
@@ -154,8 +154,8 @@ run_in(struct vrunner *r, const struct faceapi_vclaim *job, const char *dir,
 		return fail(r, job, detail, false);
 	default:
 		if (pr.db_failed)
-			return RUN_DB;
-		return pr.lost ? RUN_OK : RUN_STOP;
+			return JOBMAIN_DB;
+		return pr.lost ? JOBMAIN_DONE : JOBMAIN_STOP;
 	}
 	/* ffmpeg decodes what there is of a damaged file without failing. */
 	if (stats.frames * 10 < vi.frames * 9) {
@@ -166,21 +166,22 @@ run_in(struct vrunner *r, const struct faceapi_vclaim *job, const char *dir,
 		return fail(r, job, msg, true);
 	}
 	snprintf(key, sizeof(key), "face/videos/%s/output", job->id);
-	if (!faceapi_vput_file(r->st, out, key, faceapi_video_mime(container),
-			       &size, detail, sizeof(detail))) {
+	if (!faceapi_vput_file(r->m->st, out, key,
+			       faceapi_video_mime(container), &size, detail,
+			       sizeof(detail))) {
 		log_error("%s: %s", key, detail);
 		return fail(r, job, "the output could not be stored", false);
 	}
-	if (faceapi_vjob_complete(r->db, job, face_model_name(r->model), key,
+	if (faceapi_vjob_complete(r->m->db, job, face_model_name(r->model), key,
 				  faceapi_video_mime(container),
 				  (long long)size, stats.frames, stats.fps,
 				  stats.detected, &lost) != DB_OK)
-		return RUN_DB;
+		return JOBMAIN_DB;
 	if (lost)
-		store_delete(r->st, key, detail, sizeof(detail));
+		store_delete(r->m->st, key, detail, sizeof(detail));
 	else
 		drop_input(r, job);
-	return RUN_OK;
+	return JOBMAIN_DONE;
 }
 
 /* Removes the run's directory and what a run leaves in it. */
@@ -200,11 +201,11 @@ remove_dir(const char *dir)
 		log_error("%s can not be removed: %s", dir, strerror(errno));
 }
 
-static enum run_end
+static enum jobmain_step
 run(struct vrunner *r, const struct faceapi_vclaim *job)
 {
 	char dir[DIR_MAX], in[FILE_MAX], out[FILE_MAX];
-	enum run_end end;
+	enum jobmain_step end;
 	bool lost;
 
 	snprintf(dir, sizeof(dir), "%s/xmhub-face-video-run-XXXXXX", r->tmp);
@@ -215,14 +216,15 @@ run(struct vrunner *r, const struct faceapi_vclaim *job)
 	snprintf(in, sizeof(in), "%s/input", dir);
 	end = run_in(r, job, dir, in, out, sizeof(out));
 	remove_dir(dir);
-	if (end == RUN_STOP && faceapi_vjob_release(r->db, job, &lost) != DB_OK)
-		return RUN_DB;
+	if (end == JOBMAIN_STOP &&
+	    faceapi_vjob_release(r->m->db, job, &lost) != DB_OK)
+		return JOBMAIN_DB;
 	return end;
 }
 
-/* Claims and runs jobs until none is left: 0, or 1 on failure. */
-static int
-drain(struct vrunner *r)
+/* Loads the model unless it is; false (said once) while there is none. */
+static bool
+model_ready(struct vrunner *r)
 {
 	char note[256] = "", detail[256];
 
@@ -238,108 +240,70 @@ drain(struct vrunner *r)
 				 "one",
 				 r->conf.model_dir, detail);
 		r->no_model = true;
-		return 1;
+		return false;
 	}
 	if (r->no_model || note[0] != '\0')
 		log_info("model %s%s%s", face_model_name(r->model),
 			 note[0] != '\0' ? ": " : "", note);
 	r->no_model = false;
-	while (!runner_stopping()) {
-		struct faceapi_vclaim job;
-		bool got;
-
-		if (faceapi_vjob_claim(r->db, &r->vc, r->worker, &job, &got) !=
-		    DB_OK)
-			return 1;
-		if (!got)
-			return 0;
-		switch (run(r, &job)) {
-		case RUN_OK:
-			break;
-		case RUN_STOP:
-			return 0;
-		default:
-			return 1;
-		}
-	}
-	return 0;
+	return true;
 }
 
-static int
-usage(void)
+static bool
+setup(struct jobmain *m)
 {
-	fprintf(stderr,
-		"usage: xmhub-face-video --drain|--loop [--worker-id ID]\n");
-	return 2;
+	struct vrunner *r = m->arg;
+	char detail[512];
+
+	r->m = m;
+	if (!faceapi_conf_load(&r->conf, detail, sizeof(detail)) ||
+	    !faceapi_vconf_load(&r->vc, detail, sizeof(detail))) {
+		log_error("%s", detail);
+		return false;
+	}
+	m->db_url = r->conf.database_url;
+	m->db_setting = "FACE_API_DATABASE_URL (or XMHUB_DATABASE_URL)";
+	r->tmp = conf_str("TMPDIR", "/tmp");
+	if (strlen(r->tmp) > TMP_MAX_LEN) {
+		log_error("TMPDIR is too long");
+		return false;
+	}
+	return true;
+}
+
+/* Claims a job and runs it, once there is a model. */
+static enum jobmain_step
+step(struct jobmain *m)
+{
+	struct vrunner *r = m->arg;
+	struct faceapi_vclaim job;
+	bool got;
+
+	if (!model_ready(r))
+		return JOBMAIN_WAIT;
+	if (faceapi_vjob_claim(m->db, &r->vc, m->worker, &job, &got) != DB_OK)
+		return JOBMAIN_DB;
+	if (!got)
+		return JOBMAIN_IDLE;
+	return run(r, &job);
 }
 
 int
 main(int argc, char **argv)
 {
+	static const struct jobmain_def def = {
+		.name = "xmhub-face-video",
+		.interval = LOOP_SLEEP_S,
+		.worker_max = FACEAPI_VWORKER_MAX,
+		.store = true,
+		.setup = setup,
+		.step = step,
+	};
 	struct vrunner r;
-	char detail[512], host[64];
-	int mode = 0, rc = 1;
+	int rc;
 
 	memset(&r, 0, sizeof(r));
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--drain") == 0 && mode == 0)
-			mode = 'd';
-		else if (strcmp(argv[i], "--loop") == 0 && mode == 0)
-			mode = 'l';
-		else if (strcmp(argv[i], "--worker-id") == 0 && i + 1 < argc &&
-			 argv[i + 1][0] != '\0' &&
-			 strlen(argv[i + 1]) <= FACEAPI_VWORKER_MAX)
-			snprintf(r.worker, sizeof(r.worker), "%s", argv[++i]);
-		else
-			return usage();
-	}
-	if (mode == 0)
-		return usage();
-	if (r.worker[0] == '\0') {
-		if (gethostname(host, sizeof(host)) != 0)
-			snprintf(host, sizeof(host), "localhost");
-		host[sizeof(host) - 1] = '\0';
-		snprintf(r.worker, sizeof(r.worker), "%s:%ld", host,
-			 (long)getpid());
-	}
-	log_init("xmhub-face-video");
-	runner_signals();
-	signal(SIGPIPE, SIG_IGN);
-	if (!conf_init(detail, sizeof(detail)) ||
-	    !faceapi_conf_load(&r.conf, detail, sizeof(detail)) ||
-	    !faceapi_vconf_load(&r.vc, detail, sizeof(detail))) {
-		log_error("%s", detail);
-		return 1;
-	}
-	if (r.conf.database_url == NULL) {
-		log_error("FACE_API_DATABASE_URL (or XMHUB_DATABASE_URL) is "
-			  "not set");
-		return 1;
-	}
-	if ((r.st = store_open_env(detail, sizeof(detail))) == NULL) {
-		log_error("%s", detail);
-		goto out;
-	}
-	if ((r.db = db_new(r.conf.database_url)) == NULL)
-		goto out;
-	r.tmp = conf_str("TMPDIR", "/tmp");
-	if (strlen(r.tmp) > TMP_MAX_LEN) {
-		log_error("TMPDIR is too long");
-		goto out;
-	}
-	if (mode == 'd') {
-		rc = drain(&r);
-		goto out;
-	}
-	do {
-		/* A database or model that is not there yet is waited for. */
-		if (drain(&r) != 0 && !r.no_model)
-			log_error("the database is unavailable; trying again");
-	} while (runner_sleep(LOOP_SLEEP_S));
-	rc = 0;
-out:
+	rc = jobmain_run(&def, &r, argc, argv);
 	face_model_close(r.model);
-	db_free(r.db);
-	store_close(r.st);
 	return rc;
 }

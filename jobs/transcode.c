@@ -15,7 +15,7 @@
  * over) kills ffmpeg.  Then the spectrogram and waveform peaks of the
  * recording are made (lib/core/spectro) and stored.  The temporary directories
  * of runners that died are removed when a runner starts.  See
- * doc/transcoding.md.
+ * doc/transcoding.md.  The rest of the main: lib/domain/jobmain.
  */
 #include "config.h"
 
@@ -23,19 +23,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/child.h"
+#include "core/clock.h"
 #include "core/conf.h"
 #include "core/db.h"
+#include "domain/jobmain.h"
 #include "domain/jobs.h"
 #include "core/probe.h"
 #include "core/runner.h"
@@ -55,19 +55,12 @@
 #define VISUAL_HEIGHT 257
 #define TMP_RANDOM 6
 
+/* The runner's own state; its connection, store and worker id are
+ * m's (lib/domain/jobmain). */
 struct runner {
-	struct db *db;
-	struct store *st;
+	struct jobmain *m;
 	const char *tmp;
-	char worker[JOBS_WORKER_MAX + 1];
 	int heartbeat_ms;
-};
-
-/* What became of one job. */
-enum run_end {
-	RUN_OK,	  /* handled (completed, failed, or lost to someone else) */
-	RUN_STOP, /* the runner is stopping: the job was given back */
-	RUN_DB	  /* the database failed */
 };
 
 /* A child's raw words (ffmpeg's stderr, ffprobe's reason) into the
@@ -86,44 +79,38 @@ log_raw(const struct jobs_claim *job, const char *who, const char *text)
 	}
 }
 
-static long long
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec;
-}
-
 /* The runner is stopping: the job goes back to the queue uncounted. */
-static enum run_end
+static enum jobmain_step
 give_back(struct runner *r, const struct jobs_claim *job)
 {
 	enum jobs_outcome o;
 
-	return jobs_release(r->db, job, &o) == DB_OK ? RUN_STOP : RUN_DB;
+	return jobs_release(r->m->db, job, &o) == DB_OK ? JOBMAIN_STOP
+							: JOBMAIN_DB;
 }
 
-/* Fails the run with a message; RUN_DB when that could not be recorded. */
-static enum run_end
+/* Fails the run with a message; JOBMAIN_DB when that could not be recorded. */
+static enum jobmain_step
 fail(struct runner *r, const struct jobs_claim *job, const char *msg)
 {
 	enum jobs_outcome o;
 
 	log_error("job %s attempt %d failed: %s", job->id, job->attempts, msg);
-	return jobs_fail(r->db, job, msg, &o) == DB_OK ? RUN_OK : RUN_DB;
+	return jobs_fail(r->m->db, job, msg, &o) == DB_OK ? JOBMAIN_DONE
+							  : JOBMAIN_DB;
 }
 
 /* The run could not go on for a reason that is not the input's (the
  * store, temporary space): the job waits, its attempt not counted. */
-static enum run_end
+static enum jobmain_step
 defer(struct runner *r, const struct jobs_claim *job, const char *msg)
 {
 	enum jobs_outcome o;
 
 	log_error("job %s attempt %d deferred: %s", job->id, job->attempts,
 		  msg);
-	return jobs_defer(r->db, job, msg, &o) == DB_OK ? RUN_OK : RUN_DB;
+	return jobs_defer(r->m->db, job, msg, &o) == DB_OK ? JOBMAIN_DONE
+							   : JOBMAIN_DB;
 }
 
 /* Puts the file at path into the store as key. */
@@ -165,14 +152,14 @@ put_file(struct store *st, const char *path, const char *key, const char *type,
  * Runs ffmpeg on in (in_ms long) into out for job, renewing the
  * heartbeat, for at most FFMPEG_BASE_S + the input's length (at most
  * XMHUB_TRANSCODE_MAX_SECONDS).  *end is
- * RUN_OK with *lost set when the job stopped being ours, RUN_STOP when
- * the runner is stopping, RUN_DB on database failure; ffmpeg's
- * unsuccessful end (or its deadline) is RUN_OK with false returned and
+ * JOBMAIN_DONE with *lost set when the job stopped being ours, JOBMAIN_STOP
+ * when the runner is stopping, JOBMAIN_DB on database failure; ffmpeg's
+ * unsuccessful end (or its deadline) is JOBMAIN_DONE with false returned and
  * msg filled: a reason fit for clients, the raw stderr going to the log.
  */
 static bool
 transcode(struct runner *r, const struct jobs_claim *job, const char *in,
-	  const char *out, int64_t in_ms, bool *lost, enum run_end *end,
+	  const char *out, int64_t in_ms, bool *lost, enum jobmain_step *end,
 	  char *msg, size_t mlen)
 {
 	const struct jobs_target *t = &job->target;
@@ -196,7 +183,7 @@ transcode(struct runner *r, const struct jobs_claim *job, const char *in,
 	bool ok = false, late = false;
 
 	*lost = false;
-	*end = RUN_OK;
+	*end = JOBMAIN_DONE;
 	snprintf(msg, mlen, "ffmpeg was stopped");
 	argv[n++] = "ffmpeg";
 	argv[n++] = "-nostdin";
@@ -239,20 +226,20 @@ transcode(struct runner *r, const struct jobs_claim *job, const char *in,
 		snprintf(msg, mlen, "%s", detail);
 		return false;
 	}
-	until = now_s() + limit;
+	until = clock_mono_ms() + limit * 1000;
 	while (!child_wait(&ch, r->heartbeat_ms)) {
 		enum jobs_outcome o;
 
 		if (runner_stopping()) {
-			*end = RUN_STOP;
+			*end = JOBMAIN_STOP;
 			break;
 		}
-		if (now_s() >= until) {
+		if (clock_mono_ms() >= until) {
 			late = true;
 			break;
 		}
-		if (jobs_heartbeat(r->db, job, &o) != DB_OK) {
-			*end = RUN_DB;
+		if (jobs_heartbeat(r->m->db, job, &o) != DB_OK) {
+			*end = JOBMAIN_DB;
 			break;
 		}
 		if (o == JOBS_LOST) {
@@ -310,22 +297,22 @@ visuals(struct runner *r, const struct jobs_claim *job, const char *in,
 		 job->facility_id, job->upload_id);
 	snprintf(peaks, sizeof(peaks), "%s/peaks", dir);
 	buf_init(&png, 0);
-	if (store_size(r->st, png_key, &size, detail, sizeof(detail)) ==
+	if (store_size(r->m->st, png_key, &size, detail, sizeof(detail)) ==
 		    STORE_OK &&
-	    store_size(r->st, peaks_key, &size, detail, sizeof(detail)) ==
+	    store_size(r->m->st, peaks_key, &size, detail, sizeof(detail)) ==
 		    STORE_OK)
 		goto out;
-	if (jobs_heartbeat(r->db, job, &o) != DB_OK || o == JOBS_LOST)
+	if (jobs_heartbeat(r->m->db, job, &o) != DB_OK || o == JOBS_LOST)
 		goto out;
 	if (!spectro_render(in, &rq, peaks, (int)(jobs_lease() * 1000 / 2),
 			    &png, detail, sizeof(detail))) {
 		log_raw(job, "spectrogram", detail);
 		goto out;
 	}
-	if (!put_file(r->st, peaks, peaks_key, "application/octet-stream",
+	if (!put_file(r->m->st, peaks, peaks_key, "application/octet-stream",
 		      &size, detail, sizeof(detail)) ||
-	    store_put_buf(r->st, png_key, png.p, png.len, "image/png", detail,
-			  sizeof(detail)) != STORE_OK)
+	    store_put_buf(r->m->st, png_key, png.p, png.len, "image/png",
+			  detail, sizeof(detail)) != STORE_OK)
 		log_raw(job, "spectrogram", detail);
 out:
 	buf_free(&png);
@@ -341,7 +328,7 @@ truncated(int64_t header_ms, int64_t decoded_ms)
 }
 
 /* Everything after the claim, with the temporary directory dir. */
-static enum run_end
+static enum jobmain_step
 run_in(struct runner *r, const struct jobs_claim *job, const char *dir)
 {
 	bool mp4 = strcmp(job->target.container, "mp4") == 0;
@@ -349,7 +336,7 @@ run_in(struct runner *r, const struct jobs_claim *job, const char *dir)
 	char detail[512], msg[JOBS_ERROR_MAX + 64], reason[CHILD_REASON_MAX];
 	struct probe_info pin, pout;
 	enum jobs_outcome o;
-	enum run_end end;
+	enum jobmain_step end;
 	uint64_t size;
 	bool lost;
 
@@ -359,7 +346,7 @@ run_in(struct runner *r, const struct jobs_claim *job, const char *dir)
 		 job->upload_id);
 	snprintf(okey, sizeof(okey), "%s/uploads/%s/%s.%s", job->facility_id,
 		 job->upload_id, job->id, mp4 ? "m4a" : "webm");
-	switch (store_get_file(r->st, key, in, detail, sizeof(detail))) {
+	switch (store_get_file(r->m->st, key, in, detail, sizeof(detail))) {
 	case STORE_OK:
 		break;
 	case STORE_NOT_FOUND:
@@ -383,9 +370,9 @@ run_in(struct runner *r, const struct jobs_claim *job, const char *dir)
 		return fail(r, job, msg);
 	if (!transcode(r, job, in, out, pin.duration_ms, &lost, &end, msg,
 		       sizeof(msg))) {
-		if (end == RUN_STOP)
+		if (end == JOBMAIN_STOP)
 			return give_back(r, job);
-		if (end != RUN_OK || lost)
+		if (end != JOBMAIN_DONE || lost)
 			return end;
 		return fail(r, job, msg);
 	}
@@ -408,20 +395,20 @@ run_in(struct runner *r, const struct jobs_claim *job, const char *dir)
 			 (long long)pout.duration_ms);
 		return fail(r, job, msg);
 	}
-	if (!put_file(r->st, out, okey, mp4 ? "audio/mp4" : "audio/webm", &size,
-		      detail, sizeof(detail))) {
+	if (!put_file(r->m->st, out, okey, mp4 ? "audio/mp4" : "audio/webm",
+		      &size, detail, sizeof(detail))) {
 		log_error("%s: %s", okey, detail);
 		return defer(r, job, "the output could not be stored");
 	}
 	/* A stop cuts this short, but the transcode is done: completed. */
 	visuals(r, job, in, dir, pin.duration_ms);
-	if (jobs_complete(r->db, job, &pin, size, (uint64_t)pout.duration_ms,
+	if (jobs_complete(r->m->db, job, &pin, size, (uint64_t)pout.duration_ms,
 			  &o) != DB_OK)
-		return RUN_DB;
+		return JOBMAIN_DB;
 	/* Not ours any more (cancelled, deleted): the output is nobody's. */
 	if (o == JOBS_LOST)
-		store_delete(r->st, okey, detail, sizeof(detail));
-	return RUN_OK;
+		store_delete(r->m->st, okey, detail, sizeof(detail));
+	return JOBMAIN_DONE;
 }
 
 /* Unlinks what the directory open as fd holds (files: a run makes no
@@ -534,11 +521,11 @@ sweep(const char *tmp)
 	closedir(d);
 }
 
-static enum run_end
+static enum jobmain_step
 run(struct runner *r, const struct jobs_claim *job)
 {
 	char dir[TMP_MAX_LEN + 32];
-	enum run_end end;
+	enum jobmain_step end;
 	int lock;
 
 	if ((lock = make_dir(r->tmp, dir, sizeof(dir))) < 0) {
@@ -550,45 +537,56 @@ run(struct runner *r, const struct jobs_claim *job)
 	return end;
 }
 
-/* Claims and runs jobs until none is left: 0, or 1 on failure. */
-static int
-drain(struct runner *r)
+static bool
+setup(struct jobmain *m)
 {
-	while (!runner_stopping()) {
-		struct jobs_claim job;
-		bool got;
+	struct runner *r = m->arg;
+	char detail[256];
 
-		if (jobs_claim(r->db, r->worker, &job, &got) != DB_OK)
-			return 1;
-		if (!got)
-			return 0;
-		switch (run(r, &job)) {
-		case RUN_OK:
-			break;
-		case RUN_STOP:
-			return 0;
-		default:
-			return 1;
-		}
+	r->m = m;
+	if (!jobs_init(detail, sizeof(detail))) {
+		log_error("%s", detail);
+		return false;
 	}
-	return 0;
+	r->tmp = conf_str("TMPDIR", "/tmp");
+	if (strlen(r->tmp) > TMP_MAX_LEN) {
+		log_error("TMPDIR is too long");
+		return false;
+	}
+	sweep(r->tmp);
+	/* Beat well inside the lease, at most every 2 s. */
+	r->heartbeat_ms = jobs_lease() * 1000 / 3 < 2000
+				  ? (int)(jobs_lease() * 1000 / 3)
+				  : 2000;
+	return true;
 }
 
-static int
-usage(void)
+/* Claims a job and runs it. */
+static enum jobmain_step
+step(struct jobmain *m)
 {
-	fprintf(stderr,
-		"usage: xmhub-transcode --drain|--loop [--worker-id ID]\n");
-	return 2;
+	struct jobs_claim job;
+	bool got;
+
+	if (jobs_claim(m->db, m->worker, &job, &got) != DB_OK)
+		return JOBMAIN_DB;
+	if (!got)
+		return JOBMAIN_IDLE;
+	return run(m->arg, &job);
 }
 
 int
 main(int argc, char **argv)
 {
+	static const struct jobmain_def def = {
+		.name = "xmhub-transcode",
+		.interval = LOOP_SLEEP_S,
+		.worker_max = JOBS_WORKER_MAX,
+		.store = true,
+		.setup = setup,
+		.step = step,
+	};
 	struct runner r = {0};
-	char detail[256], host[64];
-	const char *url;
-	int mode = 0, rc = 1;
 
 	/* The probe's child (lib/core/probe.h): before any setting is read,
 	 * so that what parses the upload holds no secret. */
@@ -596,67 +594,5 @@ main(int argc, char **argv)
 		return probe_sox_main(argv[2]);
 	if (argc > 1 && strcmp(argv[1], SPECTRO_ARG) == 0)
 		return spectro_main(argc, argv);
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--drain") == 0 && mode == 0)
-			mode = 'd';
-		else if (strcmp(argv[i], "--loop") == 0 && mode == 0)
-			mode = 'l';
-		else if (strcmp(argv[i], "--worker-id") == 0 && i + 1 < argc &&
-			 argv[i + 1][0] != '\0' &&
-			 strlen(argv[i + 1]) <= JOBS_WORKER_MAX)
-			snprintf(r.worker, sizeof(r.worker), "%s", argv[++i]);
-		else
-			return usage();
-	}
-	if (mode == 0)
-		return usage();
-	if (r.worker[0] == '\0') {
-		if (gethostname(host, sizeof(host)) != 0)
-			snprintf(host, sizeof(host), "localhost");
-		host[sizeof(host) - 1] = '\0';
-		snprintf(r.worker, sizeof(r.worker), "%s:%ld", host,
-			 (long)getpid());
-	}
-	log_init("xmhub-transcode");
-	runner_signals();
-	signal(SIGPIPE, SIG_IGN);
-	if (!conf_init(detail, sizeof(detail)) ||
-	    !jobs_init(detail, sizeof(detail))) {
-		log_error("%s", detail);
-		return 1;
-	}
-	if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL) {
-		log_error("XMHUB_DATABASE_URL is not set");
-		return 1;
-	}
-	if ((r.st = store_open_env(detail, sizeof(detail))) == NULL) {
-		log_error("%s", detail);
-		goto out;
-	}
-	if ((r.db = db_new(url)) == NULL)
-		goto out;
-	r.tmp = conf_str("TMPDIR", "/tmp");
-	if (strlen(r.tmp) > TMP_MAX_LEN) {
-		log_error("TMPDIR is too long");
-		goto out;
-	}
-	sweep(r.tmp);
-	/* Beat well inside the lease, at most every 2 s. */
-	r.heartbeat_ms = jobs_lease() * 1000 / 3 < 2000
-				 ? (int)(jobs_lease() * 1000 / 3)
-				 : 2000;
-	if (mode == 'd') {
-		rc = drain(&r);
-		goto out;
-	}
-	do {
-		/* A database that went away is waited for, not fatal. */
-		if (drain(&r) != 0)
-			log_error("the database is unavailable; trying again");
-	} while (runner_sleep(LOOP_SLEEP_S));
-	rc = 0;
-out:
-	db_free(r.db);
-	store_close(r.st);
-	return rc;
+	return jobmain_run(&def, &r, argc, argv);
 }

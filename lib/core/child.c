@@ -31,6 +31,7 @@
 
 #include "codec/hex.h"
 #include "core/child.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/runner.h"
 #include "core/sandbox.h"
@@ -388,15 +389,6 @@ rule_args(const struct child_path *paths, size_t n, char **rule, size_t *made,
 	return true;
 }
 
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The file name resolves to, into path: name itself when it has a
  * slash, else the first executable regular file of that name in a PATH
  * directory (empty entries, the current directory, are not searched). */
@@ -595,13 +587,13 @@ ended(const struct child *sp)
 static void
 reap(struct child *sp)
 {
-	long long end = now_ms() + FLUSH_MS;
+	long long end = clock_mono_ms() + FLUSH_MS;
 
 	kill(-sp->pid, SIGKILL);
 	while (sp->out_fd >= 0 || sp->err_fd >= 0) {
 		struct pollfd p[2] = {{sp->out_fd, POLLIN, 0},
 				      {sp->err_fd, POLLIN, 0}};
-		long long left = end - now_ms();
+		long long left = end - clock_mono_ms();
 		int r;
 
 		if (left <= 0)
@@ -633,13 +625,13 @@ reap(struct child *sp)
 bool
 child_wait(struct child *sp, int ms)
 {
-	long long end = now_ms() + ms;
+	long long end = clock_mono_ms() + ms;
 
 	while (sp->pid > 0) {
 		struct pollfd p[3] = {{sp->out_fd, POLLIN, 0},
 				      {sp->err_fd, POLLIN, 0},
 				      {sp->pidfd, POLLIN, 0}};
-		long long left = end - now_ms();
+		long long left = end - clock_mono_ms();
 		int step;
 
 		if (ended(sp)) {
@@ -660,12 +652,12 @@ child_wait(struct child *sp, int ms)
 	return true;
 }
 
-/* child_wait() until end (now_ms()), whatever signals come. */
+/* child_wait() until end (clock_mono_ms()), whatever signals come. */
 static bool
 wait_until(struct child *sp, long long end)
 {
 	for (;;) {
-		long long left = end - now_ms();
+		long long left = end - clock_mono_ms();
 
 		if (child_wait(sp, left > 0 ? (int)left : 0))
 			return true;
@@ -680,7 +672,7 @@ child_kill(struct child *sp, int grace_ms)
 	if (sp->pid <= 0)
 		return;
 	kill(-sp->pid, SIGTERM);
-	if (wait_until(sp, now_ms() + grace_ms))
+	if (wait_until(sp, clock_mono_ms() + grace_ms))
 		return;
 	kill(-sp->pid, SIGKILL);
 	while (!child_wait(sp, 1000))
@@ -725,9 +717,9 @@ child_run(struct child *sp, char *const argv[], const struct child_path *paths,
 
 	if (!child_start(sp, argv, paths, out_max, err_max, detail, dlen))
 		return false;
-	end = now_ms() + timeout_ms;
+	end = clock_mono_ms() + timeout_ms;
 	for (;;) {
-		long long left = end - now_ms();
+		long long left = end - clock_mono_ms();
 		int step = left < STOP_STEP_MS ? (left > 0 ? (int)left : 0)
 					       : STOP_STEP_MS;
 

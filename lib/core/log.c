@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 
 static const char *program = "xmhub";
@@ -144,26 +144,27 @@ head(struct line *l, const char *level)
 	/* The formatted second, made again only when it changes. */
 	static _Thread_local char sec[64];
 	static _Thread_local time_t sec_of = -1;
-	struct timeval tv;
+	int64_t now = clock_real_us();
+	time_t s = (time_t)(now / 1000000);
+	long us = (long)(now % 1000000);
 	char ms[8], pid[24];
 
 	l->len = 0;
 	l->cut = false;
-	gettimeofday(&tv, NULL);
-	if (tv.tv_sec != sec_of) {
+	if (s != sec_of) {
 		struct tm tm;
 
-		gmtime_r(&tv.tv_sec, &tm);
+		gmtime_r(&s, &tm);
 		snprintf(sec, sizeof(sec),
 			 "time=%04d-%02d-%02dT%02d:%02d:%02d.",
 			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
 			 tm.tm_hour, tm.tm_min, tm.tm_sec);
-		sec_of = tv.tv_sec;
+		sec_of = s;
 	}
 	puts_(l, sec);
-	ms[0] = (char)('0' + tv.tv_usec / 100000);
-	ms[1] = (char)('0' + tv.tv_usec / 10000 % 10);
-	ms[2] = (char)('0' + tv.tv_usec / 1000 % 10);
+	ms[0] = (char)('0' + us / 100000);
+	ms[1] = (char)('0' + us / 10000 % 10);
+	ms[2] = (char)('0' + us / 1000 % 10);
 	ms[3] = 'Z';
 	put(l, ms, 4);
 	kv(l, "level", level);
@@ -211,8 +212,7 @@ flusher(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&held.mu);
 	for (;;) {
-		clock_gettime(CLOCK_REALTIME, &t);
-		t.tv_sec++;
+		t = clock_real_after(1000);
 		pthread_cond_timedwait(&held.tick, &held.mu, &t);
 		write_held();
 	}

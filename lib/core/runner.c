@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * runner.c - --once|--loop, the stop flag and the sleep of the periodic
- * jobs (runner.h).
+ * runner.c - the stop flag and the sleep of the job runners (runner.h).
  */
 #include "config.h"
 
@@ -24,19 +23,6 @@ on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-bool
-runner_args(int argc, char **argv, const char *name, bool *loop)
-{
-	if (argc != 2 || (strcmp(argv[1], "--once") != 0 &&
-			  strcmp(argv[1], "--loop") != 0)) {
-		fprintf(stderr, "usage: %s --once|--loop\n", name);
-		return false;
-	}
-	*loop = strcmp(argv[1], "--loop") == 0;
-	log_init(name);
-	return true;
 }
 
 void

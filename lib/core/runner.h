@@ -1,34 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * runner.h - the plumbing shared by the periodic jobs (jobs/): the
- * --once|--loop command line, SIGTERM and SIGINT asking a loop to stop,
- * and the sleep between passes, which such a signal cuts short.
- *
- *   bool loop;
- *   if (!runner_args(argc, argv, "xmhub-x", &loop))
- *           return 2;
- *   ... settings ...
- *   runner_signals();
- *   ok = pass();
- *   while (loop && runner_sleep(interval))
- *           ok = pass();
- *
- * A pass that takes long checks runner_stopping() between its steps;
- * child_run() (lib/core/child) stops its child when the flag is set.
+ * runner.h - the stop flag of the job runners (jobs/): SIGTERM and
+ * SIGINT asking a loop to stop, and the sleep between passes, which such
+ * a signal cuts short.  Their one main, lib/domain/jobmain, sets them
+ * up; a pass that takes long checks runner_stopping() between its steps,
+ * and child_run() (lib/core/child) stops its child when the flag is set.
  * One runner per process: the stop flag is process-wide.
  */
 #ifndef XMHUB_RUNNER_H
 #define XMHUB_RUNNER_H
 
 #include <stdbool.h>
-
-/*
- * The command line "name --once" (*loop false) or "name --loop" (*loop
- * true); anything else prints "usage: name --once|--loop" to stderr and
- * returns false (the caller exits 2).  Names the program in the log
- * (lib/core/log).
- */
-bool runner_args(int argc, char **argv, const char *name, bool *loop);
 
 /*
  * Makes SIGTERM and SIGINT set the stop flag instead of ending the

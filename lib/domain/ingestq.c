@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "core/conf.h"
+#include "core/clock.h"
 #include "core/db.h"
 #include "core/log.h"
 #include "core/metrics.h"
@@ -120,10 +121,7 @@ gather(struct ingestq *q)
 
 	if (q->conf.max_wait_ms <= 0)
 		return;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += (long)q->conf.max_wait_ms % 1000 * 1000000;
-	until.tv_sec += q->conf.max_wait_ms / 1000 + until.tv_nsec / 1000000000;
-	until.tv_nsec %= 1000000000;
+	until = clock_real_after(q->conf.max_wait_ms);
 	while (!q->stop && q->queued < q->conf.max_batches &&
 	       pthread_cond_timedwait(&q->work, &q->mu, &until) != ETIMEDOUT)
 		;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "domain/throttle.h"
 #include "core/log.h"
 
@@ -162,17 +163,16 @@ void
 throttle_log_refusal(const struct throttle_attempt *a)
 {
 	static long tokens = THROTTLE_LOG_BURST;
-	static time_t last;
+	static int64_t last;
 	static unsigned long left_out;
-	struct timespec now;
+	int64_t now = clock_mono_ms() / 1000;
 	char more[64] = "";
 
 	/* A token bucket: THROTTLE_LOG_BURST lines, then one a second. */
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	tokens += now.tv_sec - last;
+	tokens += now - last;
 	if (tokens > THROTTLE_LOG_BURST)
 		tokens = THROTTLE_LOG_BURST;
-	last = now.tv_sec;
+	last = now;
 	if (tokens < 1) {
 		left_out++;
 		return;

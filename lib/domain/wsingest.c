@@ -21,6 +21,7 @@
 #include "codec/be.h"
 #include "domain/wsingest.h"
 #include "codec/xmbp.h"
+#include "core/clock.h"
 #include "core/log.h"
 
 /* How long the last answers may take to leave once the session ends. */
@@ -238,15 +239,6 @@ struct loop {
 	struct ingest_job **ptrs; /* pointers to them */
 };
 
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 fail(struct loop *l, const char *detail, int rc)
 {
@@ -255,7 +247,7 @@ fail(struct loop *l, const char *detail, int rc)
 	wsingest_fail(l->w, detail);
 	l->rc = rc;
 	if (l->ended == 0)
-		l->ended = now_ms();
+		l->ended = clock_mono_ms();
 }
 
 /* Updates l->busy: has websocketd read all we wrote?  revents: of a poll
@@ -385,7 +377,7 @@ read_input(struct loop *l)
 		k = read(l->io->in, p, room);
 		if (k <= 0)
 			break;
-		l->last_in = now_ms();
+		l->last_in = clock_mono_ms();
 		wsingest_fill(l->w, (size_t)k);
 		if ((size_t)k == room || poll(&pfd, 1, 0) != 1 ||
 		    !(pfd.revents & POLLIN))
@@ -404,7 +396,7 @@ read_input(struct loop *l)
 			  wsingest_partial(l->w));
 	l->in_open = false;
 	if (l->ended == 0)
-		l->ended = now_ms();
+		l->ended = clock_mono_ms();
 	return true;
 }
 
@@ -431,7 +423,7 @@ turn(struct loop *l, const sigset_t *wait_mask)
 	struct pollfd fds[2];
 	struct timespec ts;
 	const uint8_t *p;
-	long long now = now_ms(), left;
+	long long now = clock_mono_ms(), left;
 	bool ending, pending;
 
 	if (stop_signal != 0)
@@ -528,7 +520,7 @@ wsingest_serve(const struct wsingest_io *io)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, &old_pipe);
 	out_setup(&l);
-	l.last_in = now_ms();
+	l.last_in = clock_mono_ms();
 	while (turn(&l, &orig))
 		;
 	/* A stop signal that came with the end stays pending: take it, so

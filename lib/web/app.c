@@ -21,6 +21,7 @@
 #include "web/mediaurl.h"
 #include "web/fcgiproc.h"
 #include "web/spoolcap.h"
+#include "core/clock.h"
 #include "core/conf.h"
 #include "core/log.h"
 #include "core/metrics.h"
@@ -175,10 +176,9 @@ serve(FCGX_Request *fcgi, const struct route *table, size_t n,
 	struct http_req req;
 	struct http_resp resp;
 	struct app_ctx ctx;
-	struct timespec t0;
+	double t0 = clock_mono_s();
 	bool ok;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ok = app_request(&ctx, &req, &resp, fcgi, su->db);
 	app_request_id(fcgi, &resp);
 	if (ok) {
@@ -198,7 +198,7 @@ serve(FCGX_Request *fcgi, const struct route *table, size_t n,
 			pthread_mutex_unlock(lock);
 	}
 	http_send(&resp, fcgi);
-	app_request_done(&req, &resp, &t0);
+	app_request_done(&req, &resp, t0);
 	http_req_free(&req);
 	http_resp_free(&resp);
 	settle_log(nbusy != NULL ? atomic_load(nbusy) - 1 : 0);
@@ -470,14 +470,10 @@ app_request_id(FCGX_Request *fcgi, struct http_resp *resp)
 
 void
 app_request_done(const struct http_req *req, const struct http_resp *resp,
-		 const struct timespec *t0)
+		 double t0)
 {
-	struct timespec t1;
-	double s;
+	double s = clock_mono_s() - t0;
 
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s = (double)(t1.tv_sec - t0->tv_sec) +
-	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 	metrics_request(resp->status, s);
 	if (log_requests || resp->status >= 500)
 		log_request(req->method, req->path, resp->status, s * 1000);

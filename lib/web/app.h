@@ -156,10 +156,11 @@ void app_observe_init(const char *name, bool face, const char *file);
  */
 void app_request_id(FCGX_Request *fcgi, struct http_resp *resp);
 
-/* Ends a request begun at t0 (CLOCK_MONOTONIC) after http_send(): counts
- * it (status, duration) and logs its line (lib/core/log). */
+/* Ends a request begun at t0 (clock_mono_s(), lib/core/clock) after
+ * http_send(): counts it (status, duration) and logs its line
+ * (lib/core/log). */
 void app_request_done(const struct http_req *req, const struct http_resp *resp,
-		      const struct timespec *t0);
+		      double t0);
 
 /*
  * Answers a scrape of the shared counters (lib/core/metrics) to a client

@@ -40,6 +40,7 @@
 #include "codec/wsframe.h"
 #include "web/http.h"
 #include "web/wsguard.h"
+#include "core/clock.h"
 #include "core/log.h"
 
 /* Connections past the cap that get a 503 rather than a wait. */
@@ -111,15 +112,6 @@ struct guard {
 
 /* epoll tags of the listening socket and the signalfd. */
 static int tag_listen, tag_signal;
-
-static int64_t
-now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 bool
 wsguard_addr(const char *s, struct sockaddr_in *a)
@@ -241,7 +233,7 @@ arm(struct guard *g, struct conn *c)
 static void
 set_deadline(struct guard *g, struct conn *c, int ms)
 {
-	c->deadline = ms > 0 ? now_ms() + ms : 0;
+	c->deadline = ms > 0 ? clock_mono_ms() + ms : 0;
 	if (ms > 0)
 		g->deadlines = true;
 }
@@ -739,7 +731,7 @@ handle(struct guard *g, struct end *e, uint32_t ev)
 static void
 sweep(struct guard *g)
 {
-	int64_t now = now_ms();
+	int64_t now = clock_mono_ms();
 	struct conn *c, *next;
 
 	g->last_sweep = now;
@@ -814,7 +806,7 @@ wsguard_serve(const struct wsguard_conf *conf)
 			}
 		}
 		bury(&g);
-		if (g.deadlines && now_ms() - g.last_sweep >= SWEEP_MS) {
+		if (g.deadlines && clock_mono_ms() - g.last_sweep >= SWEEP_MS) {
 			sweep(&g);
 			bury(&g);
 		}

@@ -33,30 +33,22 @@
 #include <unistd.h>
 
 #include "core/child.h"
+#include "core/clock.h"
 #include "core/conf.h"
 #include "core/runner.h"
 #include "tap.h"
 
 extern char **environ;
 
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits at most ms for pid (ours, or an orphan come to us) to end; its
  * wait status, or -1 if it did not end. */
 static int
 reap_within(pid_t pid, int ms)
 {
-	long long end = now_ms() + ms;
+	long long end = clock_mono_ms() + ms;
 	int status;
 
-	while (now_ms() < end) {
+	while (clock_mono_ms() < end) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
 
 		if (r == pid)
@@ -187,13 +179,13 @@ group_and_deadline(void)
 	ok(getpgid(ch.pid) != getpgrp(), "not the parent's group");
 	child_free(&ch);
 
-	t0 = now_ms();
+	t0 = clock_mono_ms();
 	ok(!child_run(&ch, tree, NULL, 64, 64, 1000, detail, sizeof(detail)),
 	   "child_run with a 1 s deadline: false");
-	ok(now_ms() - t0 < 1000 + 1500,
+	ok(clock_mono_ms() - t0 < 1000 + 1500,
 	   "it returned within the deadline and "
 	   "the grace (%lld ms)",
-	   now_ms() - t0);
+	   clock_mono_ms() - t0);
 	is_str(detail, "sh did not finish within 1 s", "the reason says so");
 	ok(WIFSIGNALED(ch.status) && WTERMSIG(ch.status) == SIGTERM,
 	   "the child ended by SIGTERM");
@@ -205,12 +197,12 @@ group_and_deadline(void)
 		diag("its wait status: %d", st);
 	child_free(&ch);
 
-	t0 = now_ms();
+	t0 = clock_mono_ms();
 	ok(!child_run(&ch, deaf, NULL, 64, 64, 500, detail, sizeof(detail)),
 	   "a child deaf to SIGTERM, 0.5 s deadline: false");
-	ok(now_ms() - t0 < 500 + 1000 + 1000,
+	ok(clock_mono_ms() - t0 < 500 + 1000 + 1000,
 	   "it returned within the deadline and the grace (%lld ms)",
-	   now_ms() - t0);
+	   clock_mono_ms() - t0);
 	ok(WIFSIGNALED(ch.status) && WTERMSIG(ch.status) == SIGKILL,
 	   "it ended by SIGKILL");
 	is_str(detail, "sh did not finish within 500 ms", "the reason says so");
@@ -748,12 +740,12 @@ stop(void)
 		kill(me, SIGTERM);
 		_exit(0);
 	}
-	t0 = now_ms();
+	t0 = clock_mono_ms();
 	ok(!child_run(&ch, sleeper, NULL, 64, 64, 30000, detail,
 		      sizeof(detail)),
 	   "SIGTERM to the runner: child_run returns false");
-	ok(now_ms() - t0 < 300 + 1500, "soon (%lld ms), not after 30 s",
-	   now_ms() - t0);
+	ok(clock_mono_ms() - t0 < 300 + 1500, "soon (%lld ms), not after 30 s",
+	   clock_mono_ms() - t0);
 	is_str(detail, "sleep was stopped: the runner is stopping",
 	       "the reason says so");
 	ok(WIFSIGNALED(ch.status), "the child was killed");

@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "face/service/faceapi_conf.h"
 #include "face/service/faceapi_limits.h"
 #include "face/service/faceapi_worker.h"
@@ -69,8 +70,8 @@ rate_once(struct faceapi_limits *l)
 	struct faceapi_rate r = {3, 60};
 	int retry = 0;
 
-	return faceapi_rate_allow(l, "detect", "192.0.2.1", &r,
-				  faceapi_now_us(), &retry)
+	return faceapi_rate_allow(l, "detect", "192.0.2.1", &r, clock_real_us(),
+				  &retry)
 		       ? 0
 		       : 1;
 }
@@ -245,7 +246,7 @@ static void
 test_rates(struct faceapi_limits *l)
 {
 	struct faceapi_rate r = {3, 60};
-	int64_t now = faceapi_now_us();
+	int64_t now = clock_real_us();
 	char path[128];
 	struct stat st;
 	off_t size;
@@ -288,7 +289,7 @@ test_rates(struct faceapi_limits *l)
 static void
 test_lockout(struct faceapi_limits *l)
 {
-	int64_t now = faceapi_now_us();
+	int64_t now = clock_real_us();
 	int retry = 0, i;
 
 	for (i = 1; i < FACEAPI_LOCKOUT_FAILURES; i++)

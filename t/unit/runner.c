@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t/unit/runner.c - the periodic jobs' plumbing (lib/core/runner.h): the
- * command line, the stop flag set by SIGTERM and SIGINT, the sleep a signal
- * cuts short.
+ * t/unit/runner.c - the job runners' stop flag (lib/core/runner.h): set
+ * by SIGTERM and SIGINT, and the sleep a signal cuts short.  Their command
+ * line is lib/domain/jobmain's (t/unit/jobmain.c).
  */
 #include "config.h"
 
@@ -13,18 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/log.h"
 #include "core/runner.h"
 #include "tap.h"
-
-/* runner_args() of argv (NULL-terminated); *loop set when it succeeds. */
-static bool
-args(bool *loop, const char *a1, const char *a2)
-{
-	char *argv[] = {"xmhub-test", (char *)a1, (char *)a2, NULL};
-	int argc = a1 == NULL ? 1 : a2 == NULL ? 2 : 3;
-
-	return runner_args(argc, argv, "xmhub-test", loop);
-}
 
 /* In a child: runner_signals(), then sig; exit 0 when it only set the
  * flag. */
@@ -53,14 +44,8 @@ main(void)
 			      .sigev_signo = SIGTERM};
 	struct itimerspec in = {.it_value = {0, 100000000}};
 	timer_t timer;
-	bool loop = true;
 
-	ok(args(&loop, "--once", NULL) && !loop, "--once: one pass");
-	ok(args(&loop, "--loop", NULL) && loop, "--loop: passes until stopped");
-	ok(!args(&loop, NULL, NULL), "no argument: usage");
-	ok(!args(&loop, "--every", NULL), "another argument: usage");
-	ok(!args(&loop, "--once", "--loop"), "two arguments: usage");
-
+	log_init("xmhub-test");
 	ok(flag_set_by(SIGTERM), "SIGTERM sets the flag, the process lives");
 	ok(flag_set_by(SIGINT), "SIGINT sets the flag, the process lives");
 

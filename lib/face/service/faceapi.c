@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "core/auth.h"
+#include "core/clock.h"
 #include "codec/base64.h"
 #include "core/conf.h"
 #include "core/log.h"
@@ -73,7 +74,7 @@ admin_auth(struct app_ctx *ctx)
 	const char *ip = faceapi_client_ip(ctx);
 	int retry = 0;
 
-	if (faceapi_lockout_blocked(faceapi.limits, ip, faceapi_now_us(),
+	if (faceapi_lockout_blocked(faceapi.limits, ip, clock_real_us(),
 				    &retry))
 		goto locked;
 	if (basic_ok(ctx->req->authorization)) {
@@ -82,7 +83,7 @@ admin_auth(struct app_ctx *ctx)
 	}
 	/* The failure that reaches the limit is still a 401; the next
 	 * request is the first 429. */
-	faceapi_lockout_fail(faceapi.limits, ip, faceapi_now_us(), &retry);
+	faceapi_lockout_fail(faceapi.limits, ip, clock_real_us(), &retry);
 	http_header(ctx->resp, "WWW-Authenticate",
 		    "Basic realm=\"face-api admin\", charset=\"UTF-8\"");
 	http_error(ctx->resp, 401, "invalid admin credentials");
@@ -232,10 +233,9 @@ faceapi_main(const char *name, enum faceapi_program prog,
 		struct http_req req;
 		struct http_resp resp;
 		struct app_ctx ctx;
-		struct timespec t0;
+		double t0 = clock_mono_s();
 		bool usable;
 
-		clock_gettime(CLOCK_MONOTONIC, &t0);
 		usable = app_request(&ctx, &req, &resp, &fcgi, faceapi.db);
 
 		faceapi_resp_security(&resp);
@@ -245,7 +245,7 @@ faceapi_main(const char *name, enum faceapi_program prog,
 		faceapi_request_end(faceapi.limits);
 		faceapi_inference_end(faceapi.limits);
 		http_send(&resp, &fcgi);
-		app_request_done(&req, &resp, &t0);
+		app_request_done(&req, &resp, t0);
 		http_req_free(&req);
 		http_resp_free(&resp);
 		FCGX_Finish_r(&fcgi);

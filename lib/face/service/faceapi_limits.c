@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/db.h"
+#include "core/clock.h"
 #include "face/service/faceapi_limits.h"
 
 #define TABLE_MAGIC 0x78666c31u /* "xfl1" */
@@ -235,15 +236,6 @@ faceapi_inference_end(struct faceapi_limits *l)
 	l->inf_held = -1;
 }
 
-int64_t
-faceapi_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static uint32_t
 fnv1a(const char *s)
 {
@@ -455,5 +447,5 @@ faceapi_lockout_ok(struct faceapi_limits *l, const char *ip)
 {
 	int unused;
 
-	lockout_op(l, ip, 2, faceapi_now_us(), &unused);
+	lockout_op(l, ip, 2, clock_real_us(), &unused);
 }

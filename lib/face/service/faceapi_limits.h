@@ -73,8 +73,7 @@ bool faceapi_inference_begin(struct faceapi_limits *l);
 /* Gives the inference slot back (nothing when none is held). */
 void faceapi_inference_end(struct faceapi_limits *l);
 
-/* Microseconds of the wall clock (the tables' time base). */
-int64_t faceapi_now_us(void);
+/* now_us below: clock_real_us() (lib/core/clock), the tables' time base. */
 
 /*
  * Counts one request of ip to the endpoint kind ("detect", "mask")

@@ -64,7 +64,7 @@ json_object *faceapi_detect_response(const struct faceapi_result *r);
 void faceapi_mask_headers(struct http_resp *resp,
 			  const struct faceapi_result *r);
 
-/* Milliseconds between two faceapi_now_us() values. */
+/* Milliseconds between two clock_real_us() values (lib/core/clock). */
 double faceapi_ms(int64_t from_us, int64_t to_us);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/auth.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "face/service/faceapi_svc.h"
@@ -67,7 +68,7 @@ admit(struct app_ctx *ctx, const char *kind, const struct faceapi_rate *rate,
 	int retry = 1;
 
 	if (!faceapi_rate_allow(faceapi.limits, kind, faceapi_client_ip(ctx),
-				rate, faceapi_now_us(), &retry)) {
+				rate, clock_real_us(), &retry)) {
 		metrics_add(strcmp(kind, "mask") == 0
 				    ? METRIC_RATE_LIMIT_MASK
 				    : METRIC_RATE_LIMIT_DETECT,
@@ -166,10 +167,10 @@ detect(struct app_ctx *ctx, bool mask, struct run *run)
 			   FACEAPI_MIN_SIDE);
 		return false;
 	}
-	t = faceapi_now_us();
+	t = clock_real_us();
 	wr = faceapi_worker_decode(faceapi.worker, run->up.image.p,
 				   run->up.image.len, detail, sizeof(detail));
-	r->decode_ms = faceapi_ms(t, faceapi_now_us());
+	r->decode_ms = faceapi_ms(t, clock_real_us());
 	if (wr != FACEAPI_WORKER_OK)
 		return worker_failed(ctx, wr, 400,
 				     "the image could not be decoded", detail);
@@ -184,7 +185,7 @@ detect(struct app_ctx *ctx, bool mask, struct run *run)
 		http_error(ctx->resp, 500, "the inference slots are unusable");
 		return false;
 	}
-	t = faceapi_now_us();
+	t = clock_real_us();
 	wr = faceapi_worker_detect(faceapi.worker, (float)run->p.confidence,
 				   (float)run->p.nms, (size_t)run->p.max_faces,
 				   mask, run->boxes, cap, &r->n, &r->t, detail,
@@ -195,7 +196,7 @@ detect(struct app_ctx *ctx, bool mask, struct run *run)
 		/* The worker's whole detection: preprocessing, the
 		 * network, postprocessing. */
 		metrics_observe(HIST_FACE_INFERENCE,
-				(double)(faceapi_now_us() - t) / 1e6);
+				(double)(clock_real_us() - t) / 1e6);
 	}
 	if (wr != FACEAPI_WORKER_OK)
 		return worker_failed(ctx, wr, 500, "face detection failed",
@@ -213,7 +214,7 @@ detect(struct app_ctx *ctx, bool mask, struct run *run)
 static bool
 keep(struct app_ctx *ctx, struct run *run, const struct buf *output)
 {
-	int64_t t = faceapi_now_us();
+	int64_t t = clock_real_us();
 	bool ok;
 
 	if (!faceapi.conf.storage)
@@ -221,7 +222,7 @@ keep(struct app_ctx *ctx, struct run *run, const struct buf *output)
 	run->r.total_ms = faceapi_ms(run->start, t);
 	ok = faceapi_store_record(ctx, &run->up, &run->r, output, run->p.format,
 				  run->key_id);
-	run->r.storage_ms = faceapi_ms(t, faceapi_now_us());
+	run->r.storage_ms = faceapi_ms(t, clock_real_us());
 	return ok;
 }
 
@@ -230,7 +231,7 @@ run_init(struct run *run)
 {
 	memset(run, 0, sizeof(*run));
 	buf_init(&run->out, 0);
-	run->start = faceapi_now_us();
+	run->start = clock_real_us();
 	run->r.mask_ms = run->r.encode_ms = run->r.storage_ms = -1;
 	run->r.output_bytes = -1;
 	/* A request id even without random bytes: the clock's. */
@@ -258,7 +259,7 @@ faceapi_detect(struct app_ctx *ctx)
 	run_init(&run);
 	if (admit(ctx, "detect", &faceapi.conf.rate_detect, &run) &&
 	    detect(ctx, false, &run) && keep(ctx, &run, NULL)) {
-		run.r.total_ms = faceapi_ms(run.start, faceapi_now_us());
+		run.r.total_ms = faceapi_ms(run.start, clock_real_us());
 		http_json(ctx->resp, 200, faceapi_detect_response(&run.r));
 	}
 	run_free(&run);
@@ -278,7 +279,7 @@ faceapi_mask(struct app_ctx *ctx)
 	if (!admit(ctx, "mask", &faceapi.conf.rate_mask, &run) ||
 	    !detect(ctx, true, &run))
 		goto out;
-	t = faceapi_now_us();
+	t = clock_real_us();
 	wr = faceapi_worker_mask(faceapi.worker, run.boxes, r->n, run.p.method,
 				 run.p.strength, run.p.padding, detail,
 				 sizeof(detail));
@@ -286,8 +287,8 @@ faceapi_mask(struct app_ctx *ctx)
 		worker_failed(ctx, wr, 500, "masking failed", detail);
 		goto out;
 	}
-	r->mask_ms = faceapi_ms(t, faceapi_now_us());
-	t = faceapi_now_us();
+	r->mask_ms = faceapi_ms(t, clock_real_us());
+	t = clock_real_us();
 	wr = faceapi_worker_encode(faceapi.worker, run.p.format, run.p.quality,
 				   &run.out, detail, sizeof(detail));
 	if (wr != FACEAPI_WORKER_OK) {
@@ -295,11 +296,11 @@ faceapi_mask(struct app_ctx *ctx)
 			      detail);
 		goto out;
 	}
-	r->encode_ms = faceapi_ms(t, faceapi_now_us());
+	r->encode_ms = faceapi_ms(t, clock_real_us());
 	r->output_bytes = (long long)run.out.len;
 	if (!keep(ctx, &run, &run.out))
 		goto out;
-	r->total_ms = faceapi_ms(run.start, faceapi_now_us());
+	r->total_ms = faceapi_ms(run.start, clock_real_us());
 	faceapi_mask_headers(ctx->resp, r);
 	http_header(ctx->resp, "Content-Disposition",
 		    "inline; filename=\"masked.%s\"",

@@ -14,6 +14,7 @@
 
 #include "codec/multipart.h"
 #include "core/auth.h"
+#include "core/clock.h"
 #include "core/conf.h"
 #include "face/service/faceapi_keys.h"
 #include "face/service/faceapi_params.h"
@@ -251,7 +252,7 @@ admit(struct app_ctx *ctx, bool post, char key_id[37])
 
 	if (post &&
 	    !faceapi_rate_allow(faceapi.limits, "mask", faceapi_client_ip(ctx),
-				rate, faceapi_now_us(), &retry)) {
+				rate, clock_real_us(), &retry)) {
 		http_header(ctx->resp, "Retry-After", "%d", retry);
 		http_error(ctx->resp, 429,
 			   "rate limit exceeded: %lld mask requests per %lld "

@@ -21,6 +21,7 @@
 
 #include <json-c/json.h>
 
+#include "core/clock.h"
 #include "core/child.h"
 #include "face/service/faceapi_vrun.h"
 #include "face/video.h"
@@ -37,15 +38,6 @@
 #define POLL_MS 200
 #define KILL_GRACE_MS 2000
 #define FINISH_MS 600000 /* the encoder's time after the last frame */
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* A string member of o into out ("" when absent). */
 static void
@@ -317,7 +309,7 @@ children_ok(struct vrun *r)
 static bool
 progress(struct vrun *r, bool force)
 {
-	double t = now_s();
+	double t = clock_mono_s();
 
 	if (r->cb == NULL || (!force && t - r->last_cb < 1.0))
 		return true;
@@ -743,14 +735,14 @@ start(struct vrun *r, const char *in, const char *out, const char *dpath,
 static bool
 finish(struct vrun *r)
 {
-	double until = now_s() + FINISH_MS / 1000.0;
+	double until = clock_mono_s() + FINISH_MS / 1000.0;
 
 	close(r->wfd);
 	r->wfd = -1;
 	while (!child_wait(&r->enc, POLL_MS)) {
 		if (!progress(r, false))
 			return false;
-		if (now_s() > until)
+		if (clock_mono_s() > until)
 			return failed(r, FACEAPI_V_ERROR, "",
 				      "the encoder did not finish in time");
 	}
@@ -808,7 +800,7 @@ faceapi_video_mask(struct face_model *m, const char *in,
 	r.arg = arg;
 	r.detail = detail;
 	r.dlen = dlen;
-	r.start = r.last_cb = now_s();
+	r.start = r.last_cb = clock_mono_s();
 	r.dec.out_fd = r.dec.err_fd = r.enc.out_fd = r.enc.err_fd = -1;
 	r.dec.pidfd = r.enc.pidfd = -1;
 	detail[0] = '\0';
@@ -845,7 +837,8 @@ out:
 	for (int i = 0; i < 3; i++)
 		free(r.d[i].b);
 	st->frames = r.emitted;
-	st->fps =
-		now_s() > r.start ? (double)r.emitted / (now_s() - r.start) : 0;
+	st->fps = clock_mono_s() > r.start
+			  ? (double)r.emitted / (clock_mono_s() - r.start)
+			  : 0;
 	return r.end;
 }

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/fdio.h"
 #include "core/sandbox.h"
 #include "face/service/faceapi_worker.h"
@@ -102,15 +103,6 @@ struct faceapi_worker {
 	struct faceapi_worker_model model;
 	char **env; /* the worker's environment, NULL-terminated */
 };
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The variables a worker inherits: tuning only, never a setting of the
  * service (some of which are credentials). */
@@ -233,7 +225,7 @@ io(struct faceapi_worker *w, bool out, void *p, size_t n, int64_t deadline,
 			*why = "the image worker ended";
 			return false;
 		}
-		if ((left = deadline - mono_ms()) <= 0) {
+		if ((left = deadline - clock_mono_ms()) <= 0) {
 			*why = why_timeout;
 			return false;
 		}
@@ -261,7 +253,7 @@ call(struct faceapi_worker *w, enum op op, const void *a, size_t alen,
      size_t reply_max, char *detail, size_t dlen)
 {
 	struct hdr h = {.code = op, .len = alen + blen};
-	int64_t deadline = mono_ms() + timeout_ms;
+	int64_t deadline = clock_mono_ms() + timeout_ms;
 	const char *why = "the image worker broke the protocol";
 	size_t at = reply->len;
 
