@@ -15,6 +15,9 @@ const HEIGHTS = [129, 200, 257, 400, 513];
 // The log scale's lowest frequency (lib/core/spectro.h).
 const logMin = (rate) => Math.min(20, rate / 8);
 const LINE = 16; // px of a label's line, the gap included
+// Time steps, s: 1, 2, 5 times tenths and hundredths, then the clock's.
+const TIME_STEPS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600,
+	7200, 14400, 28800, 86400];
 const GAP = 12; // px between two time labels
 
 // 1, 2 and 5 times the powers of ten from lo up to hi.
@@ -80,9 +83,7 @@ function freqTicks(rate, scale, h) {
 // The time ticks of a plot w px wide over secs seconds: {v s, l, pos}.
 function timeTicks(secs, w) {
 	const widest = textWidth(timeLabel(secs, 0.01)) + GAP;
-	const step = niceSteps(0.01, 86400).concat([15, 30, 120, 300, 600].filter((s) => s > 1))
-		.sort((a, b) => a - b)
-		.find((s) => (s / secs) * w >= widest) || secs;
+	const step = TIME_STEPS.find((s) => (s / secs) * w >= widest) || secs;
 	const list = [];
 	for (let k = 0; k * step <= secs + 1e-9; k++) {
 		const l = timeLabel(k * step, step);
