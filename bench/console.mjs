@@ -2,8 +2,10 @@
 // bench/console.mjs - the browser half of bench/console.pl: the bytes of
 // a cold load of the console's first page (compressed as served, from
 // chromium's network events), the time to the first chart of a session,
-// and a static file of the same server as the baseline.  Prints one JSON
-// object.  Environment: CONSOLE_URL, CONSOLE_LOGIN ("email password"),
+// and a static file of the same server as the baseline; the overview's
+// first paint after a reload against the Tags page's, and the bytes of a
+// cold first load through sign-in to the painted overview.  Prints one
+// JSON object.  Environment: CONSOLE_URL, CONSOLE_LOGIN ("email password"),
 // CONSOLE_SESSION, XMHUB_NPM_DIR, CONSOLE_CHROMIUM, BENCH_RUNS.
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -21,8 +23,9 @@ const browser = await chromium.launch({ executablePath: env.CONSOLE_CHROMIUM || 
 const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 
 // A cold load of `path` in a fresh context: bytes on the wire (headers
-// included) and decoded body bytes, requests, time to load.
-async function cold(path, ready) {
+// included) and decoded body bytes, requests, time to load (until the
+// network is idle, or until ready when idle is false).
+async function cold(path, ready, idle = true) {
 	const ctx = await browser.newContext();
 	const page = await ctx.newPage();
 	const cdp = await ctx.newCDPSession(page);
@@ -34,12 +37,30 @@ async function cold(path, ready) {
 	const t = performance.now();
 	await page.goto(`${base}${path}`);
 	if (ready) await ready(page);
-	await page.waitForLoadState('networkidle');
+	if (idle) await page.waitForLoadState('networkidle');
 	const ms = performance.now() - t;
 	await ctx.close();
 	return { wire, body, requests: n, ms };
 }
 
+const signIn = async (p) => {
+	await p.getByLabel('E-mail').fill(email);
+	await p.getByLabel('Password').fill(password);
+	await p.getByRole('button', { name: 'Sign in' }).click();
+};
+// The overview is painted with the fleet: 50 devices known or more (the
+// big session's device besides), 10 active sessions (bench/console.pl);
+// the Tags page once its list has come.  Each returns the page's clock
+// then (ms from its navigation's start).
+const overviewPainted = () => {
+	const d = document.querySelector('#devices-seen'), a = document.querySelector('#active-sessions');
+	const m = d && / of (\d+)$/.exec(d.textContent);
+	return m && Number(m[1]) >= 50 && a.textContent === '10' && performance.now();
+};
+const tagsPainted = () => {
+	const h = document.querySelector('main h1');
+	return h && h.textContent === 'Tags' && !document.querySelector('main [role=status]') && performance.now();
+};
 const first = await cold('/', (p) => p.getByRole('button', { name: 'Sign in' }).waitFor());
 const staticFile = await cold('/vendor/uplot.js');
 
@@ -48,9 +69,7 @@ const staticFile = await cold('/vendor/uplot.js');
 const ctx = await browser.newContext({ viewport: { width: 1000, height: 700 } });
 const page = await ctx.newPage();
 await page.goto(`${base}/`);
-await page.getByLabel('E-mail').fill(email);
-await page.getByLabel('Password').fill(password);
-await page.getByRole('button', { name: 'Sign in' }).click();
+await signIn(page);
 await page.locator('#sign-out').waitFor();
 const drawn = () => {
 	const c = document.querySelector('.chart canvas');
@@ -80,8 +99,29 @@ for (let i = 0; i < runs; i++) {
 	}));
 }
 const info = await page.locator('.chart-tools .muted').first().textContent();
+
+// First paint after a reload of the signed-in tab (its refresh token in
+// sessionStorage: the reload refreshes it, loads the modules and reads
+// the page's lists), the overview and the Tags page alternating.
+const paint = async (hash, fn) => {
+	await page.evaluate((h) => { location.hash = h; }, hash);
+	await page.waitForFunction(fn, null, { timeout: 60000 });
+	await page.reload();
+	return (await page.waitForFunction(fn, null, { timeout: 60000, polling: 'raf' })).jsonValue();
+};
+const overview = [];
+const tags = [];
+for (let i = 0; i < runs; i++) {
+	overview.push(await paint('#/overview', overviewPainted));
+	tags.push(await paint('#/tags', tagsPainted));
+}
+const firstLoad = await cold('/', async (p) => {
+	await signIn(p);
+	await p.waitForFunction(overviewPainted, null, { timeout: 60000, polling: 'raf' });
+}, false);
 await browser.close();
 process.stdout.write(JSON.stringify({
 	first_page: first, static_file: staticFile, chart_ms: chart, chart_first_ms: chart[0],
 	chart_median_ms: median(chart), static_fetch_median_ms: median(fetchStatic), chart_info: info,
+	overview: { ms: overview, median_ms: median(overview), tags_median_ms: median(tags), first_load: firstLoad },
 }) + '\n');

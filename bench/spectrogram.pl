@@ -7,10 +7,11 @@
 #    the command the transcode runner's child runs (lib/core/spectro:
 #    libsox's spectrogram effect through the libsox API, 1024 x 257, the
 #    channels averaged, and the waveform peaks in the same pass:
-#    `xmhub-transcode --spectro-sox FILE 0 600000 1024 257 PEAKS`), the
-#    same without peaks, against `sox FILE -n channels 1 spectrogram -x
-#    1024 -y 257 -r -o OUT` (the same image by the sox program) and sox's
-#    defaults `sox FILE -n spectrogram` (800 wide, each channel drawn,
+#    `xmhub-transcode --spectro-sox FILE 0 600000 1024 257 linear
+#    PEAKS`), the same without peaks, 300 rows (drawn at 513, rows
+#    mapped) and the log scale (drawn at 1025, rows mapped), against
+#    `sox FILE -n channels 1 spectrogram -x 1024 -y 257 -r -o OUT` (the
+#    same image by the sox program) and sox's defaults `sox FILE -n spectrogram` (800 wide, each channel drawn,
 #    axes).  Best of 5 each, interleaved; ratios to the same-image sox
 #    (aim: at most 1.10).
 # 2. Memory: the child's peak RSS for the 10-minute file and a 2-hour one
@@ -50,16 +51,21 @@ sh('sox', '-n', '-r', '44100', '-b', '16', '-c', '2', $ten, 'synth', '600',
 my $peaks = "$dir/peaks";
 my %case = (
 	'runner (spectrogram + peaks)' => [$runner, '--spectro-sox', $ten, 0,
-	    600000, 1024, 257, $peaks],
+	    600000, 1024, 257, 'linear', $peaks],
 	'runner (spectrogram only)' => [$runner, '--spectro-sox', $ten, 0,
-	    600000, 1024, 257, '-'],
+	    600000, 1024, 257, 'linear', '-'],
+	'runner (300 rows, mapped)' => [$runner, '--spectro-sox', $ten, 0,
+	    600000, 1024, 300, 'linear', '-'],
+	'runner (log scale, 257 rows)' => [$runner, '--spectro-sox', $ten, 0,
+	    600000, 1024, 257, 'log', '-'],
 	'sox, same image' => ['sh', '-c', 'sox "$0" -n channels 1 '
 	    . 'spectrogram -x 1024 -y 257 -r -o "$1"', $ten, "$dir/sox.png"],
 	'sox, defaults' => ['sh', '-c', 'cd "$1" && sox "$0" -n spectrogram',
 	    $ten, $dir],
 );
 my @order = ('sox, same image', 'runner (spectrogram + peaks)',
-    'runner (spectrogram only)', 'sox, defaults');
+    'runner (spectrogram only)', 'runner (300 rows, mapped)',
+    'runner (log scale, 257 rows)', 'sox, defaults');
 my (%best, %rss);
 for my $round (1 .. $ROUNDS) {
 	for my $name (@order) {
@@ -83,13 +89,13 @@ my $two = "$dir/two.wav";
 sh('sox', '-n', '-r', '8000', '-b', '16', '-c', '1', $two, 'synth', '7200',
     'pinknoise', 'vol', '0.5');
 my ($s10, $r10) = timed('sh', '-c', '"$@" > /dev/null', 'sh', $runner,
-    '--spectro-sox', $ten, 0, 600000, 1024, 257, $peaks);
+    '--spectro-sox', $ten, 0, 600000, 1024, 257, 'linear', $peaks);
 my ($s2h, $r2h) = timed('sh', '-c', '"$@" > /dev/null', 'sh', $runner,
-    '--spectro-sox', $two, 0, 7200000, 1024, 257, $peaks);
+    '--spectro-sox', $two, 0, 7200000, 1024, 257, 'linear', $peaks);
 my ($sw, $rw) = timed('sh', '-c', '"$@" > /dev/null', 'sh', $runner,
-    '--spectro-sox', $two, 6600000, 7200000, 1024, 257, '-');
+    '--spectro-sox', $two, 6600000, 7200000, 1024, 257, 'linear', '-');
 my ($sw0, $rw0) = timed('sh', '-c', '"$@" > /dev/null', 'sh', $runner,
-    '--spectro-sox', $two, 0, 600000, 1024, 257, '-');
+    '--spectro-sox', $two, 0, 600000, 1024, 257, 'linear', '-');
 print "memory of the runner's child:\n";
 printf "  %-42s %6.2f s  %6.1f MiB RSS\n", @$_
     for ['10 minutes, 44.1 kHz stereo, with peaks', $s10, $r10 / 1024],

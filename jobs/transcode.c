@@ -285,7 +285,8 @@ static void
 visuals(struct runner *r, const struct jobs_claim *job, const char *in,
 	const char *dir, int64_t ms)
 {
-	struct spectro_req rq = {0, ms, VISUAL_WIDTH, VISUAL_HEIGHT};
+	struct spectro_req rq = {0, ms, VISUAL_WIDTH, VISUAL_HEIGHT,
+				 SPECTRO_LINEAR};
 	char png_key[600], peaks_key[600], peaks[PATH_MAX], detail[512];
 	enum jobs_outcome o;
 	uint64_t size;

@@ -225,7 +225,7 @@ file_sink(void *arg, const void *p, size_t n)
 #define WIDTH_DEFAULT 1024
 #define HEIGHT_DEFAULT 257
 
-/* Width and height of the query into rq; false with a 400. */
+/* Width, height and scale of the query into rq; false with a 400. */
 static bool
 image_size(struct app_ctx *ctx, struct spectro_req *rq)
 {
@@ -238,17 +238,17 @@ image_size(struct app_ctx *ctx, struct spectro_req *rq)
 		 .type = VALID_INT,
 		 .min = SPECTRO_HEIGHT_MIN,
 		 .max = SPECTRO_HEIGHT_MAX},
+		{.name = "scale", .type = VALID_STRING, .min = 1, .max = 16},
 	};
-	struct valid_value v[2];
+	struct valid_value v[3];
 
-	if (!valid_query(ctx->req, f, 2, v, ctx->resp))
+	if (!valid_query(ctx->req, f, 3, v, ctx->resp))
 		return false;
 	rq->width = v[0].present ? (int)v[0].num : WIDTH_DEFAULT;
 	rq->height = v[1].present ? (int)v[1].num : HEIGHT_DEFAULT;
-	if (!spectro_height_valid(rq->height)) {
-		http_error(ctx->resp, 400,
-			   "height must be 65, 129, 257, 513 or 1025 "
-			   "(2^k frequency bins and the top one)");
+	rq->scale = SPECTRO_LINEAR;
+	if (v[2].present && !spectro_scale_parse(v[2].str, &rq->scale)) {
+		http_error(ctx->resp, 400, "scale must be linear or log");
 		return false;
 	}
 	return true;

@@ -24,12 +24,14 @@
 void audioapi_wav(struct app_ctx *ctx);
 
 /*
- * GET .../streams/{n}/spectrogram.png[?from_us=&to_us=&width=&height=]:
+ * GET .../streams/{n}/spectrogram.png[?from_us=&to_us=&width=&height=
+ * &scale=]:
  * the spectrogram of the same window's WAV (at most
  * AUDIOAPI_SPECTRO_MAX_US of it), drawn by lib/core/spectro in a child
  * without secrets (so the program's main() hands SPECTRO_ARG to
  * spectro_main()); the X-Audio-* headers of the WAV.  400 as the WAV
- * and for a longer window or a width or height out of spectro's bounds;
+ * and for a longer window, a width or height out of spectro's bounds or
+ * a scale neither linear nor log;
  * 404 when the window holds no audio.
  */
 void audioapi_spectrogram(struct app_ctx *ctx);

@@ -112,7 +112,7 @@ store_down(struct app_ctx *ctx, const char *key, const char *detail)
 
 /* --- spectrogram --------------------------------------------------------- */
 
-enum { Q_FROM, Q_TO, Q_WIDTH, Q_HEIGHT, NQ };
+enum { Q_FROM, Q_TO, Q_WIDTH, Q_HEIGHT, Q_SCALE, NQ };
 
 static const struct valid_field window_fields[NQ] = {
 	[Q_FROM] = {.name = "from_ms", .type = VALID_INT, .max = INT64_MAX},
@@ -128,6 +128,10 @@ static const struct valid_field window_fields[NQ] = {
 		      .type = VALID_INT,
 		      .min = SPECTRO_HEIGHT_MIN,
 		      .max = SPECTRO_HEIGHT_MAX},
+	[Q_SCALE] = {.name = "scale",
+		     .type = VALID_STRING,
+		     .min = 1,
+		     .max = 16},
 };
 
 /* The stored image of the whole recording. */
@@ -222,6 +226,7 @@ drawn_spectrogram(struct app_ctx *ctx, const struct upload *u,
 	rq.to_ms = v[Q_TO].num;
 	rq.width = v[Q_WIDTH].present ? (int)v[Q_WIDTH].num : WIDTH_DEFAULT;
 	rq.height = v[Q_HEIGHT].present ? (int)v[Q_HEIGHT].num : HEIGHT_DEFAULT;
+	rq.scale = SPECTRO_LINEAR;
 	if (rq.to_ms <= rq.from_ms) {
 		http_error(ctx->resp, 400, "to_ms must be after from_ms");
 		return;
@@ -231,10 +236,9 @@ drawn_spectrogram(struct app_ctx *ctx, const struct upload *u,
 			   UPLOADVIEWS_WINDOW_MAX_MS);
 		return;
 	}
-	if (!spectro_height_valid(rq.height)) {
-		http_error(ctx->resp, 400,
-			   "height must be 65, 129, 257, 513 or 1025 "
-			   "(2^k frequency bins and the top one)");
+	if (v[Q_SCALE].present &&
+	    !spectro_scale_parse(v[Q_SCALE].str, &rq.scale)) {
+		http_error(ctx->resp, 400, "scale must be linear or log");
 		return;
 	}
 	if (strcmp(u->status, "failed") == 0 || u->duration_ms < 0) {
@@ -251,9 +255,10 @@ drawn_spectrogram(struct app_ctx *ctx, const struct upload *u,
 	if (rq.to_ms > u->duration_ms)
 		rq.to_ms = u->duration_ms;
 	snprintf(etag, sizeof(etag),
-		 "\"%s-spectrogram-%" PRId64 "-%" PRId64 "-%dx%d-" VIEWS_VERSION
-		 "\"",
-		 u->id, rq.from_ms, rq.to_ms, rq.width, rq.height);
+		 "\"%s-spectrogram-%" PRId64 "-%" PRId64
+		 "-%dx%d-%s-" VIEWS_VERSION "\"",
+		 u->id, rq.from_ms, rq.to_ms, rq.width, rq.height,
+		 rq.scale == SPECTRO_LOG ? "log" : "linear");
 	if (not_modified(ctx, etag))
 		return;
 	tmp[0] = '\0';

@@ -25,8 +25,8 @@
 /*
  * GET /api/v1/uploads/{id}/spectrogram.png: the stored image of the
  * whole recording; with from_ms and to_ms (and optionally width, 1024,
- * and height, 257) that window drawn on demand: at most
- * UPLOADVIEWS_WINDOW_MAX_MS of audio, width and height within
+ * height, 257, and scale, linear or log) that window drawn on demand: at
+ * most UPLOADVIEWS_WINDOW_MAX_MS of audio, width and height within
  * lib/core/spectro's bounds, else 400.  ETag and a long, immutable
  * Cache-Control (the images depend on the original only); a matching
  * If-None-Match is 304.

@@ -7,10 +7,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <png.h>
 #include <sox.h>
 
 #include "codec/waveform.h"
@@ -20,13 +22,55 @@
 
 #define ERR_MAX 4096 /* bytes of the child's stderr kept */
 
-bool
-spectro_height_valid(int height)
-{
-	int bins = height - 1;
+static const char *const scale_names[] = {
+	[SPECTRO_LINEAR] = "linear",
+	[SPECTRO_LOG] = "log",
+};
 
-	return height >= SPECTRO_HEIGHT_MIN && height <= SPECTRO_HEIGHT_MAX &&
-	       (bins & (bins - 1)) == 0;
+bool
+spectro_scale_parse(const char *s, enum spectro_scale *scale)
+{
+	for (size_t i = 0; i < sizeof(scale_names) / sizeof(*scale_names); i++)
+		if (strcmp(s, scale_names[i]) == 0) {
+			*scale = (enum spectro_scale)i;
+			return true;
+		}
+	return false;
+}
+
+double
+spectro_log_min_hz(double rate)
+{
+	return rate / 8 < SPECTRO_LOG_MIN_HZ ? rate / 8 : SPECTRO_LOG_MIN_HZ;
+}
+
+int
+spectro_drawn_height(int height, enum spectro_scale scale)
+{
+	int drawn = SPECTRO_DRAWN_MIN;
+
+	if (scale == SPECTRO_LOG)
+		return SPECTRO_DRAWN_MAX;
+	while (drawn < height && drawn < SPECTRO_DRAWN_MAX)
+		drawn = 2 * drawn - 1;
+	return drawn;
+}
+
+int
+spectro_row_source(int row, int height, int drawn, enum spectro_scale scale,
+		   double rate)
+{
+	/* Where row sits from the bottom, 0 to 1. */
+	double up = (double)(height - 1 - row) / (height - 1), nyq = rate / 2;
+	double lo;
+	long src;
+
+	if (scale == SPECTRO_LOG) {
+		lo = spectro_log_min_hz(rate);
+		up = lo * pow(nyq / lo, up) / nyq;
+	}
+	src = lround((drawn - 1) * (1 - up));
+	return src < 0 ? 0 : src > drawn - 1 ? drawn - 1 : (int)src;
 }
 
 static bool
@@ -35,7 +79,9 @@ req_valid(const struct spectro_req *rq)
 	return rq->from_ms >= 0 && rq->to_ms > rq->from_ms &&
 	       rq->width >= SPECTRO_WIDTH_MIN &&
 	       rq->width <= SPECTRO_WIDTH_MAX &&
-	       spectro_height_valid(rq->height);
+	       rq->height >= SPECTRO_HEIGHT_MIN &&
+	       rq->height <= SPECTRO_HEIGHT_MAX &&
+	       (rq->scale == SPECTRO_LINEAR || rq->scale == SPECTRO_LOG);
 }
 
 bool
@@ -51,6 +97,7 @@ spectro_render(const char *path, const struct spectro_req *rq,
 			      to,
 			      width,
 			      height,
+			      (char *)scale_names[rq->scale],
 			      peaks_path != NULL ? (char *)peaks_path : "-",
 			      NULL};
 	/* The peaks go to a file made for the child, which can create
@@ -282,24 +329,121 @@ out:
 	return ok;
 }
 
+/*
+ * Writes the drawn PNG img (n bytes) to stdout with its rows mapped to
+ * height rows on scale at rate Hz (spectro_row_source()); palette and
+ * width kept.  False with a line on stderr.
+ */
+static bool
+remap(const void *img, size_t n, int height, enum spectro_scale scale,
+      double rate)
+{
+	png_image in, out;
+	png_byte cmap[256 * 3]; /* a colour map's most, RGB */
+	png_bytep px = NULL, rows = NULL;
+	png_alloc_size_t len = 0;
+	void *png = NULL;
+	bool ok = false;
+
+	memset(&in, 0, sizeof(in));
+	memset(&out, 0, sizeof(out));
+	in.version = out.version = PNG_IMAGE_VERSION;
+	if (!png_image_begin_read_from_memory(&in, img, n))
+		goto out;
+	in.format = PNG_FORMAT_RGB_COLORMAP;
+	if ((px = malloc(PNG_IMAGE_SIZE(in))) == NULL ||
+	    (rows = malloc((size_t)in.width * (size_t)height)) == NULL) {
+		fprintf(stderr, "out of memory for the image's rows\n");
+		goto out;
+	}
+	if (!png_image_finish_read(&in, NULL, px, 0, cmap))
+		goto out;
+	for (int r = 0; r < height; r++)
+		memcpy(rows + (size_t)r * in.width,
+		       px + (size_t)spectro_row_source(
+				    r, height, (int)in.height, scale, rate) *
+				       in.width,
+		       in.width);
+	out.width = in.width;
+	out.height = (png_uint_32)height;
+	out.format = PNG_FORMAT_RGB_COLORMAP;
+	out.colormap_entries = in.colormap_entries;
+	/* Once for the size, once into a buffer of it. */
+	if (!png_image_write_to_memory(&out, NULL, &len, 0, rows, 0, cmap))
+		goto out;
+	if ((png = malloc(len)) == NULL) {
+		fprintf(stderr, "out of memory for the image\n");
+		goto out;
+	}
+	if (!png_image_write_to_memory(&out, png, &len, 0, rows, 0, cmap))
+		goto out;
+	ok = fwrite(png, 1, len, stdout) == len;
+out:
+	if (!ok && (in.warning_or_error & PNG_IMAGE_ERROR) != 0)
+		fprintf(stderr, "libpng: %s\n", in.message);
+	if (!ok && (out.warning_or_error & PNG_IMAGE_ERROR) != 0)
+		fprintf(stderr, "libpng: %s\n", out.message);
+	png_image_free(&in);
+	free(png);
+	free(rows);
+	free(px);
+	return ok;
+}
+
+/*
+ * Draws the window of in at height rows on scale: libsox's image as it is
+ * (the fast path), or drawn at spectro_drawn_height() rows into memory
+ * and remapped.  libsox writes its image to the FILE stdout names when
+ * the chain stops, so stdout names a memory stream meanwhile.
+ */
+static bool
+draw_scaled(sox_format_t *in, long long from_ms, long long to_ms,
+	    const char *width, int height, enum spectro_scale scale,
+	    bool with_peaks)
+{
+	int drawn = spectro_drawn_height(height, scale);
+	char rows[16];
+	FILE *real = stdout, *mem;
+	char *img = NULL;
+	size_t n = 0;
+	bool ok;
+
+	snprintf(rows, sizeof(rows), "%d", drawn);
+	if (drawn == height && scale == SPECTRO_LINEAR)
+		return draw(in, from_ms, to_ms, width, rows, with_peaks);
+	if ((mem = open_memstream(&img, &n)) == NULL) {
+		fprintf(stderr, "no memory stream: %s\n", strerror(errno));
+		return false;
+	}
+	stdout = mem;
+	ok = draw(in, from_ms, to_ms, width, rows, with_peaks);
+	stdout = real;
+	if (fclose(mem) != 0)
+		ok = false;
+	ok = ok && remap(img, n, height, scale, in->signal.rate);
+	free(img);
+	return ok;
+}
+
 int
 spectro_main(int argc, char **argv)
 {
 	static const uint8_t zero[WAVEFORM_HEAD_LEN];
 	long long from, to, width, height;
+	enum spectro_scale scale;
 	sox_format_t *in = NULL;
 	bool with_peaks, ok = false;
 
-	if (argc != 8 || strcmp(argv[1], SPECTRO_ARG) != 0 ||
+	if (argc != 9 || strcmp(argv[1], SPECTRO_ARG) != 0 ||
 	    !arg_num(argv[3], 0, INT64_MAX / 1000, &from) ||
 	    !arg_num(argv[4], from + 1, INT64_MAX / 1000, &to) ||
 	    !arg_num(argv[5], SPECTRO_WIDTH_MIN, SPECTRO_WIDTH_MAX, &width) ||
 	    !arg_num(argv[6], SPECTRO_HEIGHT_MIN, SPECTRO_HEIGHT_MAX,
 		     &height) ||
-	    !spectro_height_valid((int)height)) {
+	    !spectro_scale_parse(argv[7], &scale)) {
 		fprintf(stderr,
 			"usage: PROG %s FILE FROM_MS TO_MS WIDTH "
-			"HEIGHT PEAKS|-\n",
+			"HEIGHT linear|log PEAKS|-\n",
 			SPECTRO_ARG);
 		return 2;
 	}
@@ -312,9 +456,9 @@ spectro_main(int argc, char **argv)
 		fprintf(stderr, "libsox can not read this audio\n");
 		goto out;
 	}
-	with_peaks = strcmp(argv[7], "-") != 0;
+	with_peaks = strcmp(argv[8], "-") != 0;
 	if (with_peaks) {
-		if ((peaks.f = fopen(argv[7], "wbe")) == NULL) {
+		if ((peaks.f = fopen(argv[8], "wbe")) == NULL) {
 			fprintf(stderr, "the peaks can not be written: %s\n",
 				strerror(errno));
 			goto out;
@@ -326,7 +470,7 @@ spectro_main(int argc, char **argv)
 		peaks.head.spp = waveform_base_spp(peaks.head.sample_rate);
 		waveform_acc_init(&peaks.acc, peaks.head.spp);
 	}
-	ok = draw(in, from, to, argv[5], argv[6], with_peaks);
+	ok = draw_scaled(in, from, to, argv[5], (int)height, scale, with_peaks);
 	if (with_peaks && !peaks_close() && ok) {
 		fprintf(stderr, "the peaks could not be written\n");
 		ok = false;

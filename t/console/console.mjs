@@ -29,6 +29,8 @@ function check(ok, name, diag) {
 }
 
 const errors = [];
+// The upload's page, visited again at 375 px.
+let uploadPage = null;
 const browser = await chromium.launch({
 	executablePath: env.CONSOLE_CHROMIUM || '/usr/bin/chromium',
 	args: ['--no-sandbox', '--autoplay-policy=no-user-gesture-required'],
@@ -150,6 +152,50 @@ async function checkTicks(utc, where, min = 2) {
 		t.map((k) => `${k.l}@${k.x.toFixed(0)}±${(k.w / 2).toFixed(0)}`).join(' '));
 }
 
+// The spectrogram's axes (doc/console.md "Spectrogram"): at least two
+// labels each, every frequency label parses as Hz or kHz of its tick and
+// sits at its row on the scale (within half a line: the edge labels are
+// kept inside the image's height), every time label parses as m:ss of
+// its tick, the frequency labels left of the image, the time labels
+// under it, and no two labels' boxes meet.
+async function checkSpectro(where, scale) {
+	await page.waitForFunction((s) => {
+		const f = document.querySelector(`figure.spectro[data-scale="${s}"]`);
+		return f && f.querySelectorAll('.axis-f li').length >= 2 && f.querySelectorAll('.axis-t li').length >= 2;
+	}, scale, { timeout: 30000 });
+	const r = await page.evaluate(() => {
+		const f = document.querySelector('figure.spectro');
+		const box = (e) => {
+			const b = e.getBoundingClientRect();
+			return { l: e.textContent, v: Number(e.dataset.v), x0: b.left, x1: b.right, y0: b.top, y1: b.bottom };
+		};
+		return { rate: Number(f.dataset.rate), img: box(f.querySelector('img')),
+			f: [...f.querySelectorAll('.axis-f li')].map(box), t: [...f.querySelectorAll('.axis-t li')].map(box) };
+	});
+	const nyq = r.rate / 2;
+	const hz = (l) => {
+		const m = /^(\d+(?:\.\d+)?) (Hz|kHz)$/.exec(l);
+		return m ? Number(m[1]) * (m[2] === 'kHz' ? 1000 : 1) : NaN;
+	};
+	const frac = (v) => (scale === 'log' ? Math.log(v / 20) / Math.log(nyq / 20) : v / nyq);
+	// The image's rows inside its 1 px border.
+	const h = r.img.y1 - r.img.y0 - 2;
+	const at = (k) => Math.abs((k.y0 + k.y1) / 2 - (r.img.y0 + 1.5 + (h - 1) * (1 - frac(k.v))));
+	check(r.f.every((k) => Math.abs(hz(k.l) - k.v) <= k.v * 0.005 && k.v <= nyq && at(k) <= 9 && k.x1 <= r.img.x0),
+		`${where}: the frequency labels parse as Hz or kHz and sit at their rows left of the image (${scale})`,
+		r.f.map((k) => `${k.l}=${k.v}@${((k.y0 + k.y1) / 2).toFixed(0)}, off ${at(k).toFixed(1)}`).join(' '));
+	const secs = (l) => {
+		const m = /^(\d+):(\d\d(?:\.\d+)?)$/.exec(l);
+		return m ? Number(m[1]) * 60 + Number(m[2]) : NaN;
+	};
+	check(r.t.every((k) => Math.abs(secs(k.l) - k.v) < 0.001 && k.y0 >= r.img.y1 - 1 && k.x0 >= r.img.x0 - 1 && k.x1 <= r.img.x1 + 1),
+		`${where}: the time labels parse as m:ss of their ticks, under the image`, r.t.map((k) => `${k.l}=${k.v}`).join(' '));
+	const all = [...r.f, ...r.t];
+	const meet = all.filter((a, i) => all.some((b, j) => j > i && a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1));
+	check(meet.length === 0, `${where}: no two spectrogram labels overlap (${r.f.length} + ${r.t.length})`,
+		meet.map((k) => k.l).join(' '));
+}
+
 // The face pages' service address: the test stack's face port.
 async function faceService() {
 	await page.getByLabel('Face service').fill(env.CONSOLE_FACE_URL);
@@ -194,6 +240,14 @@ await step('super admin', async () => {
 	await byFac.getByRole('cell', { name: 'Console A' }).waitFor({ timeout: 15000 });
 	const row = await byFac.getByRole('row').filter({ hasText: 'Console A' }).textContent();
 	check(/1 \/ 1/.test(row), 'the super admin\'s overview has a line per facility (1 of 1 devices seen)', row);
+	// Its storage used, per facility and in all (no quota yet).
+	const cell = byFac.getByRole('row').filter({ hasText: 'Console A' }).locator('td.storage-used');
+	await page.waitForFunction(() => !/…/.test((document.querySelector('#by-facility td.storage-used') || {}).textContent || '…'),
+		null, { timeout: 15000 });
+	const used0 = await cell.textContent();
+	check(/^\d+(\.\d)? (B|KiB|MiB) \(no quota\)$/.test(used0), 'the super admin\'s overview shows each facility\'s storage used (no quota)', used0);
+	const total = await page.locator('#storage-total').textContent();
+	check(/^\d+(\.\d)? (B|KiB|MiB)$/.test(total), 'and the storage of all facilities', total);
 	await go('#/facilities', 'Facilities');
 	check(await page.getByRole('cell', { name: 'Console A', exact: true }).count() === 1, 'the super admin sees the facilities');
 	const quota = page.getByRole('form', { name: 'quota of Console A' });
@@ -201,6 +255,10 @@ await step('super admin', async () => {
 	await quota.getByRole('button', { name: 'Set' }).click();
 	await page.getByText(/Storage: .* used of 5\.0 MiB/).waitFor({ timeout: 10000 });
 	check(true, 'the super admin sets a quota and sees the usage against it');
+	await go('#/overview', 'Overview');
+	await page.locator('#by-facility').getByRole('row').filter({ hasText: 'Console A' })
+		.getByText(/ of 5\.0 MiB \(\d+ %\)$/).waitFor({ timeout: 15000 });
+	check(true, 'the overview shows the facility\'s storage against its new quota');
 	await axe('facilities');
 	await shot('facilities');
 	await page.locator('#facility-switch').selectOption({ label: 'Console A' });
@@ -222,6 +280,9 @@ await step('admin: users and API keys', async () => {
 	const r = Number((await page.locator('#live-sessions td.rate').first().textContent()).replace('/s', ''));
 	check(r > 50 && r < 1000, 'the overview shows the live session\'s sample rate', r);
 	check(await page.locator('#failed-jobs').textContent() === '0', 'and no failed jobs');
+	const mine = await page.locator('.storage').textContent({ timeout: 10000 });
+	check(/Storage: \d.* used of 5\.0 MiB/.test(mine) && await page.locator('meter[aria-label="storage used"]').count() === 1,
+		'a facility admin\'s overview shows its storage used against the quota, as a meter', mine);
 	await axe('overview');
 	await shot('overview');
 	check(await page.getByRole('link', { name: 'Facilities' }).count() === 0, 'a facility admin has no facilities page');
@@ -296,6 +357,15 @@ await step('uploads', async () => {
 	await page.locator('img.spectrogram').waitFor();
 	check(await page.locator('img.spectrogram').evaluate((i) => i.naturalWidth > 0),
 		'the spectrogram image is shown');
+	uploadPage = page.url();
+	await checkSpectro('upload page', 'linear');
+	await page.getByLabel('Frequency scale').selectOption('log');
+	await checkSpectro('upload page', 'log');
+	await page.getByLabel('Height').selectOption('400');
+	await page.waitForFunction(() => (document.querySelector('img.spectrogram') || {}).naturalHeight === 400, null, { timeout: 30000 });
+	check(await page.locator('img.spectrogram').evaluate((i) => i.naturalWidth === 1024 && i.getBoundingClientRect().height === 400),
+		'a spectrogram 400 rows high (not 2^k + 1) is drawn and shown at its height');
+	await checkSpectro('upload page, 400 rows', 'log');
 	await page.locator('svg.waveform').waitFor();
 	await axe('upload page');
 	await shot('upload');
@@ -430,6 +500,17 @@ await step('narrow screen', async () => {
 	await page.getByRole('button', { name: 'Menu' }).click();
 	check(await page.getByRole('link', { name: 'Sessions' }).isVisible(), 'the menu opens at 375 px');
 	await axe('uploads at 375 px');
+	if (uploadPage) {
+		await page.goto(uploadPage);
+		await page.locator('img.spectrogram').waitFor({ timeout: 15000 });
+		await checkSpectro('upload page at 375 px', 'linear');
+		// With what sticks out of it when it is.
+		const sw1 = await page.evaluate(() => [document.documentElement.scrollWidth,
+			...[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 376
+				&& e.parentElement.getBoundingClientRect().right <= 376)
+				.map((e) => `${e.tagName}.${e.className}: ${e.getBoundingClientRect().right.toFixed(0)}`)]);
+		check(sw1[0] <= 375, 'the upload page is not wider than 375 px', sw1.join(' | '));
+	}
 	await page.goto(`${base}/#/sessions/${env.CONSOLE_SESSION}`);
 	await page.locator('.chart canvas').first().waitFor({ timeout: 15000 });
 	await checkTicks(false, '375 px', 1);

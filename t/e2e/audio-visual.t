@@ -90,14 +90,15 @@ my $objects = "$var/objects/$fac/uploads/$u->{id}";
 ok(-s "$objects/spectrogram.png", 'the spectrogram is stored beside it');
 ok(-s "$objects/peaks", 'so are the peaks');
 
-# Row r from the top is (h - 1 - r) * nyquist / (h - 1) Hz.
+# Row r from the top is (h - 1 - r) * nyquist / (h - 1) Hz; within a
+# row, or within libsox's bin when drawn at fewer rows (1025 at most).
 sub check_tone {
 	my ($png, $name, $w, $h) = @_;
 	my ($pw, $ph, $rows) = eval { png_rows($png) };
 	ok(defined $rows, "$name: a PNG") or return diag $@;
 	is("${pw}x$ph", "${w}x$h", "$name: ${w}x$h");
-	my $bin = $rate / 2 / ($ph - 1);
-	my $hz = ($ph - 1 - brightest_row($rows)) * $bin;
+	my $bin = $rate / 2 / (($ph < 1025 ? $ph : 1025) - 1);
+	my $hz = ($ph - 1 - brightest_row($rows)) * $rate / 2 / ($ph - 1);
 	cmp_ok(abs($hz - 440), '<=', $bin,
 	    "$name: the brightest row is 440 Hz within one bin ($hz Hz, "
 	    . "bin $bin Hz)");
@@ -127,11 +128,48 @@ isnt($res->{headers}{etag}, $etag, 'not the stored one\'s');
 is($st, 200, 'a window past the end: 200, to the end');
 check_tone($res->{content}, 'the last second', 1024, 129);
 
+# Any height from 16 to 2048 (rows mapped from a 2^k + 1 drawing), and
+# the log scale: 20 Hz at the bottom, the Nyquist frequency at the top.
+($st, undef, $res) = get("$base/spectrogram.png?from_ms=2000&to_ms=5000"
+    . "&width=400&height=300");
+is($st, 200, 'a window 300 rows high: 200');
+check_tone($res->{content}, 'the 300 rows', 400, 300);
+my $linear = $res->{content};
+($st, undef, $res) = get("$base/spectrogram.png?from_ms=2000&to_ms=5000"
+    . "&width=400&height=300&scale=log");
+is($st, 200, 'the same window on the log scale: 200');
+{
+	my ($pw, $ph, $rows) = eval { png_rows($res->{content}) };
+	is(defined $rows ? "${pw}x$ph" : $@, '400x300', 'the log scale: 400x300');
+	isnt($res->{content}, $linear, 'the log scale is not the linear one');
+	# Row r from the top: 20 * (nyquist / 20)^((299 - r) / 299) Hz; a
+	# row's step there, or libsox's bin (21.5 Hz), whichever is more.
+	my $top = $rate / 2 / 20;
+	my $hz = defined $rows
+	    ? 20 * $top ** ((299 - brightest_row($rows)) / 299) : -1;
+	my $tol = 440 * ($top ** (1 / 299) - 1);
+	$tol = $rate / 2 / 1024 if $tol < $rate / 2 / 1024;
+	cmp_ok(abs($hz - 440), '<=', $tol,
+	    "the log scale: the brightest row is 440 Hz within $tol Hz "
+	    . "($hz Hz)");
+	# 440 Hz sits higher on the log scale than on the linear one.
+	my (undef, undef, $lin) = eval { png_rows($linear) };
+	cmp_ok(brightest_row($rows), '<', brightest_row($lin),
+	    'the tone sits higher on the log scale');
+	like($res->{headers}{etag} // '', qr/-log-/, 'its ETag names the scale');
+}
+($st, undef, $res) = get("$base/spectrogram.png?from_ms=0&to_ms=1000"
+    . "&width=100&height=2048");
+is($st, 200, 'the tallest window, 2048 rows: 200');
+check_tone($res->{content}, 'the 2048 rows', 100, 2048);
+
 for my $bad (['from_ms=0&to_ms=600001', 'more than 10 minutes'],
     ['from_ms=0&to_ms=1000&width=4097', 'wider than 4096'],
     ['from_ms=0&to_ms=1000&width=99', 'narrower than 100'],
-    ['from_ms=0&to_ms=1000&height=1026', 'taller than 1025'],
-    ['from_ms=0&to_ms=1000&height=300', 'a height not 2^k + 1'],
+    ['from_ms=0&to_ms=1000&height=2049', 'taller than 2048'],
+    ['from_ms=0&to_ms=1000&height=15', 'lower than 16'],
+    ['from_ms=0&to_ms=1000&scale=mel', 'a scale neither linear nor log'],
+    ['scale=log', 'a scale and no window'],
     ['from_ms=1000', 'no to_ms'],
     ['from_ms=2000&to_ms=1000', 'to_ms before from_ms'],
     ['from_ms=12000&to_ms=13000', 'a window after the end'],
@@ -254,7 +292,7 @@ sub child_rss {
 	    'quarantine_size_mb=0';
 	my ($rc, $out, $err) = run(['env', "ASAN_OPTIONS=$asan",
 		'/usr/bin/time', '-f', 'RSS %M', $runner, '--spectro-sox',
-		$file, 0, $ms, 1024, 257, $peaks]);
+		$file, 0, $ms, 1024, 257, 'linear', $peaks]);
 	is($rc, 0, "the runner's child draws $file") or diag $err;
 	return $err =~ /RSS (\d+)/ ? $1 : 0;
 }

@@ -196,8 +196,25 @@ sub spectrogram {
 	ok(abs($hz - 1000) <= $bin,
 	    "the brightest row is 1 kHz within one bin ($hz Hz)");
 	is($sres->{headers}{'x-audio-gaps'}, 0, 'with the X-Audio-* headers');
-	my ($est, $eb) = spectrogram($tu, $adpcm->{id}, height => 100);
-	is_error($est, $eb, 400, 'spectrogram: height 100');
+	# Any height from 16 to 2048 (doc/xmbp-audio.md), and the log scale.
+	($sst, undef, $sres) = spectrogram($tu, $adpcm->{id},
+		from_us => 5_500_000, to_us => 7_500_000, width => 200,
+		height => 100, scale => 'log');
+	($w, $h, $rows) = eval { png_rows($sres->{content}) };
+	is($sst == 200 && defined $rows ? "${w}x$h" : "$sst $@", '200x100',
+	    'a log-scale spectrogram of 100 rows: 200x100');
+	# Row r from the top: lo * (nyquist / lo)^((99 - r) / 99), lo 20 Hz.
+	my $ratio = ($RATE / 2 / 20) ** (1 / 99);
+	$hz = defined $rows
+	    ? 20 * ($RATE / 2 / 20) ** ((99 - brightest_row($rows)) / 99) : -1;
+	ok($hz > 1000 / $ratio ** 1.5 && $hz < 1000 * $ratio ** 1.5,
+	    "its brightest row is 1 kHz within a row ($hz Hz)");
+	for my $bad ([height => 15], [height => 2049], [scale => 'mel'],
+	    [scale => '']) {
+		my ($est, $eb) = spectrogram($tu, $adpcm->{id}, @$bad);
+		is_error($est, $eb, 400, "spectrogram: $bad->[0] '$bad->[1]'");
+	}
+	my ($est, $eb);
 	($est, $eb) = spectrogram($tu, $adpcm->{id}, width => 5000);
 	is_error($est, $eb, 400, 'spectrogram: width 5000');
 	($est, $eb) = spectrogram($tu, $adpcm->{id}, from_us => 0,

@@ -3,10 +3,13 @@
 // facility in view (every facility for a super admin, with a line per
 // facility): devices seen in the last hour of those known, the active
 // sessions with their sample rates (from the counters of two reads),
-// the newest uploads with their state and the failed transcode jobs.
-// The figures come from the lists of the API (doc/console.md "Overview").
-import { api } from './api.mjs';
-import { html, useState, useEffect, useLoad, ErrorBox, Loading, Badge, when, facQuery, view, isSuper } from './ui.mjs';
+// the newest uploads with their state, the failed transcode jobs and the
+// storage used against the quota. The figures come from the lists of the
+// API and the facilities' storage (doc/console.md "Overview").
+import { api, auth } from './api.mjs';
+import {
+	html, useState, useEffect, useLoad, ErrorBox, Loading, Badge, when, bytes, facQuery, view, isSuper, Storage,
+} from './ui.mjs';
 import { useFacilities } from './admin.mjs';
 
 const HOUR = 3600e3;
@@ -30,6 +33,28 @@ function useRates(sessions) {
 	return rates;
 }
 
+// Each facility's storage ({id: answer}), read with the overview; an
+// answer that fails leaves its facility out.
+function useStorage(ids, stamp) {
+	const [all, setAll] = useState({});
+	const key = ids.join(',');
+	useEffect(() => {
+		let dead = false;
+		Promise.all(ids.map((id) => api('GET', `/api/v1/facilities/${id}/storage`).then((s) => [id, s], () => null)))
+			.then((list) => !dead && setAll(Object.fromEntries(list.filter(Boolean))));
+		return () => { dead = true; };
+	}, [key, stamp]);
+	return all;
+}
+
+// Used of quota for the table: "1.2 MiB of 10.0 MiB (12 %)" or "1.2 MiB
+// (no quota)".
+function usedOf(s) {
+	if (!s) return '…';
+	if (s.quota_bytes == null) return `${bytes(s.used_bytes)} (no quota)`;
+	return `${bytes(s.used_bytes)} of ${bytes(s.quota_bytes)} (${Math.round((100 * s.used_bytes) / Math.max(1, s.quota_bytes))} %)`;
+}
+
 export function Overview() {
 	const q = facQuery();
 	const facs = useFacilities();
@@ -41,6 +66,19 @@ export function Overview() {
 	]), [view.facility]);
 	const [devices, sessions, uploads, failed] = st.data || [];
 	const rates = useRates(sessions && sessions.items);
+	const all = isSuper() && !view.facility;
+	// The facility in view (one's own, or the one a super admin picked),
+	// else every facility (a super admin on all facilities); read again
+	// every minute, not at every refresh of the lists.
+	const fac = view.facility || (auth.user && auth.user.facility_id);
+	const [minute, setMinute] = useState(0);
+	useEffect(() => {
+		const t = setInterval(() => setMinute((m) => m + 1), 60000);
+		return () => clearInterval(t);
+	}, []);
+	const store = useStorage(all ? (facs.data || []).map((f) => f.id) : [], minute);
+	const total = Object.values(store).reduce((a, s) => a + s.used_bytes, 0);
+	const full = Object.values(store).filter((s) => s.quota_bytes != null && s.used_bytes >= 0.9 * s.quota_bytes);
 	// Live: everything is read again every LIVE_MS.
 	useEffect(() => {
 		if (!st.data) return undefined;
@@ -52,12 +90,12 @@ export function Overview() {
 	const seen = known.filter((d) => d.last_seen_at && Date.now() - new Date(d.last_seen_at) < HOUR);
 	const devName = (id) => (devices.find((d) => d.id === id) || {}).name || '—';
 	const facName = (id) => ((facs.data || []).find((f) => f.id === id) || {}).name || '—';
-	const all = isSuper() && !view.facility;
 	const rate = (id) => (rates[id] === undefined ? '…' : `${Math.round(rates[id])}/s`);
 	const attention = [
 		known.length > seen.length && `${known.length - seen.length} device(s) not seen in the last hour`,
 		failed.total > 0 && `${failed.total} failed transcode job(s)`,
 		sessions.items.some((s) => s.missed_batches > 0) && 'active sessions with missed batches',
+		full.length > 0 && `${full.length} facilit${full.length === 1 ? 'y' : 'ies'} at 90 % of the storage quota or more`,
 	].filter(Boolean);
 	return html`<h1>Overview</h1>
 	${st.error && html`<${ErrorBox} error=${st.error} />`}
@@ -65,15 +103,18 @@ export function Overview() {
 		<li><span class="big" id="devices-seen">${seen.length} of ${known.length}</span> devices seen in the last hour</li>
 		<li><span class="big" id="active-sessions">${sessions.total}</span> active sessions</li>
 		<li><span class="big" id="failed-jobs">${failed.total}</span> failed transcode jobs</li>
+		${all && html`<li><span class="big" id="storage-total">${bytes(total)}</span> stored in all facilities</li>`}
 	</ul>
+	${!all && html`<${Storage} id=${fac} key=${`${fac}-${minute}`} />`}
 	<h2>Needs attention</h2>
 	${attention.length ? html`<ul class="attention">${attention.map((a) => html`<li>${a}</li>`)}</ul>`
 		: html`<p class="state empty">Nothing: every device reported within the hour, no job failed.</p>`}
 	${all && html`<h2>By facility</h2>
-	<table id="by-facility"><thead><tr><th>Facility</th><th>Devices seen / known</th><th>Active sessions</th></tr></thead>
-	<tbody>${(facs.data || []).map((f) => html`<tr><td>${f.name}</td>
+	<table id="by-facility"><thead><tr><th>Facility</th><th>Devices seen / known</th><th>Active sessions</th><th>Storage used</th></tr></thead>
+	<tbody>${(facs.data || []).map((f) => html`<tr data-facility=${f.id}><td>${f.name}</td>
 		<td>${seen.filter((d) => d.facility_id === f.id).length} / ${known.filter((d) => d.facility_id === f.id).length}</td>
-		<td>${sessions.items.filter((s) => s.facility_id === f.id).length}</td></tr>`)}</tbody></table>`}
+		<td>${sessions.items.filter((s) => s.facility_id === f.id).length}</td>
+		<td class="storage-used">${usedOf(store[f.id])}</td></tr>`)}</tbody></table>`}
 	<h2>Active sessions</h2>
 	${sessions.items.length ? html`<table id="live-sessions"><thead><tr><th>Session</th><th>Device</th>${all && html`<th>Facility</th>`}
 		<th>Samples</th><th>Rate</th><th>Missed batches</th><th>Started</th></tr></thead>

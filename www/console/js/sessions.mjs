@@ -6,7 +6,7 @@
 import { api } from './api.mjs';
 import {
 	html, useState, useEffect, useLoad, Loaded, ErrorBox, Pager, when, bytes, Badge,
-	facQuery, view,
+	facQuery, view, AXIS_FONT, textWidth,
 } from './ui.mjs';
 
 const NUMERIC = new Set(['f32', 'f64', 'i8', 'i16', 'i32', 'i64', 'bool']);
@@ -157,13 +157,8 @@ async function csv(sid, idx, from, to) {
 // precise as the tick step, and ticks at least TICK_SPACE px apart, the
 // width of the widest label with a gap, so that no two labels meet
 // whatever the chart's width.
-const AXIS_FONT = '12px system-ui, sans-serif';
 const UTC_KEY = 'xmhub.utc';
-const TICK_SPACE = (() => {
-	const c = document.createElement('canvas').getContext('2d');
-	c.font = AXIS_FONT;
-	return Math.ceil(c.measureText('00:00:00.000').width) + 16;
-})();
+const TICK_SPACE = Math.ceil(textWidth('00:00:00.000')) + 16;
 const pad = (n, w = 2) => String(n).padStart(w, '0');
 
 // The calendar fields of t (seconds since the epoch), local or UTC.

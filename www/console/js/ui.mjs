@@ -4,7 +4,7 @@
 import { h, render } from '../vendor/preact.mjs';
 import { useState, useEffect, useCallback } from '../vendor/hooks.mjs';
 import htm from '../vendor/htm.mjs';
-import { api, auth } from './api.mjs';
+import { api, auth, ApiError } from './api.mjs';
 
 export const html = htm.bind(h);
 export { h, render, useState, useEffect, useCallback };
@@ -13,6 +13,17 @@ export const ROLES = ['user', 'facility_admin', 'super_admin'];
 export const rank = (role) => ROLES.indexOf(role);
 export const isAdmin = () => auth.user && rank(auth.user.role) >= 1;
 export const isSuper = () => auth.user && auth.user.role === 'super_admin';
+
+// The axes' font (charts, spectrogram) and a text's width in it, in px.
+export const AXIS_FONT = '12px system-ui, sans-serif';
+let measurer = null;
+export function textWidth(s) {
+	if (!measurer) {
+		measurer = document.createElement('canvas').getContext('2d');
+		measurer.font = AXIS_FONT;
+	}
+	return measurer.measureText(s).width;
+}
 
 // The facility a super admin looks at ('' = all), kept for the tab.
 const FAC = 'xmhub.facility';
@@ -76,6 +87,17 @@ export const bytes = (n) =>
 	n == null ? '—' : n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB`
 		: `${(n / 1048576).toFixed(1)} MiB`;
 
+// An optional media route (spectrogram, waveform): {none: detail} on
+// 404 (not made, or not yet) and 409 (the upload failed).
+export async function optional(path, query) {
+	try {
+		return await api('GET', path, { raw: true, query });
+	} catch (e) {
+		if (e instanceof ApiError && (e.status === 404 || e.status === 409)) return { none: e.message };
+		throw e;
+	}
+}
+
 // Storage({id}): what facility id stores against its quota
 // (GET /api/v1/facilities/{id}/storage, doc/storage.md): a meter and the
 // figures; nothing for no facility.
@@ -87,8 +109,7 @@ export function Storage({ id }) {
 	return html`<p class="storage" id=${`storage-${id}`}>
 		${s.quota_bytes != null && html`<meter min="0" max=${s.quota_bytes} high=${s.quota_bytes * 0.9}
 			value=${Math.min(s.used_bytes, s.quota_bytes)} aria-label="storage used"></meter>`}
-		<span>Storage: ${bytes(s.used_bytes)} used ${of}
-			(uploads ${bytes(s.upload_bytes)}, samples ${bytes(s.sample_bytes)})</span></p>`;
+		<span>Storage: ${bytes(s.used_bytes)} used ${of} (uploads ${bytes(s.upload_bytes)}, samples ${bytes(s.sample_bytes)})</span></p>`;
 }
 
 // A form's fields as an object (FormData), empty strings left out.

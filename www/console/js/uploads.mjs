@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 // uploads.mjs - uploads: drag-and-drop multi-upload with progress, the
-// list, and an upload's page (player, spectrogram, waveform, jobs).
-import { api, auth, uploadFile, mediaUrl, ApiError } from './api.mjs';
+// list, and an upload's page (player, spectrogram of spectro.mjs,
+// waveform, jobs).
+import { api, auth, uploadFile, mediaUrl } from './api.mjs';
 import {
 	html, useState, useEffect, useLoad, Loaded, ErrorBox, Empty, Pager, useAction,
-	when, bytes, Badge, isAdmin, facQuery, view, Storage,
+	when, bytes, Badge, isAdmin, facQuery, view, Storage, optional,
 } from './ui.mjs';
 import { TagChip } from './admin.mjs';
+import { Spectrogram } from './spectro.mjs';
 
 // The API key uploads are sent with (POST /api/v1/uploads takes keys
 // only): memory of this tab only (doc/console.md).
@@ -85,31 +87,6 @@ export function Uploads() {
 		<td>${(u.tags || []).map((t) => html`<${TagChip} t=${t} />`)}</td><td>${when(u.created_at)}</td>
 	</tr>`)}</tbody></table>
 	<${Pager} page=${page} data=${d} onPage=${setPage} />`}<//>`;
-}
-
-// An optional media route (spectrogram, waveform): {none: detail} on
-// 404 (not made, or not yet) and 409 (the upload failed).
-async function optional(path, query) {
-	try {
-		return await api('GET', path, { raw: true, query });
-	} catch (e) {
-		if (e instanceof ApiError && (e.status === 404 || e.status === 409)) return { none: e.message };
-		throw e;
-	}
-}
-
-// The stored spectrogram (doc/uploads.md "Spectrogram and waveform"):
-// no axes, 0 Hz at the bottom, time left to right.
-function Spectrogram({ id }) {
-	const st = useLoad(async () => {
-		const r = await optional(`/api/v1/uploads/${id}/spectrogram.png`);
-		return r.none !== undefined ? r : { url: URL.createObjectURL(await r.blob()) };
-	}, [id]);
-	useEffect(() => () => st.data && st.data.url && URL.revokeObjectURL(st.data.url), [st.data]);
-	if (st.loading) return html`<p class="state">Loading spectrogram…</p>`;
-	if (st.error) return html`<${ErrorBox} error=${st.error} />`;
-	if (st.data.none !== undefined) return html`<${Empty}>No spectrogram for this upload (${st.data.none}).<//>`;
-	return html`<img class="spectrogram" src=${st.data.url} alt="spectrogram of the upload: time left to right, frequency upwards" />`;
 }
 
 // The [min, max] pairs of a waveform answer (audiowaveform's JSON,
@@ -194,7 +171,7 @@ export function UploadPage({ id }) {
 	<${ErrorBox} error=${error} />
 	<h2>Listen</h2>
 	${u.status === 'completed' ? html`<${Player} id=${id} />` : html`<${Empty}>The audio plays once its transcode has completed.<//>`}
-	<h2>Spectrogram</h2><${Spectrogram} id=${id} />
+	<h2>Spectrogram</h2><${Spectrogram} id=${id} u=${u} />
 	<h2>Waveform</h2><${Waveform} id=${id} durationMs=${u.duration_ms} />
 	<h2>Tags</h2>
 	<${Loaded} st=${tags} empty="No tags in this facility.">${(all) => html`<fieldset class="tag-pick"><legend class="sr">tags</legend>
