@@ -182,12 +182,20 @@ static const char lock_sql[] =
 	"LIMIT 1 "
 	"FOR NO KEY UPDATE OF st SKIP LOCKED";
 
+/* The compacted chunk, its bytes added to its facility's storage in the
+ * same statement (sql/020); the rows it replaces are taken off by
+ * delete_sql's trigger. */
 static const char insert_sql[] =
-	"INSERT INTO stored_chunks (stream_id, start_ts_us, end_ts_us, "
-	"sample_count, byte_size, object_key, agg_count, agg_nan_count, "
-	"agg_min, agg_max, agg_sum, agg_grid) VALUES ($1::uuid, $2::numeric, "
-	"$3::numeric, $4::bigint, $5::bigint, $6::text, $7::bigint, "
-	"$8::bigint, $9::bigint, $10::bigint, $11::numeric, $12::bytea)";
+	"WITH c AS (INSERT INTO stored_chunks (stream_id, start_ts_us, "
+	"end_ts_us, sample_count, byte_size, object_key, agg_count, "
+	"agg_nan_count, agg_min, agg_max, agg_sum, agg_grid) VALUES "
+	"($1::uuid, $2::numeric, $3::numeric, $4::bigint, $5::bigint, "
+	"$6::text, $7::bigint, $8::bigint, $9::bigint, $10::bigint, "
+	"$11::numeric, $12::bytea) RETURNING stream_id, byte_size) "
+	"INSERT INTO facility_storage_delta (facility_id, sample_bytes) "
+	"SELECT e.facility_id, c.byte_size FROM c "
+	"JOIN ingest_streams v ON v.id = c.stream_id "
+	"JOIN ingest_sessions e ON e.id = v.session_id";
 
 static const char delete_sql[] =
 	"WITH d AS (DELETE FROM stored_chunks WHERE stream_id = $1::uuid "

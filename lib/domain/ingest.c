@@ -710,7 +710,9 @@ static const char streams_sql[] =
 
 /*
  * What a round stores, in one statement: the chunk rows (their bytes and
- * aggregate grids are slices of two binary byteas, $7 and $15), the
+ * aggregate grids are slices of two binary byteas, $7 and $15), their
+ * bytes added to their facilities' storage (a delta row per facility,
+ * cheaper than a trigger's copy of every row: sql/020), the
  * counters, last_batch_seq and digests of every session it changed
  * (counted in C under the row locks: $16..$22, the digests a slice of
  * the binary $24), and the devices'
@@ -731,7 +733,12 @@ static const char write_sql[] =
 	"$9::bigint[], $10::bigint[], $11::bigint[], $12::numeric[], "
 	"$13::bigint[], $14::bigint[]) "
 	"AS x(id, first, last, n, len, off, ac, an, amin, amax, asum, goff, "
-	"glen)), "
+	"glen) RETURNING stream_id, byte_size), "
+	"q AS (INSERT INTO facility_storage_delta (facility_id, sample_bytes) "
+	"SELECT e.facility_id, sum(c.byte_size) FROM c "
+	"JOIN ingest_streams v ON v.id = c.stream_id "
+	"JOIN ingest_sessions e ON e.id = v.session_id GROUP BY "
+	"e.facility_id), "
 	"s AS (UPDATE ingest_sessions t SET "
 	"total_samples = t.total_samples + y.samples, "
 	"total_bytes = t.total_bytes + y.bytes, "
