@@ -26,17 +26,17 @@
 # own and its reaped children's) and this client.
 #
 # Runs from a build tree (make bench-ws-chain): a throwaway stack
-# through t/lib/Xmhub/Stack.pm.
+# through t/lib/Xmhub/Platform.pm.
 use strict;
 use warnings;
-use HTTP::Tiny;
 use IO::Socket::INET;
-use JSON::PP;
 use POSIX qw(setsid);
-use Time::HiRes qw(time sleep);
+use Time::HiRes qw(sleep);
 use lib "$ENV{XMHUB_SRCDIR}/t/lib";
+use Xmhub::Ingest;
+use Xmhub::Platform;
 use Xmhub::Stack;
-use Xmhub::Test qw(run xmhub_json);
+use Xmhub::Test qw(run);
 use Xmhub::WS;
 use Xmhub::XMBP qw(batch);
 
@@ -47,25 +47,15 @@ my %program = (real => "$build/ws/xmhub-ingest-ws",
 	sink => "$build/bench/ws-sink");
 -x $_ or die "$_ is not built\n" for values %program;
 
-my $s = Xmhub::Stack->start;
+my $p = Xmhub::Platform->start;
+my $s = $p->stack;
 $ENV{XMHUB_ENV_FILE} = $s->env_file;
 delete $ENV{XMHUB_DATABASE_URL};
-
-sub cli { return xmhub_json([@_]) }
-my $fac = cli(qw(facility create --name Bench --slug bench))->{id};
-my $key = cli('api-key', 'create', '--facility', $fac, '--name', 'bench',
-	'--scopes', 'ingest')->{key};
-my $http = HTTP::Tiny->new(timeout => 30, keep_alive => 0);
-sub session {
-	my $r = $http->post($s->url('/api/v1/ingest/sessions'), {
-		headers => {'content-type' => 'application/json',
-			'x-api-key' => $key},
-		content => encode_json({device_uid => 7, streams => [map {
-			{stream_index => $_, name => "ch$_",
-			    value_type => 'f32', sample_rate_hz => 100} } 0 .. 3]})});
-	die "session: $r->{status} $r->{content}\n" if $r->{status} != 201;
-	return decode_json($r->{content})->{id};
-}
+my $fac = $p->facility('bench');
+my $key = $p->api_key($p->token($p->user('facility_admin', $fac)),
+	'ingest');
+my $in = Xmhub::Ingest->new($p, $key);
+sub session { return $in->session(7, map { [$_, 'f32'] } 0 .. 3)->{id} }
 
 # A device's 64 batches, 2.5 s apart; the n-th sent is the (n mod 64)-th
 # with batch_seq n.
@@ -164,24 +154,12 @@ sub case {
 	my ($ws, $st) = Xmhub::WS->connect($s->port,
 		"/api/v1/ingest/ws?session_id=$sid", {'X-Api-Key' => $key});
 	die "$kind: upgrade $st\n" unless $ws;
-	my ($sent, $acked, $t0) = (0, 0, time);
-	my (@at, @lat);
-	while (time - $t0 < $seconds || $acked < $sent) {
-		while ($sent - $acked < $window && time - $t0 < $seconds) {
-			$ws->write_raw(Xmhub::WS::frame(2, nth($sent)))
-			    or die "$kind: write failed\n";
-			push @at, time;
-			$sent++;
-		}
-		my ($type, $payload) = $ws->read_message(30);
-		die "$kind: $type " . ($payload // '') . "\n"
-		    if $type ne 'binary' || length $payload != 4;
-		die "$kind: ack " . unpack('N', $payload) . " after $acked\n"
-		    if unpack('N', $payload) != ($acked + 1) * 1000;
-		push @lat, (time - shift @at) * 1000;
-		$acked++;
-	}
-	my $rate = $acked / (time - $t0);
+	my ($rate, $lat) = $ws->pipeline($window, $seconds, \&nth, sub {
+		my ($n, $ack) = @_;
+		die "$kind: ack " . unpack('N', $ack) . " after $n\n"
+		    if unpack('N', $ack) != ($n + 1) * 1000;
+	});
+	my $acked = @$lat;
 	$ws->close;
 	# The program's CPU is websocketd's once it reaped it.
 	for (1 .. 100) {
@@ -193,8 +171,7 @@ sub case {
 	my @pg1 = $postmaster ? cpu($postmaster) : (0, 0);
 	wsd_stop();
 	my @d = map { ($c1[$_] - $c0[$_]) * 1e6 / $acked } 0 .. $#c0;
-	@lat = sort { $a <=> $b } @lat;
-	return ($rate, $lat[int(@lat * 0.99)], {program => $d[1],
+	return ($rate, $lat->[int(@$lat * 0.99)], {program => $d[1],
 		websocketd => $d[0], front => $d[2] + $d[3],
 		lighttpd => $d[4] + $d[5], client => $d[6] + $d[7],
 		postgres => ($pg1[1] - $pg0[1]) * 1e6 / $acked,

@@ -20,8 +20,9 @@
 #include "domain/ingestq.h"
 #include "domain/wsingest.h"
 
-/* Decodes each batch, as ingest_commit() would first, and acks the
- * samples so far (saturating, as the session's counter). */
+/* Decodes each batch, as ingest_commit() does first (the same detail
+ * when it does not), and acks the samples so far (saturating, as the
+ * session's counter). */
 static void
 commit(void *arg, struct ingest_job *const *jobs, size_t n)
 {
@@ -35,9 +36,9 @@ commit(void *arg, struct ingest_job *const *jobs, size_t n)
 		    XMBP_OK) {
 			jobs[i]->status = INGEST_INVALID;
 			snprintf(jobs[i]->detail, sizeof(jobs[i]->detail),
-				 "%s at byte %zu of the batch: %s",
-				 xmbp_status_name(err.status), err.offset,
-				 err.msg);
+				 "XMBP decode error: %s: %s (byte %zu)",
+				 xmbp_status_name(err.status), err.msg,
+				 err.offset);
 			return;
 		}
 		for (uint16_t k = 0; k < b.stream_count; k++) {
