@@ -225,27 +225,11 @@ for my $window (1, 8, 32) {
 	my ($ws, $wst) = Xmhub::WS->connect($s->ws_port,
 		"/api/v1/ingest/ws?session_id=$sid", {'X-Api-Key' => $key});
 	die "websocket upgrade: $wst\n" unless $ws;
-	my ($sent, $acked, $t0) = (0, 0, time);
-	my (@at, @lat);
-	while (time - $t0 < $seconds || $acked < $sent) {
-		while ($sent - $acked < $window && time - $t0 < $seconds) {
-			$ws->write_raw(Xmhub::WS::frame(2,
-			    with_seq($batches[$sent % 64], $sent % 65536)))
-			    or die "websocket: write failed\n";
-			push @at, time;
-			$sent++;
-		}
-		my ($type, $payload) = $ws->read_message(30);
-		die "websocket: $type " . ($payload // '') . "\n"
-		    if $type ne 'binary' || length $payload != 4;
-		push @lat, (time - shift @at) * 1000;
-		$acked++;
-	}
-	my $rate = $acked / (time - $t0);
+	my ($rate, $lat) = $ws->pipeline($window, $seconds,
+	    sub { with_seq($batches[$_[0] % 64], $_[0] % 65536) });
 	$ws->close;
-	@lat = sort { $a <=> $b } @lat;
-	$res{"ws$window"} = {rate => $rate, p50 => $lat[int(@lat * 0.5)],
-		p99 => $lat[int(@lat * 0.99)], per_commit => per_commit(1000, $sid)};
+	$res{"ws$window"} = {rate => $rate, p50 => $lat->[int(@$lat * 0.5)],
+		p99 => $lat->[int(@$lat * 0.99)], per_commit => per_commit(1000, $sid)};
 }
 
 # xmhub sim as the client, same batch size, same run.

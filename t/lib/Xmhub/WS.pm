@@ -17,6 +17,8 @@ package Xmhub::WS;
 #   my ($type, $payload) = $ws->read_message(10);
 #       # type: binary, text, ping, pong, close; 'eof' when the server
 #       # dropped the connection, 'timeout' after that many seconds
+#   my ($rate, $lat) = $ws->pipeline(32, 10, sub { $batches[$_[0]] });
+#       # the benchmarks' sender: 32 batches in flight for 10 s
 
 use strict;
 use warnings;
@@ -203,6 +205,33 @@ sub read_message {
 		$payload .= $p;
 		return ($type, $payload) if $f;
 	}
+}
+
+# pipeline($window, $seconds, $batch_of, $check): sends $batch_of->($n)
+# for n = 0, 1, ... as a binary message each, keeping $window of them
+# unacknowledged, for $seconds, then takes the acks still due.  Every
+# answer must be one 4-byte message; $check->($n, $ack), when given, may
+# die on the n-th.  Returns (acks per second, the ack latencies in ms,
+# sorted).
+sub pipeline {
+	my ($self, $window, $seconds, $batch_of, $check) = @_;
+	my ($sent, $acked, $t0) = (0, 0, time);
+	my (@at, @lat);
+	while (time - $t0 < $seconds || $acked < $sent) {
+		while ($sent - $acked < $window && time - $t0 < $seconds) {
+			$self->write_raw(frame(2, $batch_of->($sent)))
+			    or die "websocket: write failed\n";
+			push @at, time;
+			$sent++;
+		}
+		my ($type, $payload) = $self->read_message(30);
+		die "websocket: $type " . ($payload // '') . "\n"
+		    if $type ne 'binary' || length $payload != 4;
+		$check->($acked, $payload) if $check;
+		push @lat, (time - shift @at) * 1000;
+		$acked++;
+	}
+	return ($acked / (time - $t0), [sort { $a <=> $b } @lat]);
 }
 
 sub close {
