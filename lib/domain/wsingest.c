@@ -390,10 +390,6 @@ read_input(struct loop *l)
 		return true;
 	if (k < 0)
 		log_error("read: %s", strerror(errno));
-	else if (wsingest_partial(l->w) > 0 && !wsingest_failed(l->w))
-		log_error("the connection ended inside a batch (%zu bytes "
-			  "dropped)",
-			  wsingest_partial(l->w));
 	l->in_open = false;
 	if (l->ended == 0)
 		l->ended = clock_mono_ms();
@@ -523,6 +519,12 @@ wsingest_serve(const struct wsingest_io *io)
 	l.last_in = clock_mono_ms();
 	while (turn(&l, &orig))
 		;
+	/* Said once the loop is over: until then, the whole batches before
+	 * the end of input are still being cut and committed. */
+	if (!l.in_open && wsingest_partial(l.w) > 0 && !wsingest_failed(l.w))
+		log_error("the connection ended inside a batch (%zu bytes "
+			  "dropped)",
+			  wsingest_partial(l.w));
 	/* A stop signal that came with the end stays pending: take it, so
 	 * that unblocking it does not kill the process. */
 	while (sigtimedwait(&block, NULL, &(struct timespec){0}) > 0)

@@ -478,6 +478,66 @@ test_errors(void)
 	is_int(finish(&c), 0, "SIGTERM: exit 0");
 }
 
+/* Whole batches and the start of one more, then the end of input in the
+ * same read pass (a file: it is always readable): the whole ones are
+ * committed and acknowledged, and the log says that only the unfinished
+ * one's bytes were dropped. */
+static void
+test_ended_inside(void)
+{
+	static uint8_t b[4096], buf[65536];
+	char log[4096];
+	FILE *in = tmpfile();
+	size_t len = 0, n = 0;
+	int out[2], err[2], notify[2], st, acks = 0;
+	ssize_t k;
+	pid_t pid;
+
+	for (unsigned i = 0; i < 2; i++)
+		len += test_f32_batch(b + len, sizeof(b) - len, (uint16_t)i, 3,
+				      0);
+	if (in == NULL ||
+	    test_f32_batch(b + len, sizeof(b) - len, 2, 3, 0) <= 10 ||
+	    fwrite(b, 1, len + 10, in) != len + 10 || fflush(in) != 0 ||
+	    fseek(in, 0, SEEK_SET) != 0 || pipe(out) != 0 || pipe(err) != 0 ||
+	    pipe(notify) != 0)
+		abort();
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		struct fake f = {.fail_at = -1, .notify = notify[1]};
+		struct wsingest_io io = {.in = fileno(in),
+					 .out = out[1],
+					 .idle_ms = 10000,
+					 .max_batches = FAKE_MAX,
+					 .commit = fake_commit,
+					 .arg = &f};
+
+		dup2(err[1], 2);
+		close(out[0]);
+		close(err[0]);
+		_exit(wsingest_serve(&io));
+	}
+	close(out[1]);
+	close(err[1]);
+	close(notify[1]);
+	while ((k = read(out[0], buf, sizeof(buf))) > 0)
+		acks += (int)(k / 4);
+	waitpid(pid, &st, 0);
+	is_int(acks, 2, "ended inside: the two whole batches acknowledged");
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "ended inside: exit 0");
+	while ((k = read(err[0], log + n, sizeof(log) - 1 - n)) > 0)
+		n += (size_t)k;
+	log[n] = '\0';
+	if (!ok(strstr(log, "(10 bytes dropped)") != NULL,
+		"ended inside: the log counts the unfinished batch's bytes "
+		"only"))
+		diag("log: %s", log);
+	close(out[0]);
+	close(err[0]);
+	close(notify[0]);
+	fclose(in);
+}
+
 int
 main(void)
 {
@@ -487,5 +547,6 @@ main(void)
 	/* More than a page waiting: F_SETPIPE_SZ fails, FIONREAD paces. */
 	test_pipelined("paced by FIONREAD", 5000);
 	test_errors();
+	test_ended_inside();
 	return tap_done();
 }
