@@ -14,6 +14,7 @@
 
 #include "domain/chunks.h"
 #include "domain/compact.h"
+#include "domain/quota.h"
 #include "core/conf.h"
 #include "codec/sampleagg.h"
 #include "codec/xmch.h"
@@ -191,11 +192,8 @@ static const char insert_sql[] =
 	"agg_nan_count, agg_min, agg_max, agg_sum, agg_grid) VALUES "
 	"($1::uuid, $2::numeric, $3::numeric, $4::bigint, $5::bigint, "
 	"$6::text, $7::bigint, $8::bigint, $9::bigint, $10::bigint, "
-	"$11::numeric, $12::bytea) RETURNING stream_id, byte_size) "
-	"INSERT INTO facility_storage_delta (facility_id, sample_bytes) "
-	"SELECT e.facility_id, c.byte_size FROM c "
-	"JOIN ingest_streams v ON v.id = c.stream_id "
-	"JOIN ingest_sessions e ON e.id = v.session_id";
+	"$11::numeric, $12::bytea) RETURNING stream_id, "
+	"byte_size) " QUOTA_CHUNKS_DELTA;
 
 static const char delete_sql[] =
 	"WITH d AS (DELETE FROM stored_chunks WHERE stream_id = $1::uuid "
