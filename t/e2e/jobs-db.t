@@ -1,12 +1,10 @@
 #!/usr/bin/env perl
 # SPDX-License-Identifier: MIT
-# lib/domain/jobs.c against a real PostgreSQL: runs the C program
-# t/e2e/jobs-db (from t/e2e/jobs-db.c) on a migrated database of its own
-# (no stack: Xmhub::Pg->test_database); its TAP is this script's.
+# lib/domain/jobs.c against a real PostgreSQL: the C program t/e2e/jobs-db
+# (from t/e2e/jobs-db.c) on a migrated database of its own (no stack);
+# its TAP is this script's (Xmhub::Pg->run_db_program).
 use strict;
 use warnings;
 use Xmhub::Pg;
 
-$ENV{XMHUB_TEST_DATABASE_URL} = Xmhub::Pg->test_database;
-system("$ENV{XMHUB_BUILDDIR}/t/e2e/jobs-db");
-exit($? == -1 ? 1 : ($? >> 8) || ($? & 127 ? 1 : 0));
+exit Xmhub::Pg->run_db_program('jobs-db');

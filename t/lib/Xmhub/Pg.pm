@@ -29,11 +29,13 @@ package Xmhub::Pg;
 #                                            # t/with-testdb, else a cluster
 #                                            # of its own, migrated; gone at
 #                                            # exit
+#   exit Xmhub::Pg->run_db_program('jobs-db'); # a C test (t/e2e/jobs-db.c)
+#                                            # on such a database
 
 use strict;
 use warnings;
 use File::Path qw(remove_tree);
-use File::Temp qw(tempdir);
+use File::Temp qw(tempdir tempfile);
 use Xmhub::Stack;
 use Xmhub::Test qw(run);
 
@@ -168,6 +170,27 @@ sub test_database {
 	my $pg = $class->start;
 	$pg->migrate;
 	return $pg->socket_url;
+}
+
+# run_db_program('NAME'): runs the C test t/e2e/NAME of the build on a
+# test_database of its own (XMHUB_TEST_DATABASE_URL), its TAP on
+# stdout; what it logs on stderr (lib/core/db's refusals the test
+# provokes) is shown only when it fails.  Returns its exit status, for
+# the script's own.
+sub run_db_program {
+	my ($class, $name) = @_;
+	local $ENV{XMHUB_TEST_DATABASE_URL} = $class->test_database;
+	my ($logf, $log) = tempfile(UNLINK => 1);
+	open my $stderr, '>&', \*STDERR or die "dup: $!";
+	open STDERR, '>', $log or die "$log: $!";
+	system("$ENV{XMHUB_BUILDDIR}/t/e2e/$name");
+	my $status = $? == -1 ? 1 : ($? >> 8) || ($? & 127 ? 1 : 0);
+	open STDERR, '>&', $stderr or die "dup: $!";
+	if ($status != 0) {
+		seek $logf, 0, 0;
+		print "# $_" while <$logf>;
+	}
+	return $status;
 }
 
 sub stop {
