@@ -709,29 +709,69 @@ static const char streams_sql[] =
 	"ORDER BY session_id, stream_index";
 
 /*
- * What a round stores, in one statement: the chunk rows (their bytes and
- * aggregate grids are slices of two binary byteas, $7 and $15), their
- * bytes added to their facilities' storage (a delta row per facility,
- * cheaper than a trigger's copy of every row: sql/020), the
- * counters, last_batch_seq and digests of every session it changed
- * (counted in C under the row locks: $16..$22, the digests a slice of
- * the binary $24), and the devices'
- * last_seen_at (at most once a second, to spare a row version per batch;
- * locked in id order).
+ * write_sql's parameters by name: W_NAME is $W_NAME in the statement
+ * (P(W_NAME)) and params[W_NAME - 1] in write_round().  The chunk rows'
+ * arrays are the columns of struct rows (chunk_param[]), the changed
+ * sessions' those of write_round()'s session arrays (session_param[]).
  */
+#define W_STREAM 1	/* uuid[]: each chunk's stream */
+#define W_FIRST 2	/* numeric[]: its first sample's time, us */
+#define W_LAST 3	/* numeric[]: its last sample's time, us */
+#define W_COUNT 4	/* bigint[]: its samples */
+#define W_SIZE 5	/* bigint[]: its bytes */
+#define W_OFF 6		/* bigint[]: where its bytes start in W_DATA */
+#define W_DATA 7	/* bytea, binary: every chunk's bytes */
+#define W_AGG_COUNT 8	/* bigint[]: its aggregates (sql/017) */
+#define W_AGG_NAN 9	/* bigint[] */
+#define W_AGG_MIN 10	/* bigint[] */
+#define W_AGG_MAX 11	/* bigint[] */
+#define W_AGG_SUM 12	/* numeric[] */
+#define W_GRID_OFF 13	/* bigint[]: where its grid starts in W_GRIDS */
+#define W_GRID_LEN 14	/* bigint[] */
+#define W_GRIDS 15	/* bytea, binary: every chunk's aggregate grid */
+#define W_SESSION 16	/* uuid[]: each changed session */
+#define W_SAMPLES 17	/* bigint[]: samples it adds */
+#define W_BYTES 18	/* bigint[]: bytes it adds */
+#define W_MISSED 19	/* bigint[]: its missed_batches now */
+#define W_LAST_SEQ 20	/* integer[]: its last_batch_seq now */
+#define W_RECENT_OFF 21 /* bigint[]: where its digests start in W_RECENT */
+#define W_RECENT_N 22	/* integer[]: how many */
+#define W_DEVICES 23	/* uuid[]: the devices seen */
+#define W_RECENT 24	/* bytea, binary: every session's digests */
+#define W__N 24
+#define W_STR_(n) #n
+#define P(w) "$" W_STR_(w)
+
+/*
+ * What a round stores, in one statement: the chunk rows (their bytes and
+ * aggregate grids are slices of two binary byteas, W_DATA and W_GRIDS),
+ * their bytes added to their facilities' storage (a delta row per
+ * facility, cheaper than a trigger's copy of every row: sql/020), the
+ * counters, last_batch_seq and digests of every session it changed
+ * (counted in C under the row locks, the digests a slice of W_RECENT),
+ * and the devices' last_seen_at (at most once a second, to spare a row
+ * version per batch; locked in id order).
+ */
+/* Laid out by hand: clang-format takes P() for a call. */
+/* clang-format off */
 static const char write_sql[] =
 	"WITH c AS (INSERT INTO stored_chunks (stream_id, start_ts_us, "
 	"end_ts_us, sample_count, byte_size, data, agg_count, agg_nan_count, "
 	"agg_min, agg_max, agg_sum, agg_grid) "
 	"SELECT x.id, x.first, x.last, x.n, x.len, "
-	"substring($7::bytea FROM x.off::integer FOR x.len::integer), "
+	"substring(" P(W_DATA) "::bytea FROM x.off::integer "
+	"FOR x.len::integer), "
 	"x.ac, x.an, x.amin, x.amax, x.asum, "
 	"CASE WHEN x.goff IS NOT NULL THEN "
-	"substring($15::bytea FROM x.goff::integer FOR x.glen::integer) END "
-	"FROM unnest($1::uuid[], $2::numeric[], $3::numeric[], "
-	"$4::bigint[], $5::bigint[], $6::bigint[], $8::bigint[], "
-	"$9::bigint[], $10::bigint[], $11::bigint[], $12::numeric[], "
-	"$13::bigint[], $14::bigint[]) "
+	"substring(" P(W_GRIDS) "::bytea FROM x.goff::integer "
+	"FOR x.glen::integer) END "
+	"FROM unnest(" P(W_STREAM) "::uuid[], " P(W_FIRST) "::numeric[], "
+	P(W_LAST) "::numeric[], " P(W_COUNT) "::bigint[], "
+	P(W_SIZE) "::bigint[], " P(W_OFF) "::bigint[], "
+	P(W_AGG_COUNT) "::bigint[], " P(W_AGG_NAN) "::bigint[], "
+	P(W_AGG_MIN) "::bigint[], " P(W_AGG_MAX) "::bigint[], "
+	P(W_AGG_SUM) "::numeric[], " P(W_GRID_OFF) "::bigint[], "
+	P(W_GRID_LEN) "::bigint[]) "
 	"AS x(id, first, last, n, len, off, ac, an, amin, amax, asum, goff, "
 	"glen) RETURNING stream_id, byte_size), "
 	"q AS (" QUOTA_CHUNKS_DELTA "), "
@@ -740,17 +780,56 @@ static const char write_sql[] =
 	"total_bytes = t.total_bytes + y.bytes, "
 	"missed_batches = y.missed, last_batch_seq = y.last, "
 	"last_data_at = now(), recent_digests = "
-	"substring($24::bytea FROM y.roff::integer FOR y.rn * 16) "
-	"FROM unnest($16::uuid[], $17::bigint[], $18::bigint[], "
-	"$19::bigint[], $20::integer[], $21::bigint[], $22::integer[]) "
+	"substring(" P(W_RECENT) "::bytea FROM y.roff::integer FOR y.rn * 16) "
+	"FROM unnest(" P(W_SESSION) "::uuid[], " P(W_SAMPLES) "::bigint[], "
+	P(W_BYTES) "::bigint[], " P(W_MISSED) "::bigint[], "
+	P(W_LAST_SEQ) "::integer[], " P(W_RECENT_OFF) "::bigint[], "
+	P(W_RECENT_N) "::integer[]) "
 	"AS y(id, samples, bytes, missed, last, roff, rn) "
 	"WHERE t.id = y.id), "
 	"d AS (UPDATE devices SET last_seen_at = now() WHERE id IN "
-	"(SELECT e.id FROM devices e WHERE e.id = ANY ($23::uuid[]) "
+	"(SELECT e.id FROM devices e "
+	"WHERE e.id = ANY (" P(W_DEVICES) "::uuid[]) "
 	"AND (e.last_seen_at IS NULL OR "
 	"e.last_seen_at < now() - interval '1 second') "
 	"ORDER BY e.id FOR UPDATE)) "
 	"SELECT 1";
+/* clang-format on */
+
+/* The parameter of each column of struct rows. */
+static const int chunk_param[COL__MAX] = {
+	[COL_ID] = W_STREAM,
+	[COL_START] = W_FIRST,
+	[COL_END] = W_LAST,
+	[COL_COUNT] = W_COUNT,
+	[COL_SIZE] = W_SIZE,
+	[COL_OFF] = W_OFF,
+	[COL_AGG_COUNT] = W_AGG_COUNT,
+	[COL_AGG_NAN] = W_AGG_NAN,
+	[COL_AGG_MIN] = W_AGG_MIN,
+	[COL_AGG_MAX] = W_AGG_MAX,
+	[COL_AGG_SUM] = W_AGG_SUM,
+	[COL_GRID_OFF] = W_GRID_OFF,
+	[COL_GRID_LEN] = W_GRID_LEN,
+};
+
+/* The changed sessions' arrays of write_round(), and their parameters. */
+enum {
+	SES_ID,
+	SES_SAMPLES,
+	SES_BYTES,
+	SES_MISSED,
+	SES_LAST,
+	SES_RECENT_OFF,
+	SES_RECENT_N,
+	SES__MAX
+};
+static const int session_param[SES__MAX] = {
+	[SES_ID] = W_SESSION,	     [SES_SAMPLES] = W_SAMPLES,
+	[SES_BYTES] = W_BYTES,	     [SES_MISSED] = W_MISSED,
+	[SES_LAST] = W_LAST_SEQ,     [SES_RECENT_OFF] = W_RECENT_OFF,
+	[SES_RECENT_N] = W_RECENT_N,
+};
 
 /* A round: its sessions and their rows. */
 struct round {
@@ -1152,22 +1231,32 @@ take(struct round *r, struct ingest_job *j, size_t i)
 	set_ack(&j->ack, l->total, l->gap.missed);
 }
 
+/* Parameter w of write_sql: the bytes of b, binary (a bytea). */
+static void
+param_bin(const char **params, int *lengths, int *formats, int w,
+	  const struct buf *b)
+{
+	/* NULL would be SQL NULL: an empty bytea is "". */
+	params[w - 1] = b->len > 0 ? (const char *)b->p : "";
+	lengths[w - 1] = (int)b->len;
+	formats[w - 1] = 1;
+}
+
 /* Writes what the round changed (write_sql): INGEST_OK or a database
  * failure. */
 static int
 write_round(struct db *db, struct round *r, char *detail, size_t dlen)
 {
-	/* The changed sessions' arrays: ids, samples, bytes, missed, last,
-	 * where their digests start in recent and how many (oldest first);
-	 * then the devices. */
-	struct buf a[7], dev, recent;
-	const char *params[24];
-	int lengths[24] = {0}, formats[24] = {0};
+	/* The changed sessions' arrays (SES_*), their digests one after
+	 * another (oldest first), the devices. */
+	struct buf a[SES__MAX], dev, recent;
+	const char *params[W__N];
+	int lengths[W__N] = {0}, formats[W__N] = {0};
 	PGresult *res = NULL;
 	enum db_status st = DB_ERROR;
 	bool ok;
 
-	for (int k = 0; k < 7; k++)
+	for (int k = 0; k < SES__MAX; k++)
 		buf_init(&a[k], 0);
 	buf_init(&dev, 0);
 	buf_init(&recent, 0);
@@ -1176,49 +1265,40 @@ write_round(struct db *db, struct round *r, char *detail, size_t dlen)
 
 		if (!l->changed)
 			continue;
-		for (int k = 0; k < 7; k++)
+		for (int k = 0; k < SES__MAX; k++)
 			elem(&a[k]);
-		buf_puts(&a[0], l->id);
-		buf_printf(&a[1], "%" PRIu64, l->add_samples);
-		buf_printf(&a[2], "%" PRIu64, l->add_bytes);
-		buf_printf(&a[3], "%" PRIu64, l->gap.missed);
-		buf_printf(&a[4], "%u", l->gap.last);
+		buf_puts(&a[SES_ID], l->id);
+		buf_printf(&a[SES_SAMPLES], "%" PRIu64, l->add_samples);
+		buf_printf(&a[SES_BYTES], "%" PRIu64, l->add_bytes);
+		buf_printf(&a[SES_MISSED], "%" PRIu64, l->gap.missed);
+		buf_printf(&a[SES_LAST], "%u", l->gap.last);
 		/* substring() counts from 1 */
-		buf_printf(&a[5], "%zu", recent.len + 1);
-		buf_printf(&a[6], "%zu", l->nrecent);
+		buf_printf(&a[SES_RECENT_OFF], "%zu", recent.len + 1);
+		buf_printf(&a[SES_RECENT_N], "%zu", l->nrecent);
 		for (size_t d = 0; d < l->nrecent * DIGEST_HEX; d += 2)
 			buf_putc(&recent, (char)(hex_value(l->recent[d]) << 4 |
 						 hex_value(l->recent[d + 1])));
 	}
 	ok = rows_finish(&r->rows) && !recent.failed;
-	for (int k = 0; k < 7; k++) {
+	for (int k = 0; k < SES__MAX; k++) {
 		elems_end(&a[k]);
 		ok &= !a[k].failed;
 	}
 	id_array(r, pick_changed, true, &dev);
 	if (!ok || dev.failed)
 		goto out;
-	for (int k = 0; k < COL_AGG_COUNT; k++)
-		params[k] = (const char *)r->rows.col[k].p;
-	/* Binary: the bytes as they are (NULL would be SQL NULL). */
-	params[6] = r->rows.data.len > 0 ? (const char *)r->rows.data.p : "";
-	lengths[6] = (int)r->rows.data.len;
-	formats[6] = 1;
-	for (int k = COL_AGG_COUNT; k < COL__MAX; k++)
-		params[k + 1] = (const char *)r->rows.col[k].p;
-	params[14] = r->rows.grids.len > 0 ? (const char *)r->rows.grids.p : "";
-	lengths[14] = (int)r->rows.grids.len;
-	formats[14] = 1;
-	for (int k = 0; k < 7; k++)
-		params[15 + k] = (const char *)a[k].p;
-	params[22] = (const char *)dev.p;
-	params[23] = recent.len > 0 ? (const char *)recent.p : "";
-	lengths[23] = (int)recent.len;
-	formats[23] = 1;
-	st = db_query_bin(db, &res, write_sql, 24, params, lengths, formats);
+	for (int k = 0; k < COL__MAX; k++)
+		params[chunk_param[k] - 1] = (const char *)r->rows.col[k].p;
+	param_bin(params, lengths, formats, W_DATA, &r->rows.data);
+	param_bin(params, lengths, formats, W_GRIDS, &r->rows.grids);
+	for (int k = 0; k < SES__MAX; k++)
+		params[session_param[k] - 1] = (const char *)a[k].p;
+	params[W_DEVICES - 1] = (const char *)dev.p;
+	param_bin(params, lengths, formats, W_RECENT, &recent);
+	st = db_query_bin(db, &res, write_sql, W__N, params, lengths, formats);
 out:
 	PQclear(res);
-	for (int k = 0; k < 7; k++)
+	for (int k = 0; k < SES__MAX; k++)
 		buf_free(&a[k]);
 	buf_free(&dev);
 	buf_free(&recent);
