@@ -6,24 +6,16 @@
 
 #include <stdio.h>
 
+#include "domain/device.h"
 #include "web/dbjson.h"
 #include "api/devices.h"
 #include "web/scope.h"
 #include "web/valid.h"
 
-#define COLUMNS                                                                \
-	"id, facility_id, device_uid, name, hardware_version, "                \
-	"firmware_version, is_active, last_seen_at, created_at"
-
-static const char list_sql[] =
-	"SELECT " COLUMNS " FROM devices "
-	"WHERE $1::uuid IS NULL OR facility_id = $1::uuid "
-	"ORDER BY created_at, id";
-
 void
 devices_list(struct app_ctx *ctx)
 {
-	scope_list_rows(ctx, list_sql);
+	scope_list_answer(ctx, device_list);
 }
 
 enum { P_UID, P_NAME, P_HW, P_FW, P_FACILITY, NPOST };
@@ -54,18 +46,12 @@ static const struct valid_field post_fields[NPOST] = {
 			.flags = VALID_NULLABLE},
 };
 
-static const char insert_sql[] =
-	"INSERT INTO devices (facility_id, device_uid, name, "
-	"hardware_version, firmware_version) "
-	"VALUES ($1::uuid, $2::bigint, $3::text, $4::text, $5::text) "
-	"RETURNING " COLUMNS;
-
 void
 devices_post(struct app_ctx *ctx)
 {
 	struct valid_value v[NPOST];
-	const char *params[5];
-	char uid[24], detail[80];
+	struct device_new d;
+	char detail[80];
 	PGresult *res = NULL;
 	json_object *body;
 	enum db_status st;
@@ -73,19 +59,19 @@ devices_post(struct app_ctx *ctx)
 	if ((body = valid_json_body(ctx->req, post_fields, NPOST, v,
 				    ctx->resp)) == NULL)
 		return;
-	if (!scope_create(ctx, &v[P_FACILITY], &params[0]))
+	if (!scope_create(ctx, &v[P_FACILITY], &d.facility_id))
 		goto out;
-	snprintf(uid, sizeof(uid), "%lld", v[P_UID].num);
-	params[1] = uid;
-	params[2] = v[P_NAME].str;
-	params[3] = valid_text(&v[P_HW]);
-	params[4] = valid_text(&v[P_FW]);
-	if ((st = db_query(ctx->db, &res, insert_sql, 5, params)) == DB_OK)
+	d.device_uid = v[P_UID].num;
+	d.name = v[P_NAME].str;
+	d.hardware_version = valid_text(&v[P_HW]);
+	d.firmware_version = valid_text(&v[P_FW]);
+	if ((st = device_create(ctx->db, &d, &res)) == DB_OK)
 		http_json(ctx->resp, 201, dbjson_row(res, 0));
 	else {
 		snprintf(detail, sizeof(detail),
-			 "device_uid %s is already registered in this facility",
-			 uid);
+			 "device_uid %lld is already registered in this "
+			 "facility",
+			 d.device_uid);
 		scope_write_error(ctx, st, detail);
 	}
 out:
@@ -93,17 +79,14 @@ out:
 	json_object_put(body);
 }
 
-static const char get_sql[] =
-	"SELECT " COLUMNS " FROM devices WHERE id = $1::uuid";
-
 void
 devices_get(struct app_ctx *ctx)
 {
-	PGresult *res;
+	PGresult *res = NULL;
+	enum db_status st = device_get(ctx->db, ctx->params[0], &res);
 
-	if (!scope_fetch(ctx, get_sql, 1, "device", &res))
-		return;
-	http_json(ctx->resp, 200, dbjson_row(res, 0));
+	if (scope_found(ctx, st, res, "device"))
+		http_json(ctx->resp, 200, dbjson_row(res, 0));
 	PQclear(res);
 }
 
@@ -127,21 +110,11 @@ static const struct valid_field patch_fields[NPATCH] = {
 	[U_ACTIVE] = {.name = "is_active", .type = VALID_BOOL},
 };
 
-/* Fields not given keep their values; the versions may be set to null. */
-static const char update_sql[] =
-	"UPDATE devices SET name = COALESCE($2::text, name), "
-	"hardware_version = CASE WHEN $3::boolean THEN $4::text "
-	"ELSE hardware_version END, "
-	"firmware_version = CASE WHEN $5::boolean THEN $6::text "
-	"ELSE firmware_version END, "
-	"is_active = COALESCE($7::boolean, is_active) "
-	"WHERE id = $1::uuid RETURNING " COLUMNS;
-
 void
 devices_patch(struct app_ctx *ctx)
 {
 	struct valid_value v[NPATCH];
-	const char *params[7];
+	struct device_change c;
 	PGresult *res = NULL;
 	json_object *body;
 	enum db_status st;
@@ -149,19 +122,18 @@ devices_patch(struct app_ctx *ctx)
 	if ((body = valid_json_body(ctx->req, patch_fields, NPATCH, v,
 				    ctx->resp)) == NULL)
 		return;
-	if (!scope_fetch(ctx, get_sql, 1, "device", &res))
+	st = device_get(ctx->db, ctx->params[0], &res);
+	if (!scope_found(ctx, st, res, "device"))
 		goto out;
 	PQclear(res);
 	res = NULL;
-	params[0] = ctx->params[0];
-	params[1] = valid_text(&v[U_NAME]);
-	params[2] = v[U_HW].present ? "true" : "false";
-	params[3] = valid_text(&v[U_HW]);
-	params[4] = v[U_FW].present ? "true" : "false";
-	params[5] = valid_text(&v[U_FW]);
-	params[6] =
-		v[U_ACTIVE].present ? (v[U_ACTIVE].b ? "true" : "false") : NULL;
-	if ((st = db_query(ctx->db, &res, update_sql, 7, params)) != DB_OK)
+	c.name = valid_text(&v[U_NAME]);
+	c.set_hardware_version = v[U_HW].present;
+	c.hardware_version = valid_text(&v[U_HW]);
+	c.set_firmware_version = v[U_FW].present;
+	c.firmware_version = valid_text(&v[U_FW]);
+	c.is_active = v[U_ACTIVE].present ? v[U_ACTIVE].b : -1;
+	if ((st = device_update(ctx->db, ctx->params[0], &c, &res)) != DB_OK)
 		app_db_error(ctx, st);
 	else if (PQntuples(res) == 0)
 		http_error(ctx->resp, 404, "device not found");

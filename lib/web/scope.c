@@ -72,6 +72,16 @@ scope_check(struct app_ctx *ctx, const char *row_facility)
 	return false;
 }
 
+/* Answers st, or rows as a JSON array. */
+static void
+answer_rows(struct app_ctx *ctx, enum db_status st, const PGresult *rows)
+{
+	if (st != DB_OK)
+		app_db_error(ctx, st);
+	else
+		http_json(ctx->resp, 200, dbjson_rows(rows));
+}
+
 void
 scope_list_rows(struct app_ctx *ctx, const char *sql)
 {
@@ -81,11 +91,22 @@ scope_list_rows(struct app_ctx *ctx, const char *sql)
 
 	if (!scope_list(ctx, &facility_id))
 		return;
-	if ((st = db_query_ro(ctx->db, &res, sql, 1, &facility_id)) != DB_OK) {
-		app_db_error(ctx, st);
+	st = db_query_ro(ctx->db, &res, sql, 1, &facility_id);
+	answer_rows(ctx, st, res);
+	PQclear(res);
+}
+
+void
+scope_list_answer(struct app_ctx *ctx, scope_lister list)
+{
+	const char *facility_id;
+	PGresult *res = NULL;
+	enum db_status st;
+
+	if (!scope_list(ctx, &facility_id))
 		return;
-	}
-	http_json(ctx->resp, 200, dbjson_rows(res));
+	st = list(ctx->db, facility_id, &res);
+	answer_rows(ctx, st, res);
 	PQclear(res);
 }
 
@@ -111,6 +132,33 @@ scope_write_error(struct app_ctx *ctx, enum db_status st, const char *conflict)
 		app_db_error(ctx, st);
 }
 
+/* scope_found() with the facility in column col. */
+static bool
+found_at(struct app_ctx *ctx, enum db_status st, const PGresult *rows, int col,
+	 const char *what)
+{
+	if (st != DB_OK) {
+		app_db_error(ctx, st);
+		return false;
+	}
+	if (PQntuples(rows) == 0) {
+		http_error(ctx->resp, 404, "%s not found", what);
+		return false;
+	}
+	return scope_check(ctx, col < 0 || PQgetisnull(rows, 0, col)
+					? NULL
+					: PQgetvalue(rows, 0, col));
+}
+
+bool
+scope_found(struct app_ctx *ctx, enum db_status st, const PGresult *rows,
+	    const char *what)
+{
+	return found_at(ctx, st, rows,
+			st == DB_OK ? PQfnumber(rows, "facility_id") : -1,
+			what);
+}
+
 bool
 scope_fetch(struct app_ctx *ctx, const char *sql, int col, const char *what,
 	    PGresult **res)
@@ -119,15 +167,8 @@ scope_fetch(struct app_ctx *ctx, const char *sql, int col, const char *what,
 	enum db_status st;
 
 	*res = NULL;
-	if ((st = db_query_ro(ctx->db, res, sql, 1, params)) != DB_OK) {
-		app_db_error(ctx, st);
-		return false;
-	}
-	if (PQntuples(*res) == 0)
-		http_error(ctx->resp, 404, "%s not found", what);
-	else if (scope_check(ctx, PQgetisnull(*res, 0, col)
-					  ? NULL
-					  : PQgetvalue(*res, 0, col)))
+	st = db_query_ro(ctx->db, res, sql, 1, params);
+	if (found_at(ctx, st, *res, col, what))
 		return true;
 	PQclear(*res);
 	*res = NULL;

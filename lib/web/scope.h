@@ -43,6 +43,22 @@ bool scope_check(struct app_ctx *ctx, const char *row_facility);
  */
 void scope_list_rows(struct app_ctx *ctx, const char *sql);
 
+/* A domain function that lists the rows of facility_id (NULL: all). */
+typedef enum db_status (*scope_lister)(struct db *db, const char *facility_id,
+				       PGresult **rows);
+
+/* As scope_list_rows(), the rows listed by list. */
+void scope_list_answer(struct app_ctx *ctx, scope_lister list);
+
+/*
+ * The row a domain function fetched for the route's {id} (st its status,
+ * rows its result, which names the row's facility_id column): true when
+ * the caller may go on with it; false with st answered, 404 "<what> not
+ * found" without a row, or 403 as scope_check().
+ */
+bool scope_found(struct app_ctx *ctx, enum db_status st, const PGresult *rows,
+		 const char *what);
+
 /*
  * Checks the row whose id is the route's {id}: sql takes the id as $1
  * and returns the row's facility_id.  404 "<what> not found" without a
