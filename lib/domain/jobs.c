@@ -517,6 +517,52 @@ cancel_tx(struct db *db, void *arg)
 	return st;
 }
 
+#define COLUMNS                                                                \
+	"id, upload_id, facility_id, target_format, target_codec, "            \
+	"target_container, target_bitrate, target_sample_rate, "               \
+	"output_size_bytes, output_duration_ms, status, error_message, "       \
+	"attempts, max_attempts, queued_at, started_at, completed_at, "        \
+	"worker_id"
+
+#define LIST_WHERE                                                             \
+	"WHERE ($1::uuid IS NULL OR facility_id = $1::uuid) "                  \
+	"AND ($2::text IS NULL OR status = $2::text) "                         \
+	"AND ($3::uuid IS NULL OR upload_id = $3::uuid) "
+
+static const char count_sql[] =
+	"SELECT count(*) FROM transcode_jobs " LIST_WHERE;
+
+static const char list_sql[] =
+	"SELECT " COLUMNS " FROM transcode_jobs " LIST_WHERE
+	"ORDER BY queued_at DESC, id LIMIT $4::integer OFFSET $5::bigint";
+
+static const char get_sql[] =
+	"SELECT " COLUMNS " FROM transcode_jobs WHERE id = $1::uuid";
+
+enum db_status
+jobs_list(struct db *db, const struct jobs_filter *f, PGresult **rows,
+	  long long *total)
+{
+	const char *p[5] = {f->facility_id, f->status, f->upload_id, f->limit,
+			    f->offset};
+	PGresult *count = NULL;
+	enum db_status st;
+
+	*rows = NULL;
+	*total = 0;
+	if ((st = db_query_ro(db, &count, count_sql, 3, p)) == DB_OK &&
+	    (st = db_query_ro(db, rows, list_sql, 5, p)) == DB_OK)
+		*total = strtoll(PQgetvalue(count, 0, 0), NULL, 10);
+	PQclear(count);
+	return st;
+}
+
+enum db_status
+jobs_get(struct db *db, const char *id, PGresult **rows)
+{
+	return db_query_ro(db, rows, get_sql, 1, &id);
+}
+
 enum db_status
 jobs_cancel(struct db *db, const char *id, char status[16])
 {

@@ -154,6 +154,30 @@ enum db_status jobs_release(struct db *db, const struct jobs_claim *job,
 enum db_status jobs_defer(struct db *db, const struct jobs_claim *job,
 			  const char *message, enum jobs_outcome *out);
 
+/* Which jobs a list shows (NULL members: any), and which page. */
+struct jobs_filter {
+	const char *facility_id;
+	const char *status;
+	const char *upload_id;
+	const char *limit;  /* decimal text: LIMIT */
+	const char *offset; /* decimal text: OFFSET */
+};
+
+/*
+ * The page of jobs f names, newest first, in *rows (the caller
+ * PQclear()s it; NULL on failure), as the API shows a job: id,
+ * upload_id, facility_id, target_format, target_codec, target_container,
+ * target_bitrate, target_sample_rate, output_size_bytes,
+ * output_duration_ms, status, error_message, attempts, max_attempts,
+ * queued_at, started_at, completed_at, worker_id (for lib/web/dbjson);
+ * *total the number of jobs f matches on every page.
+ */
+enum db_status jobs_list(struct db *db, const struct jobs_filter *f,
+			 PGresult **rows, long long *total);
+
+/* Job id as jobs_list() shows it: one row, or none when there is none. */
+enum db_status jobs_get(struct db *db, const char *id, PGresult **rows);
+
 /*
  * Cancels job id if it is queued or running, in one transaction: *status
  * receives the job's status before ("" when there is no such job), so
