@@ -24,21 +24,15 @@ use strict;
 use warnings;
 use File::Temp qw(tempdir);
 use HTTP::Tiny;
-use IO::Socket::INET;
 use JSON::PP;
 use Fcntl qw(:flock);
 use Test::More;
-use Time::HiRes qw(sleep);
 use Xmhub::Ingest;
 use Xmhub::Pg;
 use Xmhub::Platform qw(is_error);
-use Xmhub::Stack;
+use Xmhub::SharedHost;
 use Xmhub::Test qw(run);
 
-my $apache2 = (grep { -x } '/usr/sbin/apache2')[0]
-    or BAIL_OUT('apache2 not found: apt-get install apache2 '
-	. 'libapache2-mod-fcgid apache2-suexec-custom');
-my $modules = '/usr/lib/apache2/modules';
 my $build = $ENV{XMHUB_BUILDDIR} or BAIL_OUT('XMHUB_BUILDDIR is not set');
 my $root = $> == 0;
 my $json = JSON::PP->new->utf8->canonical;
@@ -162,99 +156,26 @@ is((stat "$public/xmhub-cgi/auth.cgi")[4], $uid, 'owned by the account');
 is($st, 0, 'a super admin, made by the account') or diag $err;
 
 # --- the web servers ---
-my $dir = "$top/apache";
-mkdir $_, 0755 or die "$_: $!" for $dir, "$dir/run", "$dir/log";
-chown((getpwnam($web_user))[2], -1, "$dir/run") if $root;
-my %port = (fcgid => Xmhub::Stack::free_port(),
-	cgi => Xmhub::Stack::free_port());
-my @base_mods = qw(mpm_event authz_core authn_core alias mime rewrite
-    headers env dir);
-
-# server($mode): the configuration of a shared host's Apache, with
-# mod_fcgid (fcgid) or without it (cgi: mod_cgid).
-sub server {
-	my ($mode) = @_;
-	my @mods = (@base_mods, $mode eq 'fcgid' ? 'fcgid' : 'cgid',
-		$root ? 'suexec' : ());
-	my $host = $mode eq 'fcgid'
-	    # A host that takes large uploads raises mod_fcgid's 128 KiB.
-	    ? "FcgidIPCDir $dir/run/fcgid\nFcgidProcessTableFile "
-		. "$dir/run/fcgid_shm\nFcgidMaxRequestLen 2148532224\n"
-		. "FcgidMaxRequestInMem 65536\n"
-		. ($root ? '' : "FcgidInitialEnv HOME $home\n")
-	    : "ScriptSock $dir/run/cgid.sock\n"
-		. ($root ? '' : "SetEnv HOME $home\n");
-	my $who = $root ? "User $web_user\nGroup www-data\n" : '';
-	my $suexec = $root ? "SuexecUserGroup $acct $acct\n" : '';
-	spew("$dir/$mode.conf", join('',
-	    map { "LoadModule ${_}_module $modules/mod_$_.so\n" } @mods)
-	    . <<"EOF");
-ServerRoot $dir
-ServerName 127.0.0.1
-Listen 127.0.0.1:$port{$mode}
-PidFile $dir/run/$mode.pid
-DefaultRuntimeDir $dir/run
-Mutex file:$dir/run default
-ErrorLog $dir/log/$mode-error.log
-LogLevel warn
-TypesConfig /etc/mime.types
-$who$host
-<Directory />
-	AllowOverride None
-	Require all denied
-</Directory>
-<Files ".ht*">
-	Require all denied
-</Files>
-DocumentRoot $public
-$suexec<Directory $public>
-	AllowOverride All
-	Require all granted
-</Directory>
-EOF
-}
-
-my %pid;
+my %host;
 END {
 	my $status = $?;
-	for my $p (grep { $_ && kill 0, $_ } values %pid) {
-		kill 'TERM', $p;
-		for (1 .. 100) { last unless kill 0, $p; sleep 0.1 }
-	}
+	# Before the users go: their programs end with the servers.
+	$_->stop for values %host;
 	if ($root) {
 		unlink "/etc/apache2/suexec/$web_user";
 		run(['userdel', $_]) for keys %made_user;
 	}
 	$? = $status;
 }
-for my $mode (sort keys %port) {
-	server($mode);
-	($st, $out, $err) = run([$apache2, '-f', "$dir/$mode.conf", '-k',
-		'start']);
-	is($st, 0, "apache2 ($mode) starts") or diag "$out$err";
-	for (1 .. 100) {
-		last if ($pid{$mode} = eval { slurp("$dir/run/$mode.pid") })
-		    && IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port{$mode}");
-		sleep 0.1;
-	}
-	chomp $pid{$mode} if $pid{$mode};
-	ok($pid{$mode}, "apache2 ($mode) listens")
-	    or diag eval { slurp("$dir/log/$mode-error.log") };
+for my $mode (qw(cgi fcgid)) {
+	$host{$mode} = eval { Xmhub::SharedHost->start(mode => $mode,
+		public => $public, dir => "$top/apache",
+		$root ? (user => $web_user, group => 'www-data',
+			suexec => $acct) : (env => {HOME => $home})) };
+	ok($host{$mode}, "apache2 ($mode) serves public_html") or diag $@;
 }
-like(slurp("$dir/log/fcgid-error.log"), qr/suEXEC mechanism enabled/,
+like($host{fcgid}->error_log, qr/suEXEC mechanism enabled/,
     'suexec is enabled') if $root;
-
-# Xmhub::Platform's requests, sent to one of the servers.
-{
-	package Xmhub::HostFront;
-	sub url { return "http://127.0.0.1:$_[0]{port}" . ($_[1] // '/') }
-}
-sub front {
-	my ($mode) = @_;
-	return bless {stack => bless({port => $port{$mode}}, 'Xmhub::HostFront'),
-		http => HTTP::Tiny->new(timeout => 60, keep_alive => 0),
-		n => 0}, 'Xmhub::Platform';
-}
 
 # The random part of X-Request-Id is drawn once per process
 # (lib/web/app.c): the same under mod_fcgid, a new one per request as
@@ -267,8 +188,8 @@ my $wav = "$top/tone.wav";
 is($st, 0, 'a 3 s WAV') or diag $err;
 my $audio = slurp($wav);
 
-for my $mode (sort keys %port) {
-	my $web = front($mode);
+for my $mode (sort keys %host) {
+	my $web = $host{$mode}->platform;
 	my ($b, $res, $r2);
 
 	# --- health, the headers, what is not served ---
@@ -391,8 +312,8 @@ for my $mode (sort keys %port) {
 }
 
 # Nothing crashed, under either server.
-for my $mode (sort keys %port) {
-	my $log = eval { slurp("$dir/log/$mode-error.log") } // '';
+for my $mode (sort keys %host) {
+	my $log = $host{$mode}->error_log;
 	unlike($log, qr/segfault|exit signal|Premature end|Sanitizer|runtime error/i,
 	    "$mode: no program crashed") or diag $log;
 }
