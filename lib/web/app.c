@@ -166,10 +166,11 @@ settle_log(int others)
 		log_flush();
 }
 
-/* Serves the request accepted in fcgi; lock, when not NULL, is held
- * while the handler runs (up to app_unlock()) and around the checks of
- * the caller; nbusy counts the process's requests being served (NULL:
- * one at a time). */
+/* Serves the request accepted in fcgi, which the caller then ends
+ * (FCGX_Finish_r(), cgi_finish()); lock, when not NULL, is held while
+ * the handler runs (up to app_unlock()) and around the checks of the
+ * caller; nbusy counts the process's requests being served (NULL: one at
+ * a time). */
 static void
 serve(FCGX_Request *fcgi, const struct route *table, size_t n,
       const struct setup *su, pthread_mutex_t *lock, atomic_int *nbusy)
@@ -221,8 +222,8 @@ serve_cgi(const struct route *table, size_t n, const struct setup *su,
 	}
 	serve(&fcgi, table, n, su, lock, NULL);
 	if (!cgi_finish(&fcgi))
-		log_error("the answer could not be written: %s",
-			  strerror(errno));
+		log_error("the answer could not be written whole: the client "
+			  "left");
 	return 0;
 }
 
