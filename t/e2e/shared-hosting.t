@@ -23,8 +23,6 @@
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
-use HTTP::Tiny;
-use JSON::PP;
 use Fcntl qw(:flock);
 use Test::More;
 use Xmhub::Ingest;
@@ -35,7 +33,6 @@ use Xmhub::Test qw(run);
 
 my $build = $ENV{XMHUB_BUILDDIR} or BAIL_OUT('XMHUB_BUILDDIR is not set');
 my $root = $> == 0;
-my $json = JSON::PP->new->utf8->canonical;
 
 # A file's bytes; a file written.
 sub slurp { local $/; open my $f, '<:raw', $_[0] or die "$_[0]: $!\n"; <$f> }
@@ -71,7 +68,7 @@ if ($root) {
 	$acct = getpwuid($>);
 }
 chmod 0711, $home;
-my ($uid, $gid) = $root ? (getpwnam($acct))[2, 3] : ($>, $));
+my ($uid, $gid) = $root ? (getpwnam($acct))[2, 3] : ($>, (split ' ', $))[0]);
 ok($uid != 0, 'the account is not root');
 
 # as_acct(\@cmd, $stdin): the command as the account, with the
