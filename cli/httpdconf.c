@@ -55,7 +55,8 @@ httpdconf_cli(int argc, char *argv[])
 	int st, rc = 1, k = DIRS;
 
 	if (argc < 1 || argv[0][0] == '-')
-		return usage_error("lighttpd or apache is required first");
+		return usage_error(
+			"lighttpd, apache or htaccess is required first");
 	if (argc > 64)
 		return usage_error("more than 64 arguments");
 	if (!conf_init(detail, sizeof(detail))) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * httpdconf.h - `xmhub httpd-conf lighttpd|apache [OPTION...]`: a ready
- * web server configuration for the installed tree (doc/deploy.md).
+ * httpdconf.h - `xmhub httpd-conf lighttpd|apache|htaccess [OPTION...]`:
+ * a ready web server configuration for the installed tree (doc/deploy.md),
+ * or a shared host's site (doc/shared-hosting.md).
  */
 #ifndef XMHUB_HTTPDCONF_H
 #define XMHUB_HTTPDCONF_H

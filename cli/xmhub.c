@@ -131,10 +131,12 @@ static const struct cmd cmds[] = {
 	 "deletes an API key no upload was made with"},
 	{"device", "list", LIST_ARGS, NULL, cmd_list, "lists the devices"},
 	{"httpd-conf", NULL,
-	 "lighttpd|apache [--var DIR] [--log DIR] [--port N] [--face-port N] "
-	 "[--ws-port N] [--authz-port N] [--addr A] [--hsts V] [--output F]",
+	 "lighttpd|apache|htaccess [--var DIR] [--log DIR] [--port N] "
+	 "[--face-port N] [--ws-port N] [--authz-port N] [--addr A] [--hsts V] "
+	 "[--output F] [--public DIR]",
 	 NULL, httpdconf_cli,
-	 "prints the web server's configuration for the installed tree"},
+	 "prints the web server's configuration for the installed tree; "
+	 "htaccess --public DIR installs a shared host's site there"},
 	{"daemon", NULL, "NAME", NULL, daemon_main,
 	 "runs a daemon of the installed units with the settings' ports"},
 	{"hash-password", NULL, "< PASSWORD (one line on standard input)", NULL,

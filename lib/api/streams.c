@@ -12,7 +12,9 @@
 #include "web/scope.h"
 #include "store/storage.h"
 #include "api/streams.h"
+#include "core/conf.h"
 #include "core/log.h"
+#include "core/settings.h"
 
 /* A decimal without sign into *v; the end of it, or NULL. */
 static const char *
@@ -76,6 +78,16 @@ sink(void *arg, const void *p, size_t n)
 	return http_stream_write(arg, p, n) ? 0 : 1;
 }
 
+/* XMHUB_SENDFILE: whether the web server sends the store's files (an
+ * unreadable value is the default's, true). */
+static bool
+sendfile_on(void)
+{
+	bool on;
+
+	return !settings_bool(conf_get("XMHUB_SENDFILE"), &on) || on;
+}
+
 /* Answers 416 for a file of size bytes. */
 static void
 unsatisfied(struct app_ctx *ctx, uint64_t size)
@@ -84,9 +96,11 @@ unsatisfied(struct app_ctx *ctx, uint64_t size)
 	http_error(ctx->resp, 416, "the range is outside the stream");
 }
 
-/* Streams key of size bytes (from S3) as the answer. */
+/* Streams key of size bytes (from S3, or a file without X-Sendfile) as
+ * the answer. */
 static void
-stream_s3(struct app_ctx *ctx, const char *key, const char *type, uint64_t size)
+stream_bytes(struct app_ctx *ctx, const char *key, const char *type,
+	     uint64_t size)
 {
 	const char *range = FCGX_GetParam("HTTP_RANGE", ctx->req->fcgi->envp);
 	uint64_t off = 0, len = size;
@@ -160,7 +174,8 @@ streams_get(struct app_ctx *ctx)
 	}
 	http_header(ctx->resp, "Cache-Control", "private, max-age=3600");
 	http_header(ctx->resp, "Accept-Ranges", "bytes");
-	if (store_local_path(ctx->store, key, path, sizeof(path))) {
+	if (sendfile_on() &&
+	    store_local_path(ctx->store, key, path, sizeof(path))) {
 		uint64_t off, len;
 
 		/* lighttpd sends the file and answers a satisfiable Range
@@ -175,7 +190,7 @@ streams_get(struct app_ctx *ctx)
 		http_header(ctx->resp, "X-Sendfile", "%s", path);
 		ctx->resp->status = 200;
 	} else
-		stream_s3(ctx, key, type, size);
+		stream_bytes(ctx, key, type, size);
 out:
 	PQclear(res);
 }

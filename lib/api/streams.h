@@ -5,7 +5,8 @@
  *
  * From the filesystem store the file is handed to lighttpd with
  * X-Sendfile (the bytes never pass through this process; lighttpd
- * answers Range itself); from S3 the bytes (or the requested range) are
+ * answers Range itself); from S3, or with XMHUB_SENDFILE=false (a shared
+ * host without mod_xsendfile), the bytes (or the requested range) are
  * streamed through the process in bounded pieces.  Range is one range
  * (bytes=a-b, a-, -n): 206 with Content-Range, 416 with
  * "Content-Range: bytes * /size" when unsatisfiable or malformed (as

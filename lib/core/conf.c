@@ -6,19 +6,49 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/conf.h"
 #include "core/settings.h"
 
 /* XMHUB_ENV_DEFAULT, SYSCONFDIR/xmhub/xmhub.env, comes from Makefile.am. */
 
+/* The account's own env file under its home (conf_env_file()). */
+#define CONF_HOME_ENV "/.config/xmhub/xmhub.env"
+
+/* Puts the account's home into home (len bytes): $HOME, else the
+ * password database's (suexec starts CGI programs without HOME).  False
+ * when there is none or it does not fit. */
+static bool
+home_dir(char *home, size_t len)
+{
+	const char *h = getenv("HOME");
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+
+	if ((h == NULL || *h != '/') &&
+	    getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &found) == 0 &&
+	    found != NULL)
+		h = found->pw_dir;
+	return h != NULL && *h == '/' &&
+	       (size_t)snprintf(home, len, "%s", h) < len;
+}
+
 const char *
 conf_env_file(void)
 {
-	return XMHUB_ENV_DEFAULT;
+	static char path[4096];
+	char home[4096 - sizeof(CONF_HOME_ENV)];
+
+	if (access(XMHUB_ENV_DEFAULT, F_OK) == 0 || errno != ENOENT ||
+	    !home_dir(home, sizeof(home)))
+		return XMHUB_ENV_DEFAULT;
+	snprintf(path, sizeof(path), "%s" CONF_HOME_ENV, home);
+	return access(path, F_OK) == 0 ? path : XMHUB_ENV_DEFAULT;
 }
 
 /* Strips white space at both ends of s in place; returns the start. */
@@ -125,7 +155,7 @@ conf_init(char *detail, size_t detail_len)
 	const char *path = getenv("XMHUB_ENV_FILE");
 
 	return conf_load_file(path != NULL && *path != '\0' ? path
-							    : XMHUB_ENV_DEFAULT,
+							    : conf_env_file(),
 			      detail, detail_len);
 }
 

@@ -24,8 +24,13 @@
  */
 bool conf_init(char *detail, size_t detail_len);
 
-/* The env file read without XMHUB_ENV_FILE: configure's sysconfdir
- * with /xmhub/xmhub.env (a static string). */
+/*
+ * The env file read without XMHUB_ENV_FILE: configure's sysconfdir with
+ * /xmhub/xmhub.env; when that does not exist, the account's own
+ * ~/.config/xmhub/xmhub.env if it exists (HOME, else the password
+ * database's home: suexec clears the environment of the CGI programs it
+ * starts, doc/shared-hosting.md).  A static string; not thread-safe.
+ */
 const char *conf_env_file(void);
 
 /* Loads one env file as conf_init() does (not overriding set names). */

@@ -5,9 +5,12 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "core/conf.h"
@@ -19,23 +22,26 @@
 
 #define HOST_MAX 64 /* bytes of the host name in a default worker id */
 
-/* A periodic runner's command line: "--once" or "--loop". */
+/* A periodic runner's command line: "--once", "--loop" or "--cron". */
 static bool
 periodic_args(struct jobmain *m, int argc, char **argv)
 {
-	if (argc != 2 || (strcmp(argv[1], "--once") != 0 &&
-			  strcmp(argv[1], "--loop") != 0)) {
-		fprintf(stderr, "usage: %s --once|--loop\n", m->def->name);
+	if (argc != 2 ||
+	    (strcmp(argv[1], "--once") != 0 && strcmp(argv[1], "--loop") != 0 &&
+	     strcmp(argv[1], "--cron") != 0)) {
+		fprintf(stderr, "usage: %s --once|--loop|--cron\n",
+			m->def->name);
 		return false;
 	}
 	m->loop = strcmp(argv[1], "--loop") == 0;
+	m->cron = strcmp(argv[1], "--cron") == 0;
 	return true;
 }
 
 static bool
 queue_usage(const struct jobmain *m)
 {
-	fprintf(stderr, "usage: %s --drain|--loop [--worker-id ID]\n",
+	fprintf(stderr, "usage: %s --drain|--loop|--cron [--worker-id ID]\n",
 		m->def->name);
 	return false;
 }
@@ -50,8 +56,10 @@ queue_args(struct jobmain *m, int argc, char **argv)
 
 	for (int i = 1; i < argc; i++) {
 		if (!mode && (strcmp(argv[i], "--drain") == 0 ||
-			      strcmp(argv[i], "--loop") == 0)) {
+			      strcmp(argv[i], "--loop") == 0 ||
+			      strcmp(argv[i], "--cron") == 0)) {
 			m->loop = strcmp(argv[i], "--loop") == 0;
+			m->cron = strcmp(argv[i], "--cron") == 0;
 			mode = true;
 		} else if (strcmp(argv[i], "--worker-id") == 0 &&
 			   i + 1 < argc && argv[i + 1][0] != '\0' &&
@@ -122,6 +130,33 @@ drain(struct jobmain *m)
 	return s != JOBMAIN_DB && s != JOBMAIN_WAIT;
 }
 
+/* --cron: takes XMHUB_LOCK_DIR/NAME.lock (an exclusive flock, held
+ * until the process ends) into *fd.  JOBMAIN_DONE when taken,
+ * JOBMAIN_IDLE when another pass holds it, JOBMAIN_WAIT when the file
+ * can not be used (logged). */
+static enum jobmain_step
+cron_lock(const struct jobmain *m, int *fd)
+{
+	char path[4096];
+	const char *dir = conf_get("XMHUB_LOCK_DIR");
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s.lock", dir,
+			     m->def->name) >= sizeof(path)) {
+		log_error("XMHUB_LOCK_DIR is too long");
+		return JOBMAIN_WAIT;
+	}
+	if ((*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+		log_error("%s: %s", path, strerror(errno));
+		return JOBMAIN_WAIT;
+	}
+	if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
+		return JOBMAIN_DONE;
+	if (errno == EWOULDBLOCK)
+		return JOBMAIN_IDLE;
+	log_error("%s: %s", path, strerror(errno));
+	return JOBMAIN_WAIT;
+}
+
 static bool
 pass(struct jobmain *m)
 {
@@ -132,7 +167,7 @@ int
 jobmain_run(const struct jobmain_def *def, void *arg, int argc, char **argv)
 {
 	struct jobmain m = {.def = def, .arg = arg};
-	int rc = 1;
+	int rc = 1, lock = -1;
 	bool ok;
 
 	if (!(def->step != NULL ? queue_args(&m, argc, argv)
@@ -144,6 +179,19 @@ jobmain_run(const struct jobmain_def *def, void *arg, int argc, char **argv)
 	m.interval = def->interval;
 	if (!set_up(&m))
 		goto out;
+	if (m.cron) {
+		switch (cron_lock(&m, &lock)) {
+		case JOBMAIN_DONE:
+			break;
+		case JOBMAIN_IDLE:
+			/* The pass of an earlier cron run goes on: this
+			 * one is not needed. */
+			rc = 0;
+			goto out;
+		default:
+			goto out;
+		}
+	}
 	ok = pass(&m);
 	while (m.loop && runner_sleep(m.interval))
 		ok = pass(&m);
@@ -152,5 +200,7 @@ out:
 	db_free(m.side);
 	db_free(m.db);
 	store_close(m.st);
+	if (lock >= 0)
+		close(lock);
 	return rc;
 }

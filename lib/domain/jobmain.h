@@ -18,13 +18,21 @@
  *
  * Two kinds of runner:
  *
- *   periodic (pass)  name --once|--loop: a pass, then with --loop one
- *                    every interval seconds until SIGTERM or SIGINT.
- *   queue (step)     name --drain|--loop [--worker-id ID]: a pass
- *                    claims and runs jobs, one step each, until none is
- *                    left (--drain: once; --loop: again every interval
- *                    seconds until a signal).  The worker id names the
- *                    runner in the queue's rows: ID, or HOST:PID.
+ *   periodic (pass)  name --once|--loop|--cron: a pass, then with
+ *                    --loop one every interval seconds until SIGTERM or
+ *                    SIGINT.
+ *   queue (step)     name --drain|--loop|--cron [--worker-id ID]: a
+ *                    pass claims and runs jobs, one step each, until
+ *                    none is left (--drain: once; --loop: again every
+ *                    interval seconds until a signal).  The worker id
+ *                    names the runner in the queue's rows: ID, or
+ *                    HOST:PID.
+ *
+ * --cron is --once or --drain for a crontab line (doc/shared-hosting.md):
+ * the pass runs under an exclusive flock of XMHUB_LOCK_DIR/NAME.lock,
+ * taken after the settings are read; while an earlier pass holds it the
+ * program exits 0 at once, so passes never overlap however long one
+ * takes.
  *
  * What happens, in this order: the command line (anything else prints
  * the usage line, exit 2); log_init(name) (lib/core/log); the signals
@@ -67,6 +75,7 @@ struct jobmain {
 	const struct jobmain_def *def;
 	void *arg; /* the runner's own state, as given to jobmain_run() */
 	bool loop; /* --loop */
+	bool cron; /* --cron */
 	char worker[JOBMAIN_WORKER_MAX + 1]; /* a queue runner's id */
 	long long interval; /* --loop: seconds between passes */
 	/* The database's URL and the setting that names it, for the line

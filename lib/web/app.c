@@ -18,6 +18,7 @@
 
 #include "web/app.h"
 #include "web/authn.h"
+#include "web/cgi.h"
 #include "web/mediaurl.h"
 #include "web/fcgiproc.h"
 #include "web/spoolcap.h"
@@ -165,10 +166,11 @@ settle_log(int others)
 		log_flush();
 }
 
-/* Serves the request accepted in fcgi; lock, when not NULL, is held
- * while the handler runs (up to app_unlock()) and around the checks of
- * the caller; nbusy counts the process's requests being served (NULL:
- * one at a time). */
+/* Serves the request accepted in fcgi, which the caller then ends
+ * (FCGX_Finish_r(), cgi_finish()); lock, when not NULL, is held while
+ * the handler runs (up to app_unlock()) and around the checks of the
+ * caller; nbusy counts the process's requests being served (NULL: one at
+ * a time). */
 static void
 serve(FCGX_Request *fcgi, const struct route *table, size_t n,
       const struct setup *su, pthread_mutex_t *lock, atomic_int *nbusy)
@@ -202,7 +204,27 @@ serve(FCGX_Request *fcgi, const struct route *table, size_t n,
 	http_req_free(&req);
 	http_resp_free(&resp);
 	settle_log(nbusy != NULL ? atomic_load(nbusy) - 1 : 0);
-	FCGX_Finish_r(fcgi);
+}
+
+/* Serves the one request of a program started as a plain CGI (lib/web/
+ * cgi), as serve() would a FastCGI one; lock as there.  The exit
+ * status: 0 once answered (a client that left included), 1 when the
+ * request could not be set up. */
+static int
+serve_cgi(const struct route *table, size_t n, const struct setup *su,
+	  pthread_mutex_t *lock)
+{
+	FCGX_Request fcgi;
+
+	if (!cgi_request(&fcgi)) {
+		log_error("the CGI request: %s", strerror(errno));
+		return 1;
+	}
+	serve(&fcgi, table, n, su, lock, NULL);
+	if (!cgi_finish(&fcgi))
+		log_error("the answer could not be written whole: the client "
+			  "left");
+	return 0;
 }
 
 /* The next request, false when the program is to stop. */
@@ -219,21 +241,28 @@ app_main(const char *name, const struct route *table, size_t n,
 {
 	FCGX_Request fcgi;
 	struct setup su;
+	int rc = 0;
 
 	if (!set_up(name, table, n, init, &su))
 		return 1;
+	if (cgi_is_cgi()) {
+		rc = serve_cgi(table, n, &su, NULL);
+		goto out;
+	}
 	if (FCGX_InitRequest(&fcgi, 0, 0) != 0) {
 		log_error("cannot start");
-		db_free(su.db);
-		store_close(store);
-		return 1;
+		rc = 1;
+		goto out;
 	}
 	log_hold_requests();
-	while (accept_next(&fcgi))
+	while (accept_next(&fcgi)) {
 		serve(&fcgi, table, n, &su, NULL, NULL);
+		FCGX_Finish_r(&fcgi);
+	}
+out:
 	db_free(su.db);
 	store_close(store);
-	return 0;
+	return rc;
 }
 
 bool
@@ -313,6 +342,7 @@ work(void *arg)
 			break;
 		pthread_mutex_unlock(&p->mu);
 		serve(&w->fcgi, p->table, p->n, &p->su, &p->lock, &p->nbusy);
+		FCGX_Finish_r(&w->fcgi);
 		atomic_fetch_sub(&p->nbusy, 1);
 		pthread_mutex_lock(&p->mu);
 		w->busy = false;
@@ -348,6 +378,12 @@ app_main_threads(const char *name, const struct route *table, size_t n,
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_mutex_init(&p.mu, NULL);
 	pthread_cond_init(&p.idle, NULL);
+	/* One request, served by this thread (the handlers' lock held as
+	 * in a worker). */
+	if (cgi_is_cgi()) {
+		rc = serve_cgi(table, n, &p.su, &p.lock);
+		goto out;
+	}
 	if (*threads < 1 ||
 	    (ws = calloc((size_t)*threads, sizeof(*ws))) == NULL)
 		goto out;

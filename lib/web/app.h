@@ -47,9 +47,10 @@ struct app_ctx {
  * Runs the accept loop of program name with the n routes of table.
  * init, when not NULL, runs once after the settings are loaded, before
  * the first request (a module reading its own settings); false from it
- * stops the program.  Returns the exit status: 0 when the web server
- * ends it, 1 when it cannot start (bad settings: logged to stderr, which
- * lighttpd keeps).
+ * stops the program.  Started as a plain CGI (lib/web/cgi.h) it serves
+ * that one request and returns.  Returns the exit status: 0 when the web
+ * server ends it (or the CGI request was answered), 1 when it cannot
+ * start (bad settings: logged to stderr, which lighttpd keeps).
  */
 int app_main(const char *name, const struct route *table, size_t n,
 	     bool (*init)(const char *name));
@@ -63,7 +64,8 @@ int app_main(const char *name, const struct route *table, size_t n,
  * handler that waits for long (lib/api/ingestapi's data: on the body and
  * on the group commit) calls app_unlock() first.  Under a web server
  * that sends one request at a time per process (Apache's mod_fcgid) it
- * serves one at a time.
+ * serves one at a time; as a plain CGI, its one request in the main
+ * thread.
  */
 int app_main_threads(const char *name, const struct route *table, size_t n,
 		     bool (*init)(const char *name), const int *threads);

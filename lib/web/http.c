@@ -139,6 +139,15 @@ parse_length(const char *s, long long *out)
 }
 
 bool
+http_cgi_file(const char *script_name)
+{
+	size_t n = strlen(script_name);
+
+	return n > 4 && strcmp(script_name + n - 4, ".cgi") == 0 &&
+	       script_name[n - 5] != '/';
+}
+
+bool
 http_req_init(struct http_req *req, FCGX_Request *fcgi, struct http_resp *resp)
 {
 	FCGX_ParamArray env = fcgi->envp;
@@ -175,6 +184,12 @@ http_req_init(struct http_req *req, FCGX_Request *fcgi, struct http_resp *resp)
 	    (uri = FCGX_GetParam("REQUEST_URI", env)) != NULL) {
 		n = strcspn(uri, "?") + 1;
 		info = "";
+	} else if (script != NULL && info != NULL && http_cgi_file(script)) {
+		/* A program file the request was rewritten to (.htaccess,
+		 * doc/shared-hosting.md): the API's path is the rest. */
+		uri = info;
+		info = "";
+		n = strlen(uri) + 1;
 	} else {
 		script = script != NULL ? script : "";
 		info = info != NULL ? info : "";

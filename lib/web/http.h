@@ -3,7 +3,8 @@
  * http.h - one FastCGI request and its answer.
  *
  * The request is read from the FastCGI parameters once, up front: method,
- * path (SCRIPT_NAME + PATH_INFO), the query decoded into name/value
+ * path (SCRIPT_NAME + PATH_INFO, or PATH_INFO alone after a program
+ * file: http_cgi_file()), the query decoded into name/value
  * pairs, the headers the API uses.  The body is read on demand with a
  * size limit.  The answer is built in memory and sent once.  Everything
  * a request allocates is freed by http_req_free() and http_resp_free().
@@ -55,6 +56,15 @@ struct http_resp {
 	struct buf body;
 	bool streamed; /* http_stream_begin() sent it: http_send() does not */
 };
+
+/*
+ * True when script_name (SCRIPT_NAME) names a program file, NAME.cgi: the
+ * request was mapped to the program's file (an .htaccess's rewrite,
+ * doc/shared-hosting.md) and PATH_INFO alone is the API's path.  No route
+ * of the API has a segment ending in .cgi, so under lighttpd's prefixes
+ * and Apache's ScriptAlias it is never so.
+ */
+bool http_cgi_file(const char *script_name);
 
 /*
  * Reads the request's parameters.  False when they are unusable (no

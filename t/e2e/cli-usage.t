@@ -64,9 +64,9 @@ my @bad = (
 	[[qw(api-key revoke)], qr/ID is required/],
 	[[qw(device list --facility)],
 	    qr/--facility: missing value \(--facility ID\)/],
-	[[qw(httpd-conf)], qr/lighttpd or apache is required first/],
+	[[qw(httpd-conf)], qr/lighttpd, apache or htaccess is required first/],
 	[[qw(httpd-conf --port 8080 lighttpd)],
-	    qr/lighttpd or apache is required first/],
+	    qr/lighttpd, apache or htaccess is required first/],
 	[[qw(hash-password --cost 3)], qr/--cost: no such option/],
 	[[qw(backup)], qr/DIR is required/],
 	[[qw(backup a b)], qr/stray argument "b"/],
@@ -166,7 +166,7 @@ for my $b ([['user'], qr/a command is required/],
 # httpd-conf's options are read by the generator it runs (installed, so
 # run here from the tree): the same line, exit 2, which xmhub passes on
 # before its usage.
-for my $b ([['nginx'], qr/expected lighttpd or apache first, got "nginx"/],
+for my $b ([['nginx'], qr/expected lighttpd, apache or htaccess first, got "nginx"/],
     [[qw(lighttpd --bogus)], qr/--bogus: no such option/],
     [[qw(lighttpd --port)], qr/--port: missing value/],
     [[qw(lighttpd --ws-port x)], qr/--ws-port: expected a whole number from 1 to 65535, got "x"/],

@@ -1,7 +1,8 @@
 #!/usr/bin/env perl
 # SPDX-License-Identifier: MIT
 # httpd-conf/gen and its table httpd-conf/programs against the build
-# tree: every FastCGI program built is served by lighttpd and Apache,
+# tree: every FastCGI program built is served by lighttpd and Apache
+# (and the platform's by a shared host's .htaccess site),
 # every daemon has its systemd unit naming a program of the build, with
 # the file modes of doc/security.md; a bad table line is refused, naming
 # the line.
@@ -50,6 +51,38 @@ is_deeply([grep { !$apache{$_} } @built], [],
 unlike($apache, qr/\@(SERVE|AUTHORIZERS)\b/, 'apache.conf: no marker left');
 like($apache, qr/^\s*FcgidOutputBufferSize 65536$/m,
     'apache.conf: answers handed on in 64 KiB pieces');
+
+# A shared host's site (doc/shared-hosting.md): the platform's programs
+# copied as NAME.cgi, every route of theirs rewritten to them, first
+# match first as in the table.
+{
+	my $pub = tempdir('xmhub-htaccess-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	my $lx = tempdir('xmhub-libexec-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	symlink $build, "$lx/xmhub" or die "symlink: $!";
+	($st, my $out, $err) = run([$gen, 'site', 'htaccess', "--libexecdir=$lx",
+		'--pkgdatadir=/x', '--sysconfdir=/x', "--public=$pub"]);
+	is($st, 0, 'gen site htaccess') or diag $err;
+	is($err, '', 'gen site htaccess: every program is built');
+	my $h = slurp("$pub/.htaccess");
+	my @to = $h =~ m{^RewriteRule \S+ xmhub-cgi/([\w-]+)\.cgi/\$1 \[END\]$}mg;
+	my %prog = map { $_ => 1 } @to;
+	is_deeply([grep { !-x "$pub/xmhub-cgi/$_.cgi" } sort keys %prog], [],
+	    '.htaccess: each program it names copied as NAME.cgi');
+	is_deeply([grep { -s "$pub/xmhub-cgi/$_.cgi" != -s "$build/cgi-bin/$_" }
+	    sort keys %prog], [], 'copies of the build\'s programs');
+	ok($prog{auth} && $prog{ingest} && $prog{uploads} && !$prog{face}
+	    && !$prog{'ingest-authorizer'},
+	    '.htaccess: the platform\'s programs, no authorizer nor face service');
+	like($h, qr{^RewriteRule \^\(\?=api/v1/ingest/sessions/\[\^/\]\+/data\$\)\(\.\*\)\$ xmhub-cgi/ingest\.cgi/.*\n(?:.*\n)*RewriteRule \^\(api/v1/ingest\.\*\)\$ xmhub-cgi/ingest}m,
+	    '.htaccess: the batch route above the ingest prefix');
+	like(slurp("$pub/xmhub-cgi/.htaccess"),
+	    qr{<Files "uploads\.cgi">\n\tLimitRequestBody 2148532224\n</Files>},
+	    'xmhub-cgi/.htaccess: the uploads\' body limit');
+	($st, $out, $err) = run([$gen, 'site', 'htaccess', "--libexecdir=$lx",
+		'--pkgdatadir=/x', '--sysconfdir=/x']);
+	is($st, 2, 'gen site htaccess without --public: a usage error');
+	like($err, qr/--public DIR is required/, 'saying so');
+}
 
 ($st, my $daemons) = run([$gen, 'daemons', $build, 8082, 8084]);
 is($st, 0, 'gen daemons');

@@ -4,7 +4,10 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/conf.h"
@@ -19,6 +22,47 @@ write_file(char *path, const char *text)
 	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
 		abort();
 	close(fd);
+}
+
+/* Without XMHUB_ENV_FILE nor configure's file (a test build's
+ * prefix), the account's ~/.config/xmhub/xmhub.env is read: a shared
+ * host's way (doc/shared-hosting.md). */
+static void
+home_env_file(void)
+{
+	char home[] = "/tmp/conf-home-XXXXXX", dir[256], file[300];
+	char detail[256], def[4096];
+	bool had;
+	FILE *f;
+
+	if (mkdtemp(home) == NULL)
+		abort();
+	snprintf(dir, sizeof(dir), "%s/.config", home);
+	mkdir(dir, 0700);
+	snprintf(dir, sizeof(dir), "%s/.config/xmhub", home);
+	mkdir(dir, 0700);
+	snprintf(file, sizeof(file), "%s/xmhub.env", dir);
+	setenv("HOME", home, 1);
+	unsetenv("XMHUB_ENV_FILE");
+	unsetenv("XMT_HOME");
+	/* configure's file: no file in the home. */
+	snprintf(def, sizeof(def), "%s", conf_env_file());
+	if ((f = fopen(file, "w")) == NULL ||
+	    fputs("XMT_HOME=from-home\n", f) < 0 || fclose(f) != 0)
+		abort();
+	had = access(def, F_OK) == 0;
+	ok(strcmp(conf_env_file(), had ? def : file) == 0,
+	   "configure's file when it exists, else the home's");
+	ok(conf_init(detail, sizeof(detail)) &&
+		   strcmp(conf_str("XMT_HOME", ""), had ? "" : "from-home") ==
+			   0,
+	   "conf_init reads it");
+	ok(strcmp(def, file) != 0, "not the home's while it is missing");
+	unlink(file);
+	rmdir(dir);
+	snprintf(dir, sizeof(dir), "%s/.config", home);
+	rmdir(dir);
+	rmdir(home);
 }
 
 int
@@ -69,6 +113,7 @@ main(void)
 	ok(conf_init(detail, sizeof(detail)) &&
 		   strcmp(conf_str("XMT_NEW", ""), "spaced") == 0,
 	   "conf_init reads $XMHUB_ENV_FILE");
+	home_env_file();
 	unlink(bad);
 	unlink(bad2);
 	unlink(path);

@@ -205,6 +205,35 @@ test_authorizer(void)
 	finish(&t);
 }
 
+/* A request rewritten to a program file, NAME.cgi (an .htaccess,
+ * doc/shared-hosting.md): the path is PATH_INFO. */
+static void
+test_cgi_file(void)
+{
+	char *rewritten[] = {"REQUEST_METHOD=GET",
+			     "SCRIPT_NAME=/~u/xmhub/auth.cgi",
+			     "PATH_INFO=/api/auth/me", NULL};
+	char *prefix[] = {"REQUEST_METHOD=GET", "SCRIPT_NAME=/api/auth",
+			  "PATH_INFO=/me.cgi", NULL};
+	char *bare[] = {"REQUEST_METHOD=GET", "SCRIPT_NAME=/x/.cgi",
+			"PATH_INFO=/api/auth/me", NULL};
+	struct t t;
+
+	ok(start_env(&t, rewritten) && strcmp(t.req.path, "/api/auth/me") == 0,
+	   "SCRIPT_NAME a program file: the path is PATH_INFO");
+	finish(&t);
+	ok(start_env(&t, prefix) && strcmp(t.req.path, "/api/auth/me.cgi") == 0,
+	   "a path ending in .cgi: SCRIPT_NAME and PATH_INFO");
+	finish(&t);
+	ok(start_env(&t, bare) &&
+		   strcmp(t.req.path, "/x/.cgi/api/auth/me") == 0,
+	   "a file named .cgi alone is no program file");
+	finish(&t);
+	ok(http_cgi_file("/a/health.cgi") && !http_cgi_file("/a/health") &&
+		   !http_cgi_file(".cgi") && !http_cgi_file("/api/v1.cgix"),
+	   "http_cgi_file: NAME.cgi only");
+}
+
 static void
 test_request(void)
 {
@@ -591,6 +620,7 @@ main(void)
 	test_query();
 	test_request();
 	test_authorizer();
+	test_cgi_file();
 	test_content_length();
 	test_body();
 	test_json_body();

@@ -8,10 +8,12 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -153,7 +155,8 @@ periodic_tests(void)
 	p = (struct probe){.setup_ok = true};
 	is_int(run(&periodic, &p, err, sizeof(err), NULL, NULL, NULL), 2,
 	       "no argument: exit 2");
-	is_str(err, "usage: " NAME " --once|--loop\n", "with the usage line");
+	is_str(err, "usage: " NAME " --once|--loop|--cron\n",
+	       "with the usage line");
 	is_int(run(&periodic, &p, err, sizeof(err), "--drain", NULL, NULL), 2,
 	       "a queue's --drain: usage");
 	is_int(run(&periodic, &p, err, sizeof(err), "--once", "--loop", NULL),
@@ -231,7 +234,7 @@ queue_tests(void)
 	p = (struct probe){.setup_ok = true, .steps = two};
 	is_int(run(&queue, &p, err, sizeof(err), "--once", NULL, NULL), 2,
 	       "a periodic --once: usage");
-	is_str(err, "usage: " NAME " --drain|--loop [--worker-id ID]\n",
+	is_str(err, "usage: " NAME " --drain|--loop|--cron [--worker-id ID]\n",
 	       "with the queue's usage line");
 	is_int(run(&queue, &p, err, sizeof(err), "--drain", "--loop", NULL), 2,
 	       "two modes: usage");
@@ -254,6 +257,53 @@ queue_tests(void)
 	   "a failed database is said once, a wait not at all");
 }
 
+/* --cron: one pass under XMHUB_LOCK_DIR/NAME.lock; none while another
+ * holds it; the lock file's directory unusable: exit 1, no pass. */
+static void
+cron_tests(void)
+{
+	static const enum jobmain_step idle[] = {JOBMAIN_DONE, JOBMAIN_IDLE};
+	struct probe p = {.setup_ok = true, .pass_ok = true};
+	char dir[] = "/tmp/xmhub-jobmain-lock-XXXXXX", lock[128], err[4096];
+	int fd;
+
+	if (mkdtemp(dir) == NULL)
+		abort();
+	setenv("XMHUB_LOCK_DIR", dir, 1);
+	snprintf(lock, sizeof(lock), "%s/" NAME ".lock", dir);
+	is_int(run(&periodic, &p, err, sizeof(err), "--cron", NULL, NULL), 0,
+	       "--cron: exit 0");
+	ok(p.passes == 1 && !p.loop, "--cron: one pass, not a loop");
+	ok(access(lock, F_OK) == 0, "--cron: the lock file made");
+	p = (struct probe){.setup_ok = true, .steps = idle};
+	is_int(run(&queue, &p, err, sizeof(err), "--cron", NULL, NULL), 0,
+	       "a queue's --cron: exit 0");
+	ok(p.nsteps == 2 && !p.loop, "a queue's --cron: drained once");
+
+	/* Another pass holds the lock (a descriptor of its own). */
+	if ((fd = open(lock, O_RDWR)) < 0 || flock(fd, LOCK_EX) != 0)
+		abort();
+	p = (struct probe){.setup_ok = true, .pass_ok = true};
+	is_int(run(&periodic, &p, err, sizeof(err), "--cron", NULL, NULL), 0,
+	       "--cron while a pass holds the lock: exit 0");
+	ok(p.passes == 0, "and no pass");
+	close(fd);
+	is_int(run(&periodic, &p, err, sizeof(err), "--cron", NULL, NULL), 0,
+	       "--cron once it is given back");
+	ok(p.passes == 1, "a pass again");
+	unlink(lock);
+
+	setenv("XMHUB_LOCK_DIR", "/nonexistent/xmhub-locks", 1);
+	p = (struct probe){.setup_ok = true, .pass_ok = true};
+	is_int(run(&periodic, &p, err, sizeof(err), "--cron", NULL, NULL), 1,
+	       "--cron without a usable lock directory: exit 1");
+	ok(p.passes == 0 && strstr(err, "/nonexistent/xmhub-locks/" NAME
+					".lock") != NULL,
+	   "no pass, the lock file named in the log");
+	unsetenv("XMHUB_LOCK_DIR");
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -267,6 +317,7 @@ main(void)
 	alarm(60);
 	periodic_tests();
 	queue_tests();
+	cron_tests();
 	unlink(path);
 	return tap_done();
 }
