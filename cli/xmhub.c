@@ -34,7 +34,7 @@
 #include "core/auth.h"
 #include "core/conf.h"
 #include "core/db.h"
-#include "api/facilities.h"
+#include "domain/facility.h"
 #include "codec/jsonform.h"
 #include "core/migrate.h"
 #include "domain/throttle.h"
@@ -545,7 +545,7 @@ cmd_facility_create(int argc, char *argv[])
 		{"slug", false, true, NULL},
 		{"description", false, false, NULL},
 	};
-	char id[AUTH_UUID_LEN + 1];
+	PGresult *res = NULL;
 	enum db_status st;
 	struct db *db;
 	int rc;
@@ -554,12 +554,14 @@ cmd_facility_create(int argc, char *argv[])
 		return 2;
 	if ((db = open_db("facility")) == NULL)
 		return 1;
-	st = facilities_create(db, o[0].value, o[1].value, o[2].value, id);
+	st = facility_create(db, o[0].value, o[1].value, o[2].value, &res);
 	if (st == DB_OK) {
-		printf("{\"id\":\"%s\"}\n", id);
+		printf("{\"id\":\"%s\"}\n",
+		       PQgetvalue(res, 0, PQfnumber(res, "id")));
 		rc = fflush(stdout) == 0 ? 0 : 1;
 	} else
 		rc = db_failed("facility", st, o[1].value);
+	PQclear(res);
 	db_free(db);
 	return rc;
 }

@@ -5,7 +5,7 @@
 #include "config.h"
 
 #include "api/admin.h"
-#include "api/facilities.h"
+#include "domain/facility.h"
 #include "api/users.h"
 
 /* Per kind: its list (the API's columns; $1 a facility or NULL, but
@@ -86,7 +86,7 @@ admin_delete(struct db *db, struct store *store, enum admin_kind kind,
 	*found = false;
 	if (kind == ADMIN_FACILITY)
 		return store == NULL ? DB_INVALID
-				     : facilities_remove(db, store, id, found);
+				     : facility_remove(db, store, id, found);
 	if (sqls[kind].delete == NULL)
 		return DB_INVALID;
 	return touch(db, sqls[kind].delete, id, found);

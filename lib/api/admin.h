@@ -46,7 +46,7 @@ enum db_status admin_disable(struct db *db, enum admin_kind kind,
 /*
  * Deletes the row id names (as admin_disable()) and what hangs on it: a
  * facility with its
- * rows and stored objects (facilities_remove(); store must not be NULL),
+ * rows and stored objects (facility_remove(); store must not be NULL),
  * a user (its uploads keep no uploader), a key (DB_FOREIGN_KEY while
  * uploads made with it exist: revoke it instead).  Devices are not
  * deleted here (DB_INVALID): their sessions' chunks are in the store.

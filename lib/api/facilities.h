@@ -24,6 +24,8 @@
  *                                          keep_uploads_days?}, each null
  *                                          for no limit; 200; 400; 404
  *
+ * The SQL is lib/domain/facility's.
+ *
  * A FacilityStorage is {facility_id, quota_bytes, used_bytes,
  * upload_bytes, sample_bytes, keep_samples_days, keep_uploads_days,
  * updated_at}: the limits (null: none) and what is stored now, in bytes.
@@ -32,36 +34,10 @@
 #define XMHUB_FACILITIES_H
 
 #include "web/app.h"
-#include "core/auth.h"
-#include "core/db.h"
 
 #define FACILITY_NAME_MAX 200	     /* bytes of a name */
 #define FACILITY_DESC_MAX 4000	     /* bytes of a description */
 #define FACILITY_KEEP_DAYS_MAX 36500 /* keep_*_days, as sql/019 checks */
-
-/*
- * Creates a facility (the CLI's `xmhub facility create` and the POST
- * handler).  name: 1..FACILITY_NAME_MAX bytes; slug: lower-case letters,
- * digits and single inner dashes, 1..64 (as VALID_SLUG); description may
- * be NULL.  On DB_OK, id_out holds the new facility's id.  DB_CONFLICT:
- * the slug is taken; DB_INVALID: name or slug refused by the schema's
- * checks (callers that validate first never see it); DB_UNAVAILABLE,
- * DB_ERROR as db_query().  The arguments are not checked here beyond
- * what the schema checks.
- */
-enum db_status facilities_create(struct db *db, const char *name,
-				 const char *slug, const char *description,
-				 char id_out[AUTH_UUID_LEN + 1]);
-
-/*
- * Deletes facility id (its uuid or slug) with all its rows, then its stored
- * objects from store (DELETE's work, and `xmhub facility delete`'s).
- * *found false when there is no such facility.  Objects that cannot be
- * deleted are logged on stderr, not failed on: the rows are gone.
- * Statuses as db_query().
- */
-enum db_status facilities_remove(struct db *db, struct store *store,
-				 const char *id, bool *found);
 
 /* The handlers, in the order of the table above. */
 void facilities_list(struct app_ctx *ctx);
