@@ -7,62 +7,25 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
-#include "core/auth.h"
 #include "core/clock.h"
-#include "codec/base64.h"
 #include "core/conf.h"
 #include "core/log.h"
 #include "core/jobmetrics.h"
 #include "core/metrics.h"
 #include "web/allow.h"
 #include "web/app.h"
+#include "web/authn.h"
 #include "face/service/faceapi.h"
 #include "face/service/faceapi_keys.h"
 #include "face/service/faceapi_resp.h"
 #include "face/service/faceapi_store.h"
 #include "web/fcgiproc.h"
 
-#define BASIC_MAX 1024 /* bytes of an Authorization header looked at */
-
 /* FACE_API_METRICS_ALLOW: who reads /metrics without credentials. */
 static struct allow metrics_allowed;
-
-/* True when the Authorization header holds the admin's credentials. */
-static bool
-basic_ok(const char *h)
-{
-	const struct faceapi_conf *c = &faceapi.conf;
-	struct buf dec;
-	char *colon;
-	bool ok = false;
-
-	if (h == NULL || strncasecmp(h, "Basic ", 6) != 0 ||
-	    strlen(h) > BASIC_MAX || c->admin_password == NULL)
-		return false;
-	buf_init(&dec, BASIC_MAX);
-	if (base64_decode(&dec, h + 6, strlen(h + 6))) {
-		buf_putc(&dec, '\0');
-		colon = dec.failed ? NULL : strchr((char *)dec.p, ':');
-		if (colon != NULL) {
-			*colon = '\0';
-			/* Both compared, each in constant time (a hash
-			 * takes its Argon2id time whatever the user). */
-			ok = auth_equal((char *)dec.p, c->admin_user);
-			ok = (c->admin_hashed
-				      ? auth_password_verify(c->admin_password,
-							     colon + 1)
-				      : auth_equal(colon + 1,
-						   c->admin_password)) &&
-			     ok;
-		}
-	}
-	buf_free(&dec);
-	return ok;
-}
 
 /*
  * HTTP Basic of the admin endpoints, with the lockout of an IP after
@@ -77,8 +40,11 @@ admin_auth(struct app_ctx *ctx)
 	if (faceapi_lockout_blocked(faceapi.limits, ip, clock_real_us(),
 				    &retry))
 		goto locked;
-	if (basic_ok(ctx->req->authorization)) {
+	if (authn_basic(ctx->req->authorization, faceapi.conf.admin_user,
+			faceapi.conf.admin_password,
+			faceapi.conf.admin_hashed)) {
 		faceapi_lockout_ok(faceapi.limits, ip);
+		ctx->who.kind = ROUTE_BASIC;
 		return true;
 	}
 	/* The failure that reaches the limit is still a 401; the next
@@ -113,7 +79,7 @@ dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
 	}
 	if ((r = app_route(ctx, table, n)) == NULL)
 		return;
-	if (r->auth == FACEAPI_ADMIN && !admin_auth(ctx))
+	if (r->auth == ROUTE_BASIC && !admin_auth(ctx))
 		return;
 	if (r->auth != ROUTE_PUBLIC && !faceapi.conf.storage) {
 		http_error(ctx->resp, 501,
@@ -193,28 +159,18 @@ static const struct jobmetrics video_jobs = {
 void
 faceapi_metrics(struct app_ctx *ctx)
 {
-	struct http_resp *resp = ctx->resp;
-	enum db_status st;
-
-	if (!allow_match(&metrics_allowed, ctx->req->remote_addr)) {
-		if (ctx->req->authorization == NULL) {
-			http_error(resp, 403,
-				   "metrics are for FACE_API_METRICS_ALLOW "
-				   "addresses or the admin's credentials");
-			return;
-		}
-		if (!admin_auth(ctx))
-			return;
-	}
-	if (!app_metrics(resp, "FACE_API_METRICS"))
-		return;
 	/* The video jobs are in the database, which storage brings. */
-	if (faceapi.db != NULL &&
-	    (st = jobmetrics_render(faceapi.db, &video_jobs, &resp->body)) !=
-		    DB_OK) {
-		resp->body.len = 0;
-		http_db_error(resp, st);
-	}
+	static const struct app_metrics_gate gate = {
+		.allowed = &metrics_allowed,
+		.setting = "FACE_API_METRICS",
+		.refusal =
+			"metrics are for FACE_API_METRICS_ALLOW addresses or "
+			"the admin's credentials",
+		.credentials = admin_auth,
+		.jobs = &video_jobs,
+	};
+
+	app_metrics(ctx, &gate);
 }
 
 int

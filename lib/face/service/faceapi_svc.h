@@ -15,15 +15,6 @@
 #include "store/storage.h"
 #include "web/app.h"
 
-/*
- * Route auth of the admin endpoints: HTTP Basic with
- * FACE_API_ADMIN_USER/_PASSWORD, the IP lockout, and storage required
- * (501 without).  lib/web/route has no such kind; in a face program's table
- * ROUTE_JWT means this.  The public endpoints are ROUTE_PUBLIC and check
- * their API key themselves, after the rate limit (faceapi_keys_check).
- */
-#define FACEAPI_ADMIN ROUTE_JWT
-
 /* Which program runs the loop. */
 enum faceapi_program { FACEAPI_PUBLIC, FACEAPI_ADMIN_PROGRAM };
 
