@@ -105,21 +105,6 @@ part_end(void *arg)
 
 static const struct multipart_cb callbacks = {part_begin, part_data, part_end};
 
-/*
- * Reads and drops what is left of the body (at most limit bytes), so
- * that a client still sending gets the answer instead of a reset.
- */
-static void
-drain(struct http_req *req, long long limit)
-{
-	char tmp[65536];
-	int n;
-
-	while (limit > 0 &&
-	       (n = FCGX_GetStr(tmp, sizeof(tmp), req->fcgi->in)) > 0)
-		limit -= n;
-}
-
 /* Answers a stopped parse. */
 static void
 stopped(struct http_resp *resp, const struct reader *r, size_t max_image)
@@ -139,13 +124,10 @@ bool
 faceapi_upload_read(struct http_req *req, size_t max_image,
 		    struct faceapi_upload *up, struct http_resp *resp)
 {
-	char boundary[MULTIPART_BOUNDARY_MAX + 1], detail[160], tmp[65536];
-	size_t limit = max_image + FACEAPI_FORM_OVERHEAD, total = 0;
+	char boundary[MULTIPART_BOUNDARY_MAX + 1], detail[160];
+	size_t limit = max_image + FACEAPI_FORM_OVERHEAD;
 	struct reader r = {up, max_image, -1, 0, 0, NULL};
-	struct multipart *mp = NULL;
-	enum multipart_status st = MULTIPART_OK;
-	bool ok = false;
-	int n;
+	enum http_body_result res;
 
 	memset(up, 0, sizeof(*up));
 	buf_init(&up->image, 0);
@@ -158,36 +140,26 @@ faceapi_upload_read(struct http_req *req, size_t max_image,
 		return false;
 	}
 	if (req->content_length > (long long)limit) {
-		drain(req, 4 * (long long)limit);
+		http_body_drain(req, 4 * (unsigned long long)limit);
 		http_error(resp, 413,
 			   "the request body is larger than %zu bytes", limit);
 		return false;
 	}
-	/* The parser's state holds an 8 KiB header buffer: not on the stack
-	 * of a FastCGI loop. */
-	if ((mp = malloc(sizeof(*mp))) == NULL) {
-		http_error(resp, 500, "out of memory");
-		return false;
-	}
-	multipart_init(mp, boundary, &callbacks, &r);
-	while (st == MULTIPART_OK &&
-	       (n = FCGX_GetStr(tmp, sizeof(tmp), req->fcgi->in)) > 0) {
-		total += (size_t)n;
-		if (total > limit) {
-			r.status = 413;
-			st = MULTIPART_STOPPED;
-			break;
-		}
-		st = multipart_feed(mp, tmp, (size_t)n);
-	}
-	if (st == MULTIPART_OK)
-		st = multipart_finish(mp);
-	if (st == MULTIPART_STOPPED) {
-		drain(req, 4 * (long long)limit);
+	res = http_multipart_read(req, boundary, &callbacks, &r, limit, detail,
+				  sizeof(detail));
+	if (res == HTTP_BODY_TOO_LARGE)
+		r.status = 413;
+	else if (res == HTTP_BODY_NO_MEMORY)
+		r.status = 500;
+	if (res == HTTP_BODY_STOPPED || res == HTTP_BODY_TOO_LARGE ||
+	    res == HTTP_BODY_NO_MEMORY) {
+		http_body_drain(req, 4 * (unsigned long long)limit);
 		stopped(resp, &r, max_image);
-	} else if (st == MULTIPART_ERROR)
+	} else if (res == HTTP_BODY_MALFORMED)
 		http_error(resp, 400, "malformed multipart/form-data body: %s",
-			   multipart_error(mp));
+			   detail);
+	else if (res == HTTP_BODY_UNREADABLE)
+		http_error(resp, 400, "the request body could not be read");
 	else if (!up->has_image)
 		http_error(resp, 400,
 			   "the image file is missing (form field "
@@ -195,9 +167,8 @@ faceapi_upload_read(struct http_req *req, size_t max_image,
 	else if (up->image.len == 0)
 		http_error(resp, 400, "the image file is empty");
 	else
-		ok = true;
-	free(mp);
-	return ok;
+		return true;
+	return false;
 }
 
 void

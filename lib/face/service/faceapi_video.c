@@ -113,14 +113,11 @@ static bool
 read_body(struct app_ctx *ctx, const struct faceapi_vconf *vc, int fd,
 	  struct faceapi_upload *up, long long *bytes)
 {
-	char boundary[MULTIPART_BOUNDARY_MAX + 1], detail[160], tmp[65536];
-	long long limit = vc->max_bytes + FACEAPI_FORM_OVERHEAD, total = 0;
+	char boundary[MULTIPART_BOUNDARY_MAX + 1], detail[160];
+	long long limit = vc->max_bytes + FACEAPI_FORM_OVERHEAD;
 	struct vreader r = {up, fd, 0, vc->max_bytes, false, false,
 			    -1, 0,  0, NULL};
-	enum multipart_status st = MULTIPART_OK;
-	struct multipart *mp = NULL;
-	bool ok = false;
-	int n;
+	enum http_body_result res;
 
 	if (!multipart_boundary(ctx->req->content_type, boundary, detail,
 				sizeof(detail))) {
@@ -138,45 +135,36 @@ read_body(struct app_ctx *ctx, const struct faceapi_vconf *vc, int fd,
 			   limit, vc->max_bytes);
 		return false;
 	}
-	if ((mp = malloc(sizeof(*mp))) == NULL) {
-		http_error(ctx->resp, 500, "out of memory");
-		return false;
-	}
-	multipart_init(mp, boundary, &vcallbacks, &r);
-	while (st == MULTIPART_OK &&
-	       (n = FCGX_GetStr(tmp, sizeof(tmp), ctx->req->fcgi->in)) > 0) {
-		if ((total += n) > limit) {
-			r.status = 413;
-			st = MULTIPART_STOPPED;
-			break;
-		}
-		st = multipart_feed(mp, tmp, (size_t)n);
-	}
-	if (st == MULTIPART_OK)
-		st = multipart_finish(mp);
-	if (st == MULTIPART_STOPPED && r.status == 413)
+	res = http_multipart_read(ctx->req, boundary, &vcallbacks, &r,
+				  (unsigned long long)limit, detail,
+				  sizeof(detail));
+	*bytes = r.bytes;
+	if (res == HTTP_BODY_TOO_LARGE ||
+	    (res == HTTP_BODY_STOPPED && r.status == 413))
 		http_error(ctx->resp, 413,
 			   "the video is larger than %lld bytes "
 			   "(FACE_API_VIDEO_MAX_BYTES)",
 			   vc->max_bytes);
-	else if (st == MULTIPART_STOPPED && r.status == 400)
+	else if (res == HTTP_BODY_STOPPED && r.status == 400)
 		http_error(ctx->resp, 400, "%s", r.why);
-	else if (st == MULTIPART_STOPPED)
+	else if (res == HTTP_BODY_STOPPED)
 		http_error(ctx->resp, 500, "the video could not be kept");
-	else if (st == MULTIPART_ERROR)
+	else if (res == HTTP_BODY_NO_MEMORY)
+		http_error(ctx->resp, 500, "out of memory");
+	else if (res == HTTP_BODY_MALFORMED)
 		http_error(ctx->resp, 400,
-			   "malformed multipart/form-data body: %s",
-			   multipart_error(mp));
+			   "malformed multipart/form-data body: %s", detail);
+	else if (res == HTTP_BODY_UNREADABLE)
+		http_error(ctx->resp, 400,
+			   "the request body could not be read");
 	else if (!r.has_video)
 		http_error(ctx->resp, 400,
 			   "the video file is missing (form field \"video\")");
 	else if (r.bytes == 0)
 		http_error(ctx->resp, 400, "the video file is empty");
 	else
-		ok = true;
-	*bytes = r.bytes;
-	free(mp);
-	return ok;
+		return true;
+	return false;
 }
 
 /* The checks of the video's header against the limits.  False with the
