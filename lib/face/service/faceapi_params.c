@@ -32,9 +32,7 @@ struct reader {
 	size_t max_image;
 	int part;    /* -1 ignored, FACEAPI_NPARAMS the image, else a field */
 	size_t flen; /* bytes of the current field */
-	int status;  /* why a callback stopped the parser: 413 image too
-		      * large, 400 field too long, 409 second image, 500 */
-	const char *why;
+	enum faceapi_upload_result stop; /* why a callback stopped it */
 };
 
 static int
@@ -48,7 +46,7 @@ part_begin(void *arg, const struct multipart_part *part)
 	r->flen = 0;
 	if (strcmp(part->name, "image") == 0) {
 		if (up->has_image) {
-			r->status = 409; /* answered as a 400 */
+			r->stop = FACEAPI_UPLOAD_SECOND_FILE;
 			return 1;
 		}
 		up->has_image = true;
@@ -76,17 +74,20 @@ part_data(void *arg, const void *p, size_t n)
 
 	if (r->part == FACEAPI_NPARAMS) {
 		if (up->image.len + n > r->max_image) {
-			r->status = 413;
-			r->why = "image";
+			r->stop = FACEAPI_UPLOAD_FILE_TOO_LARGE;
 			return 1;
 		}
 		buf_append(&up->image, p, n);
-		return up->image.failed ? (r->status = 500, 1) : 0;
+		if (up->image.failed) {
+			r->stop = FACEAPI_UPLOAD_NO_MEMORY;
+			return 1;
+		}
+		return 0;
 	}
 	if (r->part >= 0) {
 		if (r->flen + n > FACEAPI_FIELD_MAX) {
-			r->status = 400;
-			r->why = faceapi_param_names[r->part];
+			r->stop = FACEAPI_UPLOAD_FIELD_TOO_LONG;
+			up->bad_field = faceapi_param_names[r->part];
 			return 1;
 		}
 		memcpy(up->fields[r->part] + r->flen, p, n);
@@ -105,70 +106,45 @@ part_end(void *arg)
 
 static const struct multipart_cb callbacks = {part_begin, part_data, part_end};
 
-/* Answers a stopped parse. */
-static void
-stopped(struct http_resp *resp, const struct reader *r, size_t max_image)
-{
-	if (r->status == 413)
-		http_error(resp, 413, "the image is larger than %zu bytes",
-			   max_image);
-	else if (r->status == 409)
-		http_error(resp, 400, "more than one image was sent");
-	else if (r->status == 400)
-		http_error(resp, 400, "%s: the value is too long", r->why);
-	else
-		http_error(resp, 500, "out of memory");
-}
-
-bool
+enum faceapi_upload_result
 faceapi_upload_read(struct http_req *req, size_t max_image,
-		    struct faceapi_upload *up, struct http_resp *resp)
+		    struct faceapi_upload *up, char *detail, size_t dlen)
 {
-	char boundary[MULTIPART_BOUNDARY_MAX + 1], detail[160];
+	char boundary[MULTIPART_BOUNDARY_MAX + 1];
 	size_t limit = max_image + FACEAPI_FORM_OVERHEAD;
-	struct reader r = {up, max_image, -1, 0, 0, NULL};
-	enum http_body_result res;
+	struct reader r = {up, max_image, -1, 0, FACEAPI_UPLOAD_OK};
+	enum faceapi_upload_result res;
 
 	memset(up, 0, sizeof(*up));
 	buf_init(&up->image, 0);
-	if (!multipart_boundary(req->content_type, boundary, detail,
-				sizeof(detail))) {
-		http_error(resp, 400,
-			   "the request must be multipart/form-data with an "
-			   "image file: %s",
-			   detail);
-		return false;
-	}
-	if (req->content_length > (long long)limit) {
-		http_body_drain(req, 4 * (unsigned long long)limit);
-		http_error(resp, 413,
-			   "the request body is larger than %zu bytes", limit);
-		return false;
-	}
-	res = http_multipart_read(req, boundary, &callbacks, &r, limit, detail,
-				  sizeof(detail));
-	if (res == HTTP_BODY_TOO_LARGE)
-		r.status = 413;
-	else if (res == HTTP_BODY_NO_MEMORY)
-		r.status = 500;
-	if (res == HTTP_BODY_STOPPED || res == HTTP_BODY_TOO_LARGE ||
-	    res == HTTP_BODY_NO_MEMORY) {
-		http_body_drain(req, 4 * (unsigned long long)limit);
-		stopped(resp, &r, max_image);
-	} else if (res == HTTP_BODY_MALFORMED)
-		http_error(resp, 400, "malformed multipart/form-data body: %s",
-			   detail);
-	else if (res == HTTP_BODY_UNREADABLE)
-		http_error(resp, 400, "the request body could not be read");
-	else if (!up->has_image)
-		http_error(resp, 400,
-			   "the image file is missing (form field "
-			   "\"image\")");
-	else if (up->image.len == 0)
-		http_error(resp, 400, "the image file is empty");
+	if (!multipart_boundary(req->content_type, boundary, detail, dlen))
+		return FACEAPI_UPLOAD_NOT_FORM;
+	if (req->content_length > (long long)limit)
+		res = FACEAPI_UPLOAD_BODY_TOO_LARGE;
 	else
-		return true;
-	return false;
+		switch (http_multipart_read(req, boundary, &callbacks, &r,
+					    limit, detail, dlen)) {
+		case HTTP_BODY_OK:
+			return !up->has_image	    ? FACEAPI_UPLOAD_NO_FILE
+			       : up->image.len == 0 ? FACEAPI_UPLOAD_EMPTY_FILE
+						    : FACEAPI_UPLOAD_OK;
+		case HTTP_BODY_MALFORMED:
+			return FACEAPI_UPLOAD_MALFORMED;
+		case HTTP_BODY_UNREADABLE:
+			return FACEAPI_UPLOAD_UNREADABLE;
+		case HTTP_BODY_TOO_LARGE:
+			res = FACEAPI_UPLOAD_FILE_TOO_LARGE;
+			break;
+		case HTTP_BODY_STOPPED:
+			res = r.stop;
+			break;
+		default:
+			res = FACEAPI_UPLOAD_NO_MEMORY;
+			break;
+		}
+	/* Refused before its end: the client may still be sending. */
+	http_body_drain(req, 4 * (unsigned long long)limit);
+	return res;
 }
 
 void

@@ -12,12 +12,12 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/metrics.h"
-#include "face/service/faceapi_svc.h"
 #include "face/service/faceapi_keys.h"
 #include "face/service/faceapi_params.h"
 #include "face/service/faceapi_resp.h"
 #include "face/service/faceapi_run.h"
 #include "face/service/faceapi_store.h"
+#include "face/service/faceapi_svc.h"
 
 void
 faceapi_health(struct app_ctx *ctx)
@@ -96,26 +96,26 @@ admit(struct app_ctx *ctx, const char *kind, const struct faceapi_rate *rate,
 }
 
 /*
- * The answer to a step the worker did not do: status with what and the
- * worker's reason when the step failed on this image (decoding: 400, the
- * reason is the client's to know; other steps: 500, logged); 500 when
+ * The answer to a step the worker did not do: 400 with what and the
+ * worker's reason when the image is at fault (bad_image: it could not be
+ * decoded, which is the client's to know), else 500 (logged); 500 when
  * the worker was lost (it is logged and replaced at the next request).
  * Returns false.
  */
 static bool
-worker_failed(struct app_ctx *ctx, enum faceapi_worker_result wr, int status,
-	      const char *what, const char *detail)
+worker_failed(struct app_ctx *ctx, enum faceapi_worker_result wr,
+	      bool bad_image, const char *what, const char *detail)
 {
 	if (wr == FACEAPI_WORKER_LOST)
 		http_error(ctx->resp, 500,
 			   "%s: the image worker was lost (%s); the next "
 			   "request gets a new one",
 			   what, detail);
-	else if (status == 400)
+	else if (bad_image)
 		http_error(ctx->resp, 400, "%s: %s", what, detail);
 	else {
 		log_error("%s: %s", what, detail);
-		http_error(ctx->resp, status, "%s", what);
+		http_error(ctx->resp, 500, "%s", what);
 	}
 	return false;
 }
@@ -129,16 +129,22 @@ static bool
 detect(struct app_ctx *ctx, bool mask, struct run *run)
 {
 	const struct faceapi_conf *c = &faceapi.conf;
+	const struct faceapi_upload_kind image = {"image", "an image",
+						  c->max_bytes, NULL};
 	const struct faceapi_worker_model *m;
 	struct faceapi_result *r = &run->r;
 	enum faceapi_worker_result wr;
+	enum faceapi_upload_result ur;
 	char detail[256];
 	size_t cap;
 	int64_t t;
 
-	if (!faceapi_upload_read(ctx->req, (size_t)c->max_bytes, &run->up,
-				 ctx->resp) ||
-	    !faceapi_params_get(ctx->req, &run->up, c, mask, &run->p,
+	if ((ur = faceapi_upload_read(ctx->req, (size_t)c->max_bytes, &run->up,
+				      detail, sizeof(detail))) !=
+	    FACEAPI_UPLOAD_OK)
+		return faceapi_upload_answer(ctx->resp, ur, &image, &run->up,
+					     detail);
+	if (!faceapi_params_get(ctx->req, &run->up, c, mask, &run->p,
 				ctx->resp))
 		return false;
 	r->p = &run->p;
@@ -172,7 +178,7 @@ detect(struct app_ctx *ctx, bool mask, struct run *run)
 				   run->up.image.len, detail, sizeof(detail));
 	r->decode_ms = faceapi_ms(t, clock_real_us());
 	if (wr != FACEAPI_WORKER_OK)
-		return worker_failed(ctx, wr, 400,
+		return worker_failed(ctx, wr, true,
 				     "the image could not be decoded", detail);
 	cap = run->p.max_faces > 0 && run->p.max_faces < FACEAPI_MAX_FACES
 		      ? (size_t)run->p.max_faces
@@ -199,7 +205,7 @@ detect(struct app_ctx *ctx, bool mask, struct run *run)
 				(double)(clock_real_us() - t) / 1e6);
 	}
 	if (wr != FACEAPI_WORKER_OK)
-		return worker_failed(ctx, wr, 500, "face detection failed",
+		return worker_failed(ctx, wr, false, "face detection failed",
 				     detail);
 	m = faceapi_worker_model(faceapi.worker);
 	r->boxes = run->boxes;
@@ -284,7 +290,7 @@ faceapi_mask(struct app_ctx *ctx)
 				 run.p.strength, run.p.padding, detail,
 				 sizeof(detail));
 	if (wr != FACEAPI_WORKER_OK) {
-		worker_failed(ctx, wr, 500, "masking failed", detail);
+		worker_failed(ctx, wr, false, "masking failed", detail);
 		goto out;
 	}
 	r->mask_ms = faceapi_ms(t, clock_real_us());
@@ -292,7 +298,7 @@ faceapi_mask(struct app_ctx *ctx)
 	wr = faceapi_worker_encode(faceapi.worker, run.p.format, run.p.quality,
 				   &run.out, detail, sizeof(detail));
 	if (wr != FACEAPI_WORKER_OK) {
-		worker_failed(ctx, wr, 500, "encoding the image failed",
+		worker_failed(ctx, wr, false, "encoding the image failed",
 			      detail);
 		goto out;
 	}

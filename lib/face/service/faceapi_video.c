@@ -18,6 +18,7 @@
 #include "core/conf.h"
 #include "face/service/faceapi_keys.h"
 #include "face/service/faceapi_params.h"
+#include "face/service/faceapi_resp.h"
 #include "face/service/faceapi_svc.h"
 #include "face/service/faceapi_video.h"
 #include "face/service/faceapi_vqueue.h"
@@ -37,8 +38,7 @@ struct vreader {
 	bool has_video, in_video;
 	int field; /* the parameter being read, -1 none */
 	size_t flen;
-	int status; /* why a callback stopped: 413, 400, 500 */
-	const char *why;
+	enum faceapi_upload_result stop; /* why a callback stopped */
 };
 
 static int
@@ -51,8 +51,7 @@ vpart_begin(void *arg, const struct multipart_part *part)
 	r->flen = 0;
 	if (strcmp(part->name, "video") == 0) {
 		if (r->has_video) {
-			r->status = 400;
-			r->why = "more than one video was sent";
+			r->stop = FACEAPI_UPLOAD_SECOND_FILE;
 			return 1;
 		}
 		r->has_video = r->in_video = true;
@@ -74,20 +73,19 @@ vpart_data(void *arg, const void *p, size_t n)
 
 	if (r->in_video) {
 		if (r->bytes + (long long)n > r->max) {
-			r->status = 413;
+			r->stop = FACEAPI_UPLOAD_FILE_TOO_LARGE;
 			return 1;
 		}
 		r->bytes += (long long)n;
 		if (write(r->fd, p, n) != (ssize_t)n) {
-			r->status = 500;
+			r->stop = FACEAPI_UPLOAD_NOT_KEPT;
 			return 1;
 		}
 		return 0;
 	}
 	if (r->field >= 0) {
 		if (r->flen + n > FACEAPI_FIELD_MAX) {
-			r->status = 400;
-			r->why = "a parameter's value is too long";
+			r->stop = FACEAPI_UPLOAD_FIELD_TOO_LONG;
 			return 1;
 		}
 		memcpy(r->up->fields[r->field] + r->flen, p, n);
@@ -107,64 +105,42 @@ vpart_end(void *arg)
 static const struct multipart_cb vcallbacks = {vpart_begin, vpart_data,
 					       vpart_end};
 
-/* Reads the body: the video into the file fd, the fields into up.  False
- * with the answer set. */
-static bool
-read_body(struct app_ctx *ctx, const struct faceapi_vconf *vc, int fd,
-	  struct faceapi_upload *up, long long *bytes)
+/* Reads the body: the video into the file fd (*bytes), the fields into
+ * up; detail (dlen bytes) says why for NOT_FORM and MALFORMED. */
+static enum faceapi_upload_result
+read_body(struct http_req *req, const struct faceapi_vconf *vc, int fd,
+	  struct faceapi_upload *up, long long *bytes, char *detail,
+	  size_t dlen)
 {
-	char boundary[MULTIPART_BOUNDARY_MAX + 1], detail[160];
+	char boundary[MULTIPART_BOUNDARY_MAX + 1];
 	long long limit = vc->max_bytes + FACEAPI_FORM_OVERHEAD;
-	struct vreader r = {up, fd, 0, vc->max_bytes, false, false,
-			    -1, 0,  0, NULL};
+	struct vreader r = {up,	   fd, 0, vc->max_bytes,    false,
+			    false, -1, 0, FACEAPI_UPLOAD_OK};
 	enum http_body_result res;
 
-	if (!multipart_boundary(ctx->req->content_type, boundary, detail,
-				sizeof(detail))) {
-		http_error(ctx->resp, 400,
-			   "the request must be multipart/form-data with a "
-			   "video file: %s",
-			   detail);
-		return false;
-	}
-	if (ctx->req->content_length > limit) {
-		http_error(ctx->resp, 413,
-			   "the request body is larger than %lld bytes: the "
-			   "video may have %lld bytes "
-			   "(FACE_API_VIDEO_MAX_BYTES)",
-			   limit, vc->max_bytes);
-		return false;
-	}
-	res = http_multipart_read(ctx->req, boundary, &vcallbacks, &r,
-				  (unsigned long long)limit, detail,
-				  sizeof(detail));
+	if (!multipart_boundary(req->content_type, boundary, detail, dlen))
+		return FACEAPI_UPLOAD_NOT_FORM;
+	if (req->content_length > limit)
+		return FACEAPI_UPLOAD_BODY_TOO_LARGE;
+	res = http_multipart_read(req, boundary, &vcallbacks, &r,
+				  (unsigned long long)limit, detail, dlen);
 	*bytes = r.bytes;
-	if (res == HTTP_BODY_TOO_LARGE ||
-	    (res == HTTP_BODY_STOPPED && r.status == 413))
-		http_error(ctx->resp, 413,
-			   "the video is larger than %lld bytes "
-			   "(FACE_API_VIDEO_MAX_BYTES)",
-			   vc->max_bytes);
-	else if (res == HTTP_BODY_STOPPED && r.status == 400)
-		http_error(ctx->resp, 400, "%s", r.why);
-	else if (res == HTTP_BODY_STOPPED)
-		http_error(ctx->resp, 500, "the video could not be kept");
-	else if (res == HTTP_BODY_NO_MEMORY)
-		http_error(ctx->resp, 500, "out of memory");
-	else if (res == HTTP_BODY_MALFORMED)
-		http_error(ctx->resp, 400,
-			   "malformed multipart/form-data body: %s", detail);
-	else if (res == HTTP_BODY_UNREADABLE)
-		http_error(ctx->resp, 400,
-			   "the request body could not be read");
-	else if (!r.has_video)
-		http_error(ctx->resp, 400,
-			   "the video file is missing (form field \"video\")");
-	else if (r.bytes == 0)
-		http_error(ctx->resp, 400, "the video file is empty");
-	else
-		return true;
-	return false;
+	switch (res) {
+	case HTTP_BODY_OK:
+		return !r.has_video   ? FACEAPI_UPLOAD_NO_FILE
+		       : r.bytes == 0 ? FACEAPI_UPLOAD_EMPTY_FILE
+				      : FACEAPI_UPLOAD_OK;
+	case HTTP_BODY_TOO_LARGE:
+		return FACEAPI_UPLOAD_FILE_TOO_LARGE;
+	case HTTP_BODY_STOPPED:
+		return r.stop;
+	case HTTP_BODY_MALFORMED:
+		return FACEAPI_UPLOAD_MALFORMED;
+	case HTTP_BODY_UNREADABLE:
+		return FACEAPI_UPLOAD_UNREADABLE;
+	default:
+		return FACEAPI_UPLOAD_NO_MEMORY;
+	}
 }
 
 /* The checks of the video's header against the limits.  False with the
@@ -328,6 +304,7 @@ faceapi_video_post(struct app_ctx *ctx)
 	struct faceapi_upload up;
 	struct faceapi_params p;
 	struct faceapi_vinfo vi;
+	enum faceapi_upload_result ur;
 	char key_id[37] = "", path[PATH_MAX], detail[256];
 	long long bytes = 0;
 	int fd = -1;
@@ -356,10 +333,16 @@ faceapi_video_post(struct app_ctx *ctx)
 		http_error(ctx->resp, 503, "no temporary space for the video");
 		goto out;
 	}
-	if (read_body(ctx, &vc, fd, &up, &bytes) &&
-	    faceapi_params_get(ctx->req, &up, &faceapi.conf, true, &p,
-			       ctx->resp) &&
-	    check_video(ctx, &vc, path, &vi))
+	if ((ur = read_body(ctx->req, &vc, fd, &up, &bytes, detail,
+			    sizeof(detail))) != FACEAPI_UPLOAD_OK) {
+		const struct faceapi_upload_kind video = {
+			"video", "a video", vc.max_bytes,
+			"FACE_API_VIDEO_MAX_BYTES"};
+
+		faceapi_upload_answer(ctx->resp, ur, &video, &up, detail);
+	} else if (faceapi_params_get(ctx->req, &up, &faceapi.conf, true, &p,
+				      ctx->resp) &&
+		   check_video(ctx, &vc, path, &vi))
 		queue(ctx, path, bytes, &vi, &p, key_id);
 out:
 	if (fd >= 0)
