@@ -43,6 +43,10 @@ struct app_ctx {
 				  * settings are bad (logged then) */
 	pthread_mutex_t *lock;	 /* app_main_threads: held by the handler */
 	bool locked;		 /* until app_unlock() */
+
+	/* The program's own state, for a loop of its own
+	 * (lib/face/service/faceapi: its struct faceapi). */
+	void *app;
 };
 
 /*

@@ -211,11 +211,12 @@ answer_job(struct app_ctx *ctx, int status, const PGresult *res)
 static bool
 admit(struct app_ctx *ctx, bool post, char key_id[37])
 {
-	const struct faceapi_rate *rate = &faceapi.conf.rate_mask;
+	struct faceapi *svc = faceapi_of(ctx);
+	const struct faceapi_rate *rate = &svc->conf.rate_mask;
 	int retry = 1;
 
 	if (post &&
-	    !faceapi_rate_allow(faceapi.limits, "mask", faceapi_client_ip(ctx),
+	    !faceapi_rate_allow(svc->limits, "mask", faceapi_client_ip(ctx),
 				rate, clock_real_us(), &retry)) {
 		http_header(ctx->resp, "Retry-After", "%d", retry);
 		http_error(ctx->resp, 429,
@@ -224,8 +225,7 @@ admit(struct app_ctx *ctx, bool post, char key_id[37])
 			   rate->limit, rate->period_s);
 		return false;
 	}
-	if (!faceapi.conf.storage || faceapi.db == NULL ||
-	    faceapi.store == NULL) {
+	if (!svc->conf.storage || svc->db == NULL || svc->store == NULL) {
 		http_error(ctx->resp, 503,
 			   "video anonymization needs storage: the service "
 			   "runs with FACE_API_STORAGE_ENABLED=false");
@@ -240,6 +240,7 @@ queue(struct app_ctx *ctx, const char *path, long long bytes,
       const struct faceapi_vinfo *vi, const struct faceapi_params *p,
       const char *key_id)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	char id[AUTH_UUID_LEN + 1], key[128], detail[256], v[10][32];
 	const char *params[14];
 	PGresult *res = NULL;
@@ -251,7 +252,7 @@ queue(struct app_ctx *ctx, const char *path, long long bytes,
 		return;
 	}
 	snprintf(key, sizeof(key), "face/videos/%s/input", id);
-	if (!faceapi_vput_file(faceapi.store, path, key,
+	if (!faceapi_vput_file(svc->store, path, key,
 			       "application/octet-stream", &size, detail,
 			       sizeof(detail))) {
 		log_error("face-video: %s: %s", key, detail);
@@ -287,7 +288,7 @@ queue(struct app_ctx *ctx, const char *path, long long bytes,
 		"$13::float8, NULLIF($14, '')::uuid) RETURNING " JOB_COLUMNS,
 		14, params);
 	if (st != DB_OK) {
-		store_delete(faceapi.store, key, detail, sizeof(detail));
+		store_delete(svc->store, key, detail, sizeof(detail));
 		app_db_error(ctx, st);
 		goto out;
 	}
@@ -300,6 +301,7 @@ out:
 void
 faceapi_video_post(struct app_ctx *ctx)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	struct faceapi_vconf vc;
 	struct faceapi_upload up;
 	struct faceapi_params p;
@@ -319,7 +321,7 @@ faceapi_video_post(struct app_ctx *ctx)
 	}
 	if (!admit(ctx, true, key_id))
 		goto out;
-	if (!faceapi_request_begin(faceapi.limits)) {
+	if (!faceapi_request_begin(svc->limits)) {
 		http_header(ctx->resp, "Retry-After", "1");
 		http_error(ctx->resp, 503,
 			   "too many concurrent requests; retry shortly");
@@ -340,7 +342,7 @@ faceapi_video_post(struct app_ctx *ctx)
 			"FACE_API_VIDEO_MAX_BYTES"};
 
 		faceapi_upload_answer(ctx->resp, ur, &video, &up, detail);
-	} else if (faceapi_params_get(ctx->req, &up, &faceapi.conf, true, &p,
+	} else if (faceapi_params_get(ctx->req, &up, &svc->conf, true, &p,
 				      ctx->resp) &&
 		   check_video(ctx, &vc, path, &vi))
 		queue(ctx, path, bytes, &vi, &p, key_id);
@@ -391,6 +393,7 @@ faceapi_video_get(struct app_ctx *ctx)
 void
 faceapi_video_result(struct app_ctx *ctx)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	PGresult *res = NULL;
 	char key_id[37] = "", path[4096], url[2048];
 	const char *key;
@@ -407,7 +410,7 @@ faceapi_video_result(struct app_ctx *ctx)
 	}
 	key = PQgetvalue(res, 0, 1);
 	http_header(ctx->resp, "Cache-Control", "private, no-store");
-	if (store_local_path(faceapi.store, key, path, sizeof(path))) {
+	if (store_local_path(svc->store, key, path, sizeof(path))) {
 		/* lighttpd sends the file and answers Range itself. */
 		http_header(ctx->resp, "Content-Type", "%s",
 			    PQgetvalue(res, 0, 2));
@@ -420,10 +423,9 @@ faceapi_video_result(struct app_ctx *ctx)
 		http_header(ctx->resp, "Accept-Ranges", "bytes");
 		http_header(ctx->resp, "X-Sendfile", "%s", path);
 		ctx->resp->status = 200;
-	} else if (store_presign_get(faceapi.public != NULL ? faceapi.public
-							    : faceapi.store,
-				     key, (unsigned)faceapi.conf.url_ttl, url,
-				     sizeof(url))) {
+	} else if (store_presign_get(
+			   svc->public != NULL ? svc->public : svc->store, key,
+			   (unsigned)svc->conf.url_ttl, url, sizeof(url))) {
 		/* S3 answers Range on the presigned URL. */
 		http_header(ctx->resp, "Location", "%s", url);
 		http_error(ctx->resp, 302, "the result is at the Location URL");
@@ -436,6 +438,7 @@ out:
 void
 faceapi_video_cancel(struct app_ctx *ctx)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	PGresult *res = NULL, *r2 = NULL;
 	char key_id[37] = "", detail[256];
 	const char *p[1] = {ctx->params[0]};
@@ -464,8 +467,7 @@ faceapi_video_cancel(struct app_ctx *ctx)
 				   PQgetvalue(res, 0, 0));
 		goto out;
 	}
-	store_delete(faceapi.store, PQgetvalue(r2, 0, 0), detail,
-		     sizeof(detail));
+	store_delete(svc->store, PQgetvalue(r2, 0, 0), detail, sizeof(detail));
 	PQclear(res);
 	res = NULL;
 	if (find(ctx, key_id, JOB_COLUMNS, &res))
