@@ -26,6 +26,30 @@ const char *const faceapi_param_names[FACEAPI_NPARAMS] = {
 	[FACEAPI_P_QUALITY] = "quality",
 };
 
+int
+faceapi_field_begin(struct faceapi_upload *up, const char *name)
+{
+	for (int i = 0; i < FACEAPI_NPARAMS; i++)
+		if (strcmp(name, faceapi_param_names[i]) == 0) {
+			up->has_field[i] = true;
+			up->fields[i][0] = '\0';
+			return i;
+		}
+	return -1;
+}
+
+bool
+faceapi_field_data(struct faceapi_upload *up, int i, size_t *flen,
+		   const void *p, size_t n)
+{
+	if (*flen + n > FACEAPI_FIELD_MAX)
+		return false;
+	memcpy(up->fields[i] + *flen, p, n);
+	*flen += n;
+	up->fields[i][*flen] = '\0';
+	return true;
+}
+
 /* What the parser's callbacks are filling. */
 struct reader {
 	struct faceapi_upload *up;
@@ -57,12 +81,7 @@ part_begin(void *arg, const struct multipart_part *part)
 			memcpy(up->filename, part->filename, n);
 		return 0;
 	}
-	for (int i = 0; i < FACEAPI_NPARAMS; i++)
-		if (strcmp(part->name, faceapi_param_names[i]) == 0) {
-			r->part = i;
-			up->has_field[i] = true;
-			up->fields[i][0] = '\0';
-		}
+	r->part = faceapi_field_begin(up, part->name);
 	return 0;
 }
 
@@ -84,15 +103,10 @@ part_data(void *arg, const void *p, size_t n)
 		}
 		return 0;
 	}
-	if (r->part >= 0) {
-		if (r->flen + n > FACEAPI_FIELD_MAX) {
-			r->stop = FACEAPI_UPLOAD_FIELD_TOO_LONG;
-			up->bad_field = faceapi_param_names[r->part];
-			return 1;
-		}
-		memcpy(up->fields[r->part] + r->flen, p, n);
-		r->flen += n;
-		up->fields[r->part][r->flen] = '\0';
+	if (r->part >= 0 && !faceapi_field_data(up, r->part, &r->flen, p, n)) {
+		r->stop = FACEAPI_UPLOAD_FIELD_TOO_LONG;
+		up->bad_field = faceapi_param_names[r->part];
+		return 1;
 	}
 	return 0;
 }

@@ -44,6 +44,18 @@ struct faceapi_upload {
 	const char *bad_field; /* FACEAPI_UPLOAD_FIELD_TOO_LONG: its name */
 };
 
+/*
+ * The parameter a form part named name sets (its field in up emptied and
+ * marked sent: the last part of a name wins), or -1 for none.  For the
+ * multipart readers of an upload.
+ */
+int faceapi_field_begin(struct faceapi_upload *up, const char *name);
+
+/* Appends the n bytes at p to field i of up, which holds *flen; false
+ * when that would pass FACEAPI_FIELD_MAX bytes. */
+bool faceapi_field_data(struct faceapi_upload *up, int i, size_t *flen,
+			const void *p, size_t n);
+
 /* How reading an upload ended; the handler answers it. */
 enum faceapi_upload_result {
 	FACEAPI_UPLOAD_OK = 0,

@@ -57,12 +57,7 @@ vpart_begin(void *arg, const struct multipart_part *part)
 		r->has_video = r->in_video = true;
 		return 0;
 	}
-	for (int i = 0; i < FACEAPI_NPARAMS; i++)
-		if (strcmp(part->name, faceapi_param_names[i]) == 0) {
-			r->field = i;
-			r->up->has_field[i] = true;
-			r->up->fields[i][0] = '\0';
-		}
+	r->field = faceapi_field_begin(r->up, part->name);
 	return 0;
 }
 
@@ -83,14 +78,10 @@ vpart_data(void *arg, const void *p, size_t n)
 		}
 		return 0;
 	}
-	if (r->field >= 0) {
-		if (r->flen + n > FACEAPI_FIELD_MAX) {
-			r->stop = FACEAPI_UPLOAD_FIELD_TOO_LONG;
-			return 1;
-		}
-		memcpy(r->up->fields[r->field] + r->flen, p, n);
-		r->flen += n;
-		r->up->fields[r->field][r->flen] = '\0';
+	if (r->field >= 0 &&
+	    !faceapi_field_data(r->up, r->field, &r->flen, p, n)) {
+		r->stop = FACEAPI_UPLOAD_FIELD_TOO_LONG;
+		return 1;
 	}
 	return 0;
 }
