@@ -11,7 +11,9 @@
 #include "face/service/faceapi_admin.h"
 #include "face/service/faceapi_keys.h"
 
-#define A FACEAPI_ADMIN
+/* HTTP Basic with FACE_API_ADMIN_USER/_PASSWORD, the IP lockout, and
+ * storage required (501 without): faceapi_main. */
+#define A ROUTE_BASIC
 
 static const struct route routes[] = {
 	{"GET", "/api/v1/admin/stats", A, 0, NULL, faceapi_admin_stats},

@@ -38,28 +38,25 @@ static const struct jobmetrics transcode_jobs = {
 						  "started_at", "completed_at"),
 };
 
+/* A super_admin's access token. */
+static bool
+super_admin(struct app_ctx *ctx)
+{
+	return authn_jwt(ctx->req, ctx->db, secret, ROLE_SUPER_ADMIN, &ctx->who,
+			 ctx->resp);
+}
+
 void
 metricsapi_get(struct app_ctx *ctx)
 {
-	struct http_resp *resp = ctx->resp;
-	enum db_status st;
+	static const struct app_metrics_gate gate = {
+		.allowed = &allowed,
+		.setting = "XMHUB_METRICS",
+		.refusal = "metrics are for XMHUB_METRICS_ALLOW addresses or a "
+			   "super_admin token",
+		.credentials = super_admin,
+		.jobs = &transcode_jobs,
+	};
 
-	if (!allow_match(&allowed, ctx->req->remote_addr)) {
-		if (ctx->req->authorization == NULL) {
-			http_error(resp, 403,
-				   "metrics are for XMHUB_METRICS_ALLOW "
-				   "addresses or a super_admin token");
-			return;
-		}
-		if (!authn_jwt(ctx->req, ctx->db, secret, ROLE_SUPER_ADMIN,
-			       &ctx->who, resp))
-			return;
-	}
-	if (!app_metrics(resp, "XMHUB_METRICS"))
-		return;
-	if ((st = jobmetrics_render(ctx->db, &transcode_jobs, &resp->body)) !=
-	    DB_OK) {
-		resp->body.len = 0;
-		http_db_error(resp, st);
-	}
+	app_metrics(ctx, &gate);
 }

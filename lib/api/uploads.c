@@ -26,7 +26,6 @@
 #include "web/valid.h"
 #include "core/log.h"
 
-#define PIECE 65536 /* bytes of the body read at a time */
 #define KEY_MAX 128 /* "{facility}/uploads/{upload}/original" */
 /* A PostgreSQL array literal of up to UPLOADS_TAGS_MAX UUIDs. */
 #define TAGS_LIT_MAX (UPLOADS_TAGS_MAX * (ROUTE_UUID_LEN + 1) + 2)
@@ -556,39 +555,31 @@ static void
 receive(struct post *p, const char *boundary)
 {
 	static const struct multipart_cb cb = {part_begin, part_data, part_end};
-	struct multipart *mp = malloc(sizeof(*mp));
-	char *piece = malloc(PIECE);
-	unsigned long long total = 0;
-	long n;
+	char detail[160];
 
-	if (mp == NULL || piece == NULL) {
+	/* A callback that stopped the parser refused already. */
+	switch (http_multipart_read(p->ctx->req, boundary, &cb, p,
+				    (unsigned long long)max_bytes, detail,
+				    sizeof(detail))) {
+	case HTTP_BODY_OK:
+	case HTTP_BODY_STOPPED:
+		break;
+	case HTTP_BODY_TOO_LARGE:
+		refuse(p, 413, "the upload is larger than %lld bytes",
+		       max_bytes);
+		break;
+	case HTTP_BODY_MALFORMED:
+		refuse(p, 400, "invalid multipart body: %s", detail);
+		break;
+	case HTTP_BODY_UNREADABLE:
+		refuse(p, 400, "the request body could not be read");
+		break;
+	case HTTP_BODY_NO_MEMORY:
 		refuse(p, 500, "out of memory");
-		goto out;
-	}
-	multipart_init(mp, boundary, &cb, p);
-	while (p->status == 0) {
-		if ((n = http_body_piece(p->ctx->req, piece, PIECE)) < 0) {
-			refuse(p, 400, "the request body could not be read");
-			break;
-		}
-		total += (unsigned long long)n;
-		if (total > (unsigned long long)max_bytes) {
-			refuse(p, 413, "the upload is larger than %lld bytes",
-			       max_bytes);
-			break;
-		}
-		if ((n > 0 ? multipart_feed(mp, piece, (size_t)n)
-			   : multipart_finish(mp)) == MULTIPART_ERROR)
-			refuse(p, 400, "invalid multipart body: %s",
-			       multipart_error(mp));
-		if (n == 0)
-			break;
+		break;
 	}
 	if (p->status == 0 && !p->file_seen)
 		refuse(p, 400, "missing file field");
-out:
-	free(piece);
-	free(mp);
 }
 
 static const char insert_sql[] =

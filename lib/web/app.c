@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "web/allow.h"
 #include "web/app.h"
 #include "web/authn.h"
 #include "web/cgi.h"
@@ -24,6 +25,7 @@
 #include "web/spoolcap.h"
 #include "core/clock.h"
 #include "core/conf.h"
+#include "core/jobmetrics.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "store/storage.h"
@@ -114,9 +116,16 @@ set_up(const char *name, const struct route *table, size_t n,
 	 * checked: the program serves on. */
 	if (!fcgiproc_alive(name, detail, sizeof(detail)))
 		log_error("liveness: %s", detail);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		need_jwt |= table[i].auth == ROUTE_JWT ||
 			    table[i].auth == ROUTE_JWT_OR_SIGNED;
+		/* No credentials to check it with: refused, not let in. */
+		if (table[i].auth == ROUTE_BASIC) {
+			log_error("%s %s: ROUTE_BASIC is not served here",
+				  table[i].method, table[i].pattern);
+			return false;
+		}
+	}
 	/* A JWT program without its secret would accept nothing; say so. */
 	if (need_jwt && ((su->secret = conf_get("XMHUB_JWT_SECRET")) == NULL ||
 			 strlen(su->secret) < AUTH_JWT_SECRET_MIN)) {
@@ -516,19 +525,34 @@ app_request_done(const struct http_req *req, const struct http_resp *resp,
 	log_request_id(NULL);
 }
 
-bool
-app_metrics(struct http_resp *resp, const char *setting)
+void
+app_metrics(struct app_ctx *ctx, const struct app_metrics_gate *g)
 {
+	struct http_resp *resp = ctx->resp;
+	enum db_status st;
+
+	if (!allow_match(g->allowed, ctx->req->remote_addr)) {
+		if (ctx->req->authorization == NULL) {
+			http_error(resp, 403, "%s", g->refusal);
+			return;
+		}
+		if (!g->credentials(ctx))
+			return;
+	}
 	if (!metrics_on()) {
-		http_error(resp, 503, "metrics are off (%s)", setting);
-		return false;
+		http_error(resp, 503, "metrics are off (%s)", g->setting);
+		return;
 	}
 	resp->body.len = 0;
 	metrics_render(&resp->body);
 	http_no_store(resp);
 	resp->status = 200;
 	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
-	return true;
+	if (g->jobs != NULL && ctx->db != NULL &&
+	    (st = jobmetrics_render(ctx->db, g->jobs, &resp->body)) != DB_OK) {
+		resp->body.len = 0;
+		http_db_error(resp, st);
+	}
 }
 
 bool

@@ -24,6 +24,8 @@
 #include "web/http.h"
 #include "web/route.h"
 
+struct allow;
+struct jobmetrics;
 struct store;
 
 /* What a handler gets. */
@@ -41,6 +43,10 @@ struct app_ctx {
 				  * settings are bad (logged then) */
 	pthread_mutex_t *lock;	 /* app_main_threads: held by the handler */
 	bool locked;		 /* until app_unlock() */
+
+	/* The program's own state, for a loop of its own
+	 * (lib/face/service/faceapi: its struct faceapi). */
+	void *app;
 };
 
 /*
@@ -164,13 +170,26 @@ void app_request_id(FCGX_Request *fcgi, struct http_resp *resp);
 void app_request_done(const struct http_req *req, const struct http_resp *resp,
 		      double t0);
 
+/* Who may scrape a program's /metrics, and what it adds. */
+struct app_metrics_gate {
+	const struct allow *allowed; /* read without credentials */
+	const char *setting;	     /* the off switch: "XMHUB_METRICS" */
+	const char *refusal;	     /* 403 detail: no credentials sent */
+	/* Checks the Authorization sent; false with the answer set (401,
+	 * 403, 429). */
+	bool (*credentials)(struct app_ctx *ctx);
+	const struct jobmetrics *jobs; /* a job table's figures, or NULL */
+};
+
 /*
- * Answers a scrape of the shared counters (lib/core/metrics) to a client
- * its service let in: 200 text/plain; version=0.0.4 with metrics_render()'s
- * text in resp->body, to which the caller may append; or 503 naming
- * setting when counting is off (false then).
+ * Answers a scrape of the shared counters (lib/core/metrics): for a client
+ * in g->allowed, or one whose credentials g->credentials accepts (403 with
+ * g->refusal when none are sent), 200 text/plain; version=0.0.4 with
+ * metrics_render()'s text, then g->jobs' figures read from ctx->db (none
+ * while ctx->db is NULL; a database failure is answered as
+ * http_db_error).  503 naming g->setting when counting is off.
  */
-bool app_metrics(struct http_resp *resp, const char *setting);
+void app_metrics(struct app_ctx *ctx, const struct app_metrics_gate *g);
 
 /* Makes SIGTERM (what lighttpd sends at shutdown), SIGINT and SIGUSR1
  * end the accept loop cleanly: the request in progress runs on (a read or

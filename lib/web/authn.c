@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codec/base64.h"
+#include "codec/buf.h"
 #include "core/auth.h"
 #include "core/conf.h"
 #include "core/settings.h"
@@ -161,6 +163,36 @@ sync_cache(struct db *db)
 	}
 	if (stale)
 		authn_forget();
+}
+
+bool
+authn_basic(const char *authorization, const char *user, const char *password,
+	    bool hashed)
+{
+	const char *h = authorization;
+	struct buf dec;
+	char *colon;
+	bool ok = false;
+
+	if (h == NULL || strncasecmp(h, "Basic ", 6) != 0 ||
+	    strlen(h) > AUTHN_BASIC_MAX || password == NULL)
+		return false;
+	buf_init(&dec, AUTHN_BASIC_MAX);
+	if (base64_decode(&dec, h + 6, strlen(h + 6))) {
+		buf_putc(&dec, '\0');
+		colon = dec.failed ? NULL : strchr((char *)dec.p, ':');
+		if (colon != NULL) {
+			*colon = '\0';
+			/* Both compared, each in constant time (a hash
+			 * takes its Argon2id time whatever the user). */
+			ok = auth_equal((char *)dec.p, user);
+			ok = (hashed ? auth_password_verify(password, colon + 1)
+				     : auth_equal(colon + 1, password)) &&
+			     ok;
+		}
+	}
+	buf_free(&dec);
+	return ok;
 }
 
 void

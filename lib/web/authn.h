@@ -24,6 +24,8 @@
 #include "web/http.h"
 #include "web/route.h"
 
+#define AUTHN_BASIC_MAX 1024 /* bytes of a Basic Authorization header */
+
 /* The authenticated caller. */
 struct authn_who {
 	enum route_auth kind; /* ROUTE_PUBLIC when nobody */
@@ -70,6 +72,16 @@ bool authn_api_key(const struct http_req *req, struct db *db, const char *scope,
  */
 int authn_api_key_status(struct db *db, const char *key, const char *scope,
 			 struct authn_who *who, char *detail, size_t dlen);
+
+/*
+ * True when authorization (an Authorization header, NULL when absent)
+ * is "Basic" with user and password: password itself, or when hashed an
+ * Argon2id hash of it (lib/core/auth).  Both are compared in constant
+ * time, whatever the user; a header longer than AUTHN_BASIC_MAX bytes is
+ * refused unread.  password NULL refuses everyone.
+ */
+bool authn_basic(const char *authorization, const char *user,
+		 const char *password, bool hashed);
 
 /*
  * After a request that used db: when it changed an account or a key (its

@@ -12,9 +12,12 @@
 #include <strings.h>
 
 #include "web/http.h"
+#include "codec/multipart.h"
 #include "codec/jsonin.h"
 #include "codec/hex.h"
 #include "core/log.h"
+
+#define PIECE 65536 /* bytes of a body read at a time */
 
 static const struct {
 	int status;
@@ -566,4 +569,62 @@ http_body_piece(struct http_req *req, void *p, size_t n)
 	if (got < 0 || FCGX_GetError(req->fcgi->in) != 0)
 		return -1;
 	return got;
+}
+
+enum http_body_result
+http_multipart_read(struct http_req *req, const char *boundary,
+		    const struct multipart_cb *cb, void *arg,
+		    unsigned long long limit, char *detail, size_t dlen)
+{
+	/* The parser's state holds an 8 KiB header buffer: neither it nor
+	 * the piece on the stack of a request thread. */
+	struct multipart *mp = malloc(sizeof(*mp));
+	char *piece = malloc(PIECE);
+	enum http_body_result res = HTTP_BODY_NO_MEMORY;
+	enum multipart_status st;
+	unsigned long long total = 0;
+	long n;
+
+	if (dlen > 0)
+		detail[0] = '\0';
+	if (mp == NULL || piece == NULL)
+		goto out;
+	multipart_init(mp, boundary, cb, arg);
+	do {
+		if ((n = http_body_piece(req, piece, PIECE)) < 0) {
+			res = HTTP_BODY_UNREADABLE;
+			goto out;
+		}
+		if ((total += (unsigned long long)n) > limit) {
+			res = HTTP_BODY_TOO_LARGE;
+			goto out;
+		}
+		st = n > 0 ? multipart_feed(mp, piece, (size_t)n)
+			   : multipart_finish(mp);
+	} while (n > 0 && st == MULTIPART_OK);
+	if (st == MULTIPART_OK)
+		res = HTTP_BODY_OK;
+	else if (st == MULTIPART_STOPPED)
+		res = HTTP_BODY_STOPPED;
+	else {
+		res = HTTP_BODY_MALFORMED;
+		if (dlen > 0)
+			snprintf(detail, dlen, "%s", multipart_error(mp));
+	}
+out:
+	free(piece);
+	free(mp);
+	return res;
+}
+
+void
+http_body_drain(struct http_req *req, unsigned long long limit)
+{
+	char tmp[4096];
+	long n;
+
+	while (limit > 0 && (n = http_body_piece(req, tmp, sizeof(tmp))) > 0)
+		limit = (unsigned long long)n < limit
+				? limit - (unsigned long long)n
+				: 0;
 }

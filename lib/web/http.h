@@ -19,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "codec/buf.h"
+#include "codec/multipart.h"
 #include "core/db.h"
 
 #define HTTP_MAX_QUERY 32     /* query parameters kept; more is a 400 */
@@ -174,5 +175,35 @@ bool http_stream_write(FCGX_Request *fcgi, const void *p, size_t n);
  * caller enforces its own size limit; Content-Length is not checked.
  */
 long http_body_piece(struct http_req *req, void *p, size_t n);
+
+/* How http_multipart_read() ended. */
+enum http_body_result {
+	HTTP_BODY_OK = 0,     /* the whole body parsed, its end seen */
+	HTTP_BODY_TOO_LARGE,  /* more than the limit's bytes came */
+	HTTP_BODY_STOPPED,    /* a callback stopped the parser */
+	HTTP_BODY_MALFORMED,  /* not a multipart body: detail says why */
+	HTTP_BODY_UNREADABLE, /* the client went away mid-body */
+	HTTP_BODY_NO_MEMORY
+};
+
+/*
+ * Streams the request body, piece by piece (http_body_piece), through a
+ * multipart parser (lib/codec/multipart) of boundary calling cb with arg,
+ * up to its end or limit bytes, whichever comes first: the one reader of
+ * the multipart uploads, which hold no more of the body than their
+ * callbacks keep.  detail (dlen > 0) receives the parser's reason for
+ * HTTP_BODY_MALFORMED, "" otherwise.
+ */
+enum http_body_result http_multipart_read(struct http_req *req,
+					  const char *boundary,
+					  const struct multipart_cb *cb,
+					  void *arg, unsigned long long limit,
+					  char *detail, size_t dlen);
+
+/*
+ * Reads and drops up to limit bytes of what is left of the body, so that
+ * a client still sending it gets the answer instead of a reset.
+ */
+void http_body_drain(struct http_req *req, unsigned long long limit);
 
 #endif

@@ -30,7 +30,12 @@ enum route_auth {
 	ROUTE_API_KEY,	  /* X-Api-Key */
 	/* A GET that a browser fetches by itself (<audio src>): a bearer
 	 * token as ROUTE_JWT, or a signed URL (lib/web/mediaurl.h) */
-	ROUTE_JWT_OR_SIGNED
+	ROUTE_JWT_OR_SIGNED,
+	/* Authorization: Basic with the program's admin credentials (the
+	 * face service's admin endpoints, lib/face/service/faceapi, which
+	 * checks them with authn_basic); lib/web/app has no such
+	 * credentials and refuses to start with such a route */
+	ROUTE_BASIC
 };
 
 struct route {

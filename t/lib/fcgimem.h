@@ -99,7 +99,8 @@ fcgimem_init(struct fcgimem *m, char **env, const void *body, size_t len,
 }
 
 /* The answer written so far, NUL-terminated (owned by m). */
-static const char *__attribute__((unused)) fcgimem_answer(struct fcgimem *m)
+static __attribute__((unused)) const char *
+fcgimem_answer(struct fcgimem *m)
 {
 	fcgimem_empty(&m->out, 0);
 	buf_putc(&m->answer, '\0');

@@ -5,8 +5,9 @@
  * (lib/face/service/faceapi_limits): slots held across processes and released
  * when a process dies, the rate limits and the login lockout; and the image
  * worker's sandbox (lib/face/service/faceapi_worker): what it forbids and
- * what it leaves.  Other processes are forked children that report
- * through their exit status or a pipe.
+ * what it leaves; the upload reader's results (lib/face/service/
+ * faceapi_params), each an outcome, not an HTTP status.  Other processes are
+ * forked children that report through their exit status or a pipe.
  */
 #include "config.h"
 
@@ -25,7 +26,9 @@
 #include "core/clock.h"
 #include "face/service/faceapi_conf.h"
 #include "face/service/faceapi_limits.h"
+#include "face/service/faceapi_params.h"
 #include "face/service/faceapi_worker.h"
+#include "fcgimem.h"
 #include "tap.h"
 
 static char dir[64];
@@ -407,6 +410,82 @@ test_sandbox(void)
 		ok(r[i] == '1', "sandbox: %s", sandbox_checks[i]);
 }
 
+#define PART(name) "--b\r\nContent-Disposition: form-data; name=\"" name "\""
+#define IMAGE(data) PART("image") "; filename=\"a.jpg\"\r\n\r\n" data "\r\n"
+#define FIELD(name, v) PART(name) "\r\n\r\n" v "\r\n"
+#define END "--b--\r\n"
+
+/* faceapi_upload_read() of body (Content-Type ctype) at max_image. */
+static enum faceapi_upload_result
+upload(const char *ctype, const char *body, size_t max_image,
+       struct faceapi_upload *up)
+{
+	char ct[96], *env[] = {"REQUEST_METHOD=POST", ct, NULL};
+	enum faceapi_upload_result res = FACEAPI_UPLOAD_NO_MEMORY;
+	struct http_resp resp;
+	struct http_req req;
+	struct fcgimem m;
+	char detail[160];
+
+	snprintf(ct, sizeof(ct), "CONTENT_TYPE=%s", ctype);
+	fcgimem_init(&m, env, body, strlen(body), NULL, 0, false);
+	http_resp_init(&resp);
+	if (http_req_init(&req, &m.req, &resp))
+		res = faceapi_upload_read(&req, max_image, up, detail,
+					  sizeof(detail));
+	http_req_free(&req);
+	http_resp_free(&resp);
+	fcgimem_free(&m);
+	return res;
+}
+
+static void
+test_upload(void)
+{
+	static const char form[] = "multipart/form-data; boundary=b";
+	struct faceapi_upload up;
+
+	ok(upload(form, IMAGE("abc") FIELD("confidence", "0.5") END, 10, &up) ==
+			   FACEAPI_UPLOAD_OK &&
+		   up.image.len == 3 && memcmp(up.image.p, "abc", 3) == 0 &&
+		   strcmp(up.filename, "a.jpg") == 0 &&
+		   up.has_field[FACEAPI_P_CONFIDENCE] &&
+		   strcmp(up.fields[FACEAPI_P_CONFIDENCE], "0.5") == 0 &&
+		   !up.has_field[FACEAPI_P_NMS],
+	   "upload: the image, its name and a field");
+	faceapi_upload_free(&up);
+	ok(upload("image/jpeg", "abc", 10, &up) == FACEAPI_UPLOAD_NOT_FORM,
+	   "upload: not a form: NOT_FORM");
+	faceapi_upload_free(&up);
+	ok(upload(form, IMAGE("abc") IMAGE("def") END, 10, &up) ==
+		   FACEAPI_UPLOAD_SECOND_FILE,
+	   "upload: two images: SECOND_FILE");
+	faceapi_upload_free(&up);
+	ok(upload(form, IMAGE("0123456789A") END, 10, &up) ==
+		   FACEAPI_UPLOAD_FILE_TOO_LARGE,
+	   "upload: an image of 11 bytes at 10: FILE_TOO_LARGE");
+	faceapi_upload_free(&up);
+	ok(upload(form,
+		  IMAGE("abc") FIELD("nms_threshold",
+				     "0.50000000000000000000000000000000000000"
+				     "00000000000000000000000000001") END,
+		  10, &up) == FACEAPI_UPLOAD_FIELD_TOO_LONG &&
+		   up.bad_field != NULL &&
+		   strcmp(up.bad_field, "nms_threshold") == 0,
+	   "upload: a field over 64 bytes: FIELD_TOO_LONG, named");
+	faceapi_upload_free(&up);
+	ok(upload(form, FIELD("confidence", "0.5") END, 10, &up) ==
+		   FACEAPI_UPLOAD_NO_FILE,
+	   "upload: no image: NO_FILE");
+	faceapi_upload_free(&up);
+	ok(upload(form, IMAGE("") END, 10, &up) == FACEAPI_UPLOAD_EMPTY_FILE,
+	   "upload: an empty image: EMPTY_FILE");
+	faceapi_upload_free(&up);
+	ok(upload(form, IMAGE("abc"), 10, &up) == FACEAPI_UPLOAD_MALFORMED,
+	   "upload: no close delimiter: MALFORMED");
+	faceapi_upload_free(&up);
+}
+
 int
 main(void)
 {
@@ -416,6 +495,7 @@ main(void)
 	snprintf(dir, sizeof(dir), "/tmp/faceapi-t-%ld", (long)getpid());
 	test_parsers();
 	test_conf();
+	test_upload();
 	test_sandbox();
 	l = faceapi_limits_open(dir, 2, 1, detail, sizeof(detail));
 	if (!ok(l != NULL, "state files made in %s", dir))

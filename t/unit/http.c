@@ -431,6 +431,103 @@ test_body(void)
 	finish(&t);
 }
 
+/* What the multipart callbacks of test_multipart saw. */
+struct parts {
+	int begun, ended;
+	size_t bytes;
+	int stop_at; /* part_begin of this part number stops (0: never) */
+};
+
+static int
+mp_begin(void *arg, const struct multipart_part *part)
+{
+	struct parts *p = arg;
+
+	(void)part;
+	return ++p->begun == p->stop_at;
+}
+
+static int
+mp_data(void *arg, const void *d, size_t n)
+{
+	(void)d;
+	((struct parts *)arg)->bytes += n;
+	return 0;
+}
+
+static int
+mp_end(void *arg)
+{
+	((struct parts *)arg)->ended++;
+	return 0;
+}
+
+static void
+test_multipart(void)
+{
+	static const struct multipart_cb cb = {mp_begin, mp_data, mp_end};
+	static const size_t thousands[] = {1000, 1000, 1000, 1000,
+					   1000, 1000, 1000, 1000};
+	static char big[100000];
+	static const char form[] =
+		"--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n"
+		"12345\r\n--b\r\nContent-Disposition: form-data; "
+		"name=\"f\"; filename=\"x\"\r\n\r\nabc\r\n--b--\r\n";
+	size_t len = sizeof(form) - 1, ones[256];
+	struct parts p;
+	char detail[64];
+	struct t t;
+
+	for (size_t i = 0; i < 256; i++)
+		ones[i] = 1;
+	memset(&p, 0, sizeof(p));
+	start_body(&t, NULL, form, len, ones, 256, false);
+	ok(http_multipart_read(&t.req, "b", &cb, &p, len, detail,
+			       sizeof(detail)) == HTTP_BODY_OK &&
+		   p.begun == 2 && p.ended == 2 && p.bytes == 8 &&
+		   detail[0] == '\0',
+	   "a form of two parts in 1-byte pieces, at a limit of its length");
+	finish(&t);
+	memset(&p, 0, sizeof(p));
+	start_body(&t, NULL, form, len, NULL, 0, false);
+	ok(http_multipart_read(&t.req, "b", &cb, &p, len - 1, detail,
+			       sizeof(detail)) == HTTP_BODY_TOO_LARGE,
+	   "one byte over the limit: HTTP_BODY_TOO_LARGE");
+	finish(&t);
+	memset(&p, 0, sizeof(p));
+	p.stop_at = 2;
+	start_body(&t, NULL, form, len, NULL, 0, false);
+	ok(http_multipart_read(&t.req, "b", &cb, &p, len, detail,
+			       sizeof(detail)) == HTTP_BODY_STOPPED &&
+		   p.begun == 2 && p.ended == 1,
+	   "a callback that stops: HTTP_BODY_STOPPED");
+	finish(&t);
+	memset(&p, 0, sizeof(p));
+	start_body(&t, NULL, form, len - 4, NULL, 0, false);
+	ok(http_multipart_read(&t.req, "b", &cb, &p, len, detail,
+			       sizeof(detail)) == HTTP_BODY_MALFORMED &&
+		   detail[0] != '\0',
+	   "a body without its close delimiter: HTTP_BODY_MALFORMED, why "
+	   "in detail");
+	finish(&t);
+	memset(&p, 0, sizeof(p));
+	start_body(&t, NULL, form, 20, NULL, 0, true);
+	ok(http_multipart_read(&t.req, "b", &cb, &p, len, detail,
+			       sizeof(detail)) == HTTP_BODY_UNREADABLE,
+	   "a read error mid-body: HTTP_BODY_UNREADABLE");
+	finish(&t);
+
+	/* http_body_drain reads up to its limit (in its pieces), then
+	 * stops. */
+	start_body(&t, NULL, big, sizeof(big), thousands, 8, false);
+	http_body_drain(&t.req, 10);
+	ok(t.m.at >= 10 && t.m.at < sizeof(big),
+	   "drained 10 bytes of 100000 and not all");
+	http_body_drain(&t.req, sizeof(big));
+	ok(t.m.at == sizeof(big), "then the rest");
+	finish(&t);
+}
+
 static void
 test_json_body(void)
 {
@@ -623,6 +720,7 @@ main(void)
 	test_cgi_file();
 	test_content_length();
 	test_body();
+	test_multipart();
 	test_json_body();
 	test_answer();
 	return tap_done();

@@ -7,62 +7,22 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
-#include "core/auth.h"
 #include "core/clock.h"
-#include "codec/base64.h"
 #include "core/conf.h"
 #include "core/log.h"
 #include "core/jobmetrics.h"
 #include "core/metrics.h"
 #include "web/allow.h"
 #include "web/app.h"
+#include "web/authn.h"
 #include "face/service/faceapi.h"
 #include "face/service/faceapi_keys.h"
 #include "face/service/faceapi_resp.h"
 #include "face/service/faceapi_store.h"
 #include "web/fcgiproc.h"
-
-#define BASIC_MAX 1024 /* bytes of an Authorization header looked at */
-
-/* FACE_API_METRICS_ALLOW: who reads /metrics without credentials. */
-static struct allow metrics_allowed;
-
-/* True when the Authorization header holds the admin's credentials. */
-static bool
-basic_ok(const char *h)
-{
-	const struct faceapi_conf *c = &faceapi.conf;
-	struct buf dec;
-	char *colon;
-	bool ok = false;
-
-	if (h == NULL || strncasecmp(h, "Basic ", 6) != 0 ||
-	    strlen(h) > BASIC_MAX || c->admin_password == NULL)
-		return false;
-	buf_init(&dec, BASIC_MAX);
-	if (base64_decode(&dec, h + 6, strlen(h + 6))) {
-		buf_putc(&dec, '\0');
-		colon = dec.failed ? NULL : strchr((char *)dec.p, ':');
-		if (colon != NULL) {
-			*colon = '\0';
-			/* Both compared, each in constant time (a hash
-			 * takes its Argon2id time whatever the user). */
-			ok = auth_equal((char *)dec.p, c->admin_user);
-			ok = (c->admin_hashed
-				      ? auth_password_verify(c->admin_password,
-							     colon + 1)
-				      : auth_equal(colon + 1,
-						   c->admin_password)) &&
-			     ok;
-		}
-	}
-	buf_free(&dec);
-	return ok;
-}
 
 /*
  * HTTP Basic of the admin endpoints, with the lockout of an IP after
@@ -71,19 +31,21 @@ basic_ok(const char *h)
 static bool
 admin_auth(struct app_ctx *ctx)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	const char *ip = faceapi_client_ip(ctx);
 	int retry = 0;
 
-	if (faceapi_lockout_blocked(faceapi.limits, ip, clock_real_us(),
-				    &retry))
+	if (faceapi_lockout_blocked(svc->limits, ip, clock_real_us(), &retry))
 		goto locked;
-	if (basic_ok(ctx->req->authorization)) {
-		faceapi_lockout_ok(faceapi.limits, ip);
+	if (authn_basic(ctx->req->authorization, svc->conf.admin_user,
+			svc->conf.admin_password, svc->conf.admin_hashed)) {
+		faceapi_lockout_ok(svc->limits, ip);
+		ctx->who.kind = ROUTE_BASIC;
 		return true;
 	}
 	/* The failure that reaches the limit is still a 401; the next
 	 * request is the first 429. */
-	faceapi_lockout_fail(faceapi.limits, ip, clock_real_us(), &retry);
+	faceapi_lockout_fail(svc->limits, ip, clock_real_us(), &retry);
 	http_header(ctx->resp, "WWW-Authenticate",
 		    "Basic realm=\"face-api admin\", charset=\"UTF-8\"");
 	http_error(ctx->resp, 401, "invalid admin credentials");
@@ -99,9 +61,10 @@ locked:
 static void
 dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	const struct route *r;
 
-	if (faceapi_resp_cors(ctx->req, &faceapi.conf, ctx->resp))
+	if (faceapi_resp_cors(ctx->req, &svc->conf, ctx->resp))
 		return;
 	/* Asked as an authorizer, in front of the POSTs of the public
 	 * routes, which all take a key (httpd-conf/programs): any program
@@ -113,9 +76,9 @@ dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
 	}
 	if ((r = app_route(ctx, table, n)) == NULL)
 		return;
-	if (r->auth == FACEAPI_ADMIN && !admin_auth(ctx))
+	if (r->auth == ROUTE_BASIC && !admin_auth(ctx))
 		return;
-	if (r->auth != ROUTE_PUBLIC && !faceapi.conf.storage) {
+	if (r->auth != ROUTE_PUBLIC && !svc->conf.storage) {
 		http_error(ctx->resp, 501,
 			   "storage is disabled (FACE_API_STORAGE_ENABLED)");
 		return;
@@ -129,9 +92,9 @@ dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
  * exist, and exec'd with none of the settings (faceapi_worker.h).
  */
 static bool
-start(const char *name, enum faceapi_program prog)
+start(struct faceapi *svc, const char *name, enum faceapi_program prog)
 {
-	struct faceapi_conf *c = &faceapi.conf;
+	struct faceapi_conf *c = &svc->conf;
 	char detail[512], path[FACEAPI_PATH_MAX + 16];
 
 	log_init(name);
@@ -146,34 +109,34 @@ start(const char *name, enum faceapi_program prog)
 	}
 	snprintf(path, sizeof(path), "%s/metrics", c->state_dir);
 	app_observe_init(name, true, path);
-	if (!allow_parse(&metrics_allowed,
+	if (!allow_parse(&svc->metrics_allowed,
 			 conf_str("FACE_API_METRICS_ALLOW", ALLOW_LOOPBACK),
 			 detail, sizeof(detail))) {
 		log_error("FACE_API_METRICS_ALLOW: %s", detail);
 		return false;
 	}
 	if (prog == FACEAPI_PUBLIC) {
-		faceapi.worker = faceapi_worker_open(c, faceapi.model_note,
-						     sizeof(faceapi.model_note),
-						     detail, sizeof(detail));
-		if (faceapi.worker == NULL) {
+		svc->worker = faceapi_worker_open(c, svc->model_note,
+						  sizeof(svc->model_note),
+						  detail, sizeof(detail));
+		if (svc->worker == NULL) {
 			snprintf(detail, sizeof(detail), "out of memory");
 			goto fail;
 		}
-		if (!faceapi_worker_model(faceapi.worker)->loaded)
+		if (!faceapi_worker_model(svc->worker)->loaded)
 			log_warn("no face detection model loaded from %s: %s; "
 				 "detect and mask answer 503",
 				 c->model_dir, detail);
-		else if (faceapi.model_note[0] != '\0')
-			log_info("%s", faceapi.model_note);
+		else if (svc->model_note[0] != '\0')
+			log_info("%s", svc->model_note);
 	}
-	if ((faceapi.limits = faceapi_limits_open(c->state_dir, c->max_requests,
-						  c->max_inference, detail,
-						  sizeof(detail))) == NULL ||
+	if ((svc->limits = faceapi_limits_open(c->state_dir, c->max_requests,
+					       c->max_inference, detail,
+					       sizeof(detail))) == NULL ||
 	    (c->limits_pg &&
-	     !faceapi_limits_shared(faceapi.limits, c->database_url, detail,
+	     !faceapi_limits_shared(svc->limits, c->database_url, detail,
 				    sizeof(detail))) ||
-	    !faceapi_store_open(&faceapi, detail, sizeof(detail)))
+	    !faceapi_store_open(svc, detail, sizeof(detail)))
 		goto fail;
 	return true;
 fail:
@@ -193,39 +156,31 @@ static const struct jobmetrics video_jobs = {
 void
 faceapi_metrics(struct app_ctx *ctx)
 {
-	struct http_resp *resp = ctx->resp;
-	enum db_status st;
-
-	if (!allow_match(&metrics_allowed, ctx->req->remote_addr)) {
-		if (ctx->req->authorization == NULL) {
-			http_error(resp, 403,
-				   "metrics are for FACE_API_METRICS_ALLOW "
-				   "addresses or the admin's credentials");
-			return;
-		}
-		if (!admin_auth(ctx))
-			return;
-	}
-	if (!app_metrics(resp, "FACE_API_METRICS"))
-		return;
 	/* The video jobs are in the database, which storage brings. */
-	if (faceapi.db != NULL &&
-	    (st = jobmetrics_render(faceapi.db, &video_jobs, &resp->body)) !=
-		    DB_OK) {
-		resp->body.len = 0;
-		http_db_error(resp, st);
-	}
+	const struct app_metrics_gate gate = {
+		.allowed = &faceapi_of(ctx)->metrics_allowed,
+		.setting = "FACE_API_METRICS",
+		.refusal =
+			"metrics are for FACE_API_METRICS_ALLOW addresses or "
+			"the admin's credentials",
+		.credentials = admin_auth,
+		.jobs = &video_jobs,
+	};
+
+	app_metrics(ctx, &gate);
 }
 
 int
 faceapi_main(const char *name, enum faceapi_program prog,
 	     const struct route *table, size_t n)
 {
+	struct faceapi svc;
 	FCGX_Request fcgi;
 	int status = 1;
 
+	memset(&svc, 0, sizeof(svc));
 	/* fcgiproc_watch_parent(): ends with the web server (fcgiproc.h). */
-	if (!fcgiproc_watch_parent() || !start(name, prog) ||
+	if (!fcgiproc_watch_parent() || !start(&svc, name, prog) ||
 	    FCGX_Init() != 0 || FCGX_InitRequest(&fcgi, 0, 0) != 0 ||
 	    !app_stop_on_signals())
 		goto out;
@@ -236,14 +191,15 @@ faceapi_main(const char *name, enum faceapi_program prog,
 		double t0 = clock_mono_s();
 		bool usable;
 
-		usable = app_request(&ctx, &req, &resp, &fcgi, faceapi.db);
+		usable = app_request(&ctx, &req, &resp, &fcgi, svc.db);
+		ctx.app = &svc;
 
 		faceapi_resp_security(&resp);
 		if (usable)
 			dispatch(&ctx, table, n);
 		/* Whatever a handler left held goes back. */
-		faceapi_request_end(faceapi.limits);
-		faceapi_inference_end(faceapi.limits);
+		faceapi_request_end(svc.limits);
+		faceapi_inference_end(svc.limits);
 		http_send(&resp, &fcgi);
 		app_request_done(&req, &resp, t0);
 		http_req_free(&req);
@@ -252,8 +208,8 @@ faceapi_main(const char *name, enum faceapi_program prog,
 	}
 	status = 0;
 out:
-	faceapi_worker_close(faceapi.worker);
-	faceapi_store_close(&faceapi);
-	faceapi_limits_close(faceapi.limits);
+	faceapi_worker_close(svc.worker);
+	faceapi_store_close(&svc);
+	faceapi_limits_close(svc.limits);
 	return status;
 }

@@ -28,7 +28,10 @@
  * it cannot start (a bad setting, the state directory, the database URL,
  * the store: said on stderr, which lighttpd keeps).  A model that cannot
  * be loaded does not stop the public program: /health says so and
- * detect/mask answer 503.
+ * detect/mask answer 503.  A ROUTE_BASIC route takes the admin's HTTP
+ * Basic credentials (FACE_API_ADMIN_USER/_PASSWORD) with the IP lockout,
+ * and storage (501 without); the public routes are ROUTE_PUBLIC and check
+ * their API key themselves, after the rate limit (faceapi_keys_check).
  */
 int faceapi_main(const char *name, enum faceapi_program prog,
 		 const struct route *table, size_t n);

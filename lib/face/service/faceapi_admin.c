@@ -204,6 +204,7 @@ faceapi_admin_image(struct app_ctx *ctx)
 void
 faceapi_admin_image_delete(struct app_ctx *ctx)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	const char *params[1] = {ctx->params[0]};
 	PGresult *res = NULL;
 	enum db_status st;
@@ -229,7 +230,7 @@ faceapi_admin_image_delete(struct app_ctx *ctx)
 	for (int i = 0; i < PQntuples(res); i++) {
 		snprintf(prefix, sizeof(prefix), "face/%s/%s/",
 			 PQgetvalue(res, i, 0), PQgetvalue(res, i, 1));
-		if (store_delete_prefix(faceapi.store, prefix, detail,
+		if (store_delete_prefix(svc->store, prefix, detail,
 					sizeof(detail)) != STORE_OK)
 			log_error("face-admin: deleting %s: %s", prefix,
 				  detail);
@@ -343,12 +344,13 @@ faceapi_admin_job_download(struct app_ctx *ctx)
 static void
 file(struct app_ctx *ctx, const char *kind, const char *sql)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	const char *params[1] = {ctx->params[0]};
 	PGresult *res = NULL;
 	enum db_status st;
 	char path[4096];
 
-	if (!faceapi.conf.storage) {
+	if (!svc->conf.storage) {
 		http_error(ctx->resp, 501,
 			   "storage is disabled (FACE_API_STORAGE_ENABLED)");
 		return;
@@ -359,7 +361,7 @@ file(struct app_ctx *ctx, const char *kind, const char *sql)
 		app_db_error(ctx, st);
 	else if (PQntuples(res) == 0 || PQgetisnull(res, 0, 0))
 		http_error(ctx->resp, 404, "not found");
-	else if (!store_local_path(faceapi.store, PQgetvalue(res, 0, 0), path,
+	else if (!store_local_path(svc->store, PQgetvalue(res, 0, 0), path,
 				   sizeof(path)))
 		http_error(ctx->resp, 404, "not a file of this store");
 	else {

@@ -33,13 +33,14 @@ static const char active_sql[] =
 static bool
 check(struct app_ctx *ctx, bool count, char key_id[37])
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	const char *key = ctx->req->api_key, *params[1] = {key};
 	PGresult *res = NULL;
 	enum db_status st;
 	bool ok = false;
 
 	key_id[0] = '\0';
-	if (!faceapi.conf.keys)
+	if (!svc->conf.keys)
 		return true;
 	if (key == NULL || *key == '\0') {
 		http_error(ctx->resp, 401,

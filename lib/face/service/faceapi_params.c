@@ -26,15 +26,37 @@ const char *const faceapi_param_names[FACEAPI_NPARAMS] = {
 	[FACEAPI_P_QUALITY] = "quality",
 };
 
+int
+faceapi_field_begin(struct faceapi_upload *up, const char *name)
+{
+	for (int i = 0; i < FACEAPI_NPARAMS; i++)
+		if (strcmp(name, faceapi_param_names[i]) == 0) {
+			up->has_field[i] = true;
+			up->fields[i][0] = '\0';
+			return i;
+		}
+	return -1;
+}
+
+bool
+faceapi_field_data(struct faceapi_upload *up, int i, size_t *flen,
+		   const void *p, size_t n)
+{
+	if (*flen + n > FACEAPI_FIELD_MAX)
+		return false;
+	memcpy(up->fields[i] + *flen, p, n);
+	*flen += n;
+	up->fields[i][*flen] = '\0';
+	return true;
+}
+
 /* What the parser's callbacks are filling. */
 struct reader {
 	struct faceapi_upload *up;
 	size_t max_image;
 	int part;    /* -1 ignored, FACEAPI_NPARAMS the image, else a field */
 	size_t flen; /* bytes of the current field */
-	int status;  /* why a callback stopped the parser: 413 image too
-		      * large, 400 field too long, 409 second image, 500 */
-	const char *why;
+	enum faceapi_upload_result stop; /* why a callback stopped it */
 };
 
 static int
@@ -48,7 +70,7 @@ part_begin(void *arg, const struct multipart_part *part)
 	r->flen = 0;
 	if (strcmp(part->name, "image") == 0) {
 		if (up->has_image) {
-			r->status = 409; /* answered as a 400 */
+			r->stop = FACEAPI_UPLOAD_SECOND_FILE;
 			return 1;
 		}
 		up->has_image = true;
@@ -59,12 +81,7 @@ part_begin(void *arg, const struct multipart_part *part)
 			memcpy(up->filename, part->filename, n);
 		return 0;
 	}
-	for (int i = 0; i < FACEAPI_NPARAMS; i++)
-		if (strcmp(part->name, faceapi_param_names[i]) == 0) {
-			r->part = i;
-			up->has_field[i] = true;
-			up->fields[i][0] = '\0';
-		}
+	r->part = faceapi_field_begin(up, part->name);
 	return 0;
 }
 
@@ -76,22 +93,20 @@ part_data(void *arg, const void *p, size_t n)
 
 	if (r->part == FACEAPI_NPARAMS) {
 		if (up->image.len + n > r->max_image) {
-			r->status = 413;
-			r->why = "image";
+			r->stop = FACEAPI_UPLOAD_FILE_TOO_LARGE;
 			return 1;
 		}
 		buf_append(&up->image, p, n);
-		return up->image.failed ? (r->status = 500, 1) : 0;
-	}
-	if (r->part >= 0) {
-		if (r->flen + n > FACEAPI_FIELD_MAX) {
-			r->status = 400;
-			r->why = faceapi_param_names[r->part];
+		if (up->image.failed) {
+			r->stop = FACEAPI_UPLOAD_NO_MEMORY;
 			return 1;
 		}
-		memcpy(up->fields[r->part] + r->flen, p, n);
-		r->flen += n;
-		up->fields[r->part][r->flen] = '\0';
+		return 0;
+	}
+	if (r->part >= 0 && !faceapi_field_data(up, r->part, &r->flen, p, n)) {
+		r->stop = FACEAPI_UPLOAD_FIELD_TOO_LONG;
+		up->bad_field = faceapi_param_names[r->part];
+		return 1;
 	}
 	return 0;
 }
@@ -105,99 +120,45 @@ part_end(void *arg)
 
 static const struct multipart_cb callbacks = {part_begin, part_data, part_end};
 
-/*
- * Reads and drops what is left of the body (at most limit bytes), so
- * that a client still sending gets the answer instead of a reset.
- */
-static void
-drain(struct http_req *req, long long limit)
-{
-	char tmp[65536];
-	int n;
-
-	while (limit > 0 &&
-	       (n = FCGX_GetStr(tmp, sizeof(tmp), req->fcgi->in)) > 0)
-		limit -= n;
-}
-
-/* Answers a stopped parse. */
-static void
-stopped(struct http_resp *resp, const struct reader *r, size_t max_image)
-{
-	if (r->status == 413)
-		http_error(resp, 413, "the image is larger than %zu bytes",
-			   max_image);
-	else if (r->status == 409)
-		http_error(resp, 400, "more than one image was sent");
-	else if (r->status == 400)
-		http_error(resp, 400, "%s: the value is too long", r->why);
-	else
-		http_error(resp, 500, "out of memory");
-}
-
-bool
+enum faceapi_upload_result
 faceapi_upload_read(struct http_req *req, size_t max_image,
-		    struct faceapi_upload *up, struct http_resp *resp)
+		    struct faceapi_upload *up, char *detail, size_t dlen)
 {
-	char boundary[MULTIPART_BOUNDARY_MAX + 1], detail[160], tmp[65536];
-	size_t limit = max_image + FACEAPI_FORM_OVERHEAD, total = 0;
-	struct reader r = {up, max_image, -1, 0, 0, NULL};
-	struct multipart *mp = NULL;
-	enum multipart_status st = MULTIPART_OK;
-	bool ok = false;
-	int n;
+	char boundary[MULTIPART_BOUNDARY_MAX + 1];
+	size_t limit = max_image + FACEAPI_FORM_OVERHEAD;
+	struct reader r = {up, max_image, -1, 0, FACEAPI_UPLOAD_OK};
+	enum faceapi_upload_result res;
 
 	memset(up, 0, sizeof(*up));
 	buf_init(&up->image, 0);
-	if (!multipart_boundary(req->content_type, boundary, detail,
-				sizeof(detail))) {
-		http_error(resp, 400,
-			   "the request must be multipart/form-data with an "
-			   "image file: %s",
-			   detail);
-		return false;
-	}
-	if (req->content_length > (long long)limit) {
-		drain(req, 4 * (long long)limit);
-		http_error(resp, 413,
-			   "the request body is larger than %zu bytes", limit);
-		return false;
-	}
-	/* The parser's state holds an 8 KiB header buffer: not on the stack
-	 * of a FastCGI loop. */
-	if ((mp = malloc(sizeof(*mp))) == NULL) {
-		http_error(resp, 500, "out of memory");
-		return false;
-	}
-	multipart_init(mp, boundary, &callbacks, &r);
-	while (st == MULTIPART_OK &&
-	       (n = FCGX_GetStr(tmp, sizeof(tmp), req->fcgi->in)) > 0) {
-		total += (size_t)n;
-		if (total > limit) {
-			r.status = 413;
-			st = MULTIPART_STOPPED;
+	if (!multipart_boundary(req->content_type, boundary, detail, dlen))
+		return FACEAPI_UPLOAD_NOT_FORM;
+	if (req->content_length > (long long)limit)
+		res = FACEAPI_UPLOAD_BODY_TOO_LARGE;
+	else
+		switch (http_multipart_read(req, boundary, &callbacks, &r,
+					    limit, detail, dlen)) {
+		case HTTP_BODY_OK:
+			return !up->has_image	    ? FACEAPI_UPLOAD_NO_FILE
+			       : up->image.len == 0 ? FACEAPI_UPLOAD_EMPTY_FILE
+						    : FACEAPI_UPLOAD_OK;
+		case HTTP_BODY_MALFORMED:
+			return FACEAPI_UPLOAD_MALFORMED;
+		case HTTP_BODY_UNREADABLE:
+			return FACEAPI_UPLOAD_UNREADABLE;
+		case HTTP_BODY_TOO_LARGE:
+			res = FACEAPI_UPLOAD_FILE_TOO_LARGE;
+			break;
+		case HTTP_BODY_STOPPED:
+			res = r.stop;
+			break;
+		default:
+			res = FACEAPI_UPLOAD_NO_MEMORY;
 			break;
 		}
-		st = multipart_feed(mp, tmp, (size_t)n);
-	}
-	if (st == MULTIPART_OK)
-		st = multipart_finish(mp);
-	if (st == MULTIPART_STOPPED) {
-		drain(req, 4 * (long long)limit);
-		stopped(resp, &r, max_image);
-	} else if (st == MULTIPART_ERROR)
-		http_error(resp, 400, "malformed multipart/form-data body: %s",
-			   multipart_error(mp));
-	else if (!up->has_image)
-		http_error(resp, 400,
-			   "the image file is missing (form field "
-			   "\"image\")");
-	else if (up->image.len == 0)
-		http_error(resp, 400, "the image file is empty");
-	else
-		ok = true;
-	free(mp);
-	return ok;
+	/* Refused before its end: the client may still be sending. */
+	http_body_drain(req, 4 * (unsigned long long)limit);
+	return res;
 }
 
 void

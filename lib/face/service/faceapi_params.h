@@ -41,6 +41,35 @@ struct faceapi_upload {
 	char filename[FACEAPI_FILENAME_MAX + 1]; /* valid UTF-8, or "" */
 	char fields[FACEAPI_NPARAMS][FACEAPI_FIELD_MAX + 1];
 	bool has_field[FACEAPI_NPARAMS];
+	const char *bad_field; /* FACEAPI_UPLOAD_FIELD_TOO_LONG: its name */
+};
+
+/*
+ * The parameter a form part named name sets (its field in up emptied and
+ * marked sent: the last part of a name wins), or -1 for none.  For the
+ * multipart readers of an upload.
+ */
+int faceapi_field_begin(struct faceapi_upload *up, const char *name);
+
+/* Appends the n bytes at p to field i of up, which holds *flen; false
+ * when that would pass FACEAPI_FIELD_MAX bytes. */
+bool faceapi_field_data(struct faceapi_upload *up, int i, size_t *flen,
+			const void *p, size_t n);
+
+/* How reading an upload ended; the handler answers it. */
+enum faceapi_upload_result {
+	FACEAPI_UPLOAD_OK = 0,
+	FACEAPI_UPLOAD_NOT_FORM,       /* not multipart/form-data: detail */
+	FACEAPI_UPLOAD_BODY_TOO_LARGE, /* by its Content-Length */
+	FACEAPI_UPLOAD_FILE_TOO_LARGE, /* the file, or the body as read */
+	FACEAPI_UPLOAD_FIELD_TOO_LONG, /* a parameter: up->bad_field */
+	FACEAPI_UPLOAD_SECOND_FILE,
+	FACEAPI_UPLOAD_MALFORMED, /* detail says why */
+	FACEAPI_UPLOAD_UNREADABLE,
+	FACEAPI_UPLOAD_NO_FILE,
+	FACEAPI_UPLOAD_EMPTY_FILE,
+	FACEAPI_UPLOAD_NOT_KEPT, /* the file could not be written */
+	FACEAPI_UPLOAD_NO_MEMORY
 };
 
 /* The checked parameters. */
@@ -57,13 +86,15 @@ struct faceapi_params {
 /*
  * Reads the request's multipart/form-data body into up (initialised
  * here; free it with faceapi_upload_free() whatever the result).  The
- * image is refused beyond max_image bytes (413), the body beyond
- * max_image + FACEAPI_FORM_OVERHEAD (413; checked from Content-Length
- * first).  Other media types, a malformed body, a form field too long
- * and a missing image are 400.  False with the answer in resp.
+ * image may have max_image bytes (FILE_TOO_LARGE), the body max_image +
+ * FACEAPI_FORM_OVERHEAD (BODY_TOO_LARGE from its Content-Length,
+ * FILE_TOO_LARGE as read); a body refused before its end is drained.
+ * detail (dlen bytes) says why for NOT_FORM and MALFORMED.
  */
-bool faceapi_upload_read(struct http_req *req, size_t max_image,
-			 struct faceapi_upload *up, struct http_resp *resp);
+enum faceapi_upload_result faceapi_upload_read(struct http_req *req,
+					       size_t max_image,
+					       struct faceapi_upload *up,
+					       char *detail, size_t dlen);
 
 /* Frees what faceapi_upload_read() allocated. */
 void faceapi_upload_free(struct faceapi_upload *up);

@@ -378,3 +378,72 @@ faceapi_mask_headers(struct http_resp *resp, const struct faceapi_result *r)
 		http_header(resp, "X-Job-Id", "%s", r->job_id);
 	}
 }
+
+bool
+faceapi_upload_answer(struct http_resp *resp, enum faceapi_upload_result res,
+		      const struct faceapi_upload_kind *k,
+		      const struct faceapi_upload *up, const char *detail)
+{
+	long long body = k->max_file + FACEAPI_FORM_OVERHEAD;
+	char note[64] = "";
+
+	if (k->setting != NULL)
+		snprintf(note, sizeof(note), " (%s)", k->setting);
+	switch (res) {
+	case FACEAPI_UPLOAD_NOT_FORM:
+		http_error(resp, 400,
+			   "the request must be multipart/form-data with %s "
+			   "file: %s",
+			   k->a_file, detail);
+		break;
+	case FACEAPI_UPLOAD_BODY_TOO_LARGE:
+		if (k->setting != NULL)
+			http_error(
+				resp, 413,
+				"the request body is larger than %lld bytes: "
+				"the %s may have %lld bytes%s",
+				body, k->file, k->max_file, note);
+		else
+			http_error(resp, 413,
+				   "the request body is larger than %lld bytes",
+				   body);
+		break;
+	case FACEAPI_UPLOAD_FILE_TOO_LARGE:
+		http_error(resp, 413, "the %s is larger than %lld bytes%s",
+			   k->file, k->max_file, note);
+		break;
+	case FACEAPI_UPLOAD_FIELD_TOO_LONG:
+		if (up->bad_field != NULL)
+			http_error(resp, 400, "%s: the value is too long",
+				   up->bad_field);
+		else
+			http_error(resp, 400,
+				   "a parameter's value is too long");
+		break;
+	case FACEAPI_UPLOAD_SECOND_FILE:
+		http_error(resp, 400, "more than one %s was sent", k->file);
+		break;
+	case FACEAPI_UPLOAD_MALFORMED:
+		http_error(resp, 400, "malformed multipart/form-data body: %s",
+			   detail);
+		break;
+	case FACEAPI_UPLOAD_UNREADABLE:
+		http_error(resp, 400, "the request body could not be read");
+		break;
+	case FACEAPI_UPLOAD_NO_FILE:
+		http_error(resp, 400,
+			   "the %s file is missing (form field \"%s\")",
+			   k->file, k->file);
+		break;
+	case FACEAPI_UPLOAD_EMPTY_FILE:
+		http_error(resp, 400, "the %s file is empty", k->file);
+		break;
+	case FACEAPI_UPLOAD_NOT_KEPT:
+		http_error(resp, 500, "the %s could not be kept", k->file);
+		break;
+	default:
+		http_error(resp, 500, "out of memory");
+		break;
+	}
+	return false;
+}

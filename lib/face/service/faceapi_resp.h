@@ -67,4 +67,24 @@ void faceapi_mask_headers(struct http_resp *resp,
 /* Milliseconds between two clock_real_us() values (lib/core/clock). */
 double faceapi_ms(int64_t from_us, int64_t to_us);
 
+/* What the answers to an upload not read whole say of its file. */
+struct faceapi_upload_kind {
+	const char *file;   /* its form field, named so: "image" */
+	const char *a_file; /* "an image" */
+	long long max_file; /* bytes it may have; the body FORM_OVERHEAD more */
+	const char *setting; /* of max_file, named in the 413s (NULL: not) */
+};
+
+/*
+ * Answers an upload of kind k that faceapi_upload_read() or the video's
+ * reader did not take (res not FACEAPI_UPLOAD_OK): 413 over the limits,
+ * 500 for what failed here (NOT_KEPT, NO_MEMORY), 400 for the rest.
+ * up->bad_field names a field too long (NULL: "a parameter"), detail
+ * the reason of NOT_FORM and MALFORMED.  Returns false.
+ */
+bool faceapi_upload_answer(struct http_resp *resp,
+			   enum faceapi_upload_result res,
+			   const struct faceapi_upload_kind *k,
+			   const struct faceapi_upload *up, const char *detail);
+
 #endif

@@ -22,18 +22,18 @@
 void
 faceapi_health(struct app_ctx *ctx)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	const struct faceapi_worker_model *m =
-		faceapi_worker_model(faceapi.worker);
+		faceapi_worker_model(svc->worker);
 	json_object *o = json_object_new_object(), *size;
-	int det = m->loaded ? m->det_size : faceapi.conf.det_size;
+	int det = m->loaded ? m->det_size : svc->conf.det_size;
 
 	json_object_object_add(
 		o, "status",
 		json_object_new_string(m->loaded ? "ok" : "degraded"));
 	json_object_object_add(
 		o, "model",
-		json_object_new_string(m->loaded ? m->name
-						 : faceapi.conf.model));
+		json_object_new_string(m->loaded ? m->name : svc->conf.model));
 	json_object_object_add(o, "model_loaded",
 			       json_object_new_boolean(m->loaded));
 	size = json_object_new_array();
@@ -44,12 +44,13 @@ faceapi_health(struct app_ctx *ctx)
 		o, "supports_landmarks",
 		json_object_new_boolean(m->loaded && m->landmarks));
 	json_object_object_add(o, "storage_enabled",
-			       json_object_new_boolean(faceapi.conf.storage));
+			       json_object_new_boolean(svc->conf.storage));
 	http_json(ctx->resp, 200, o);
 }
 
 /* One detect or mask request's resources, freed in one place. */
 struct run {
+	struct faceapi *svc;
 	struct faceapi_upload up;
 	struct faceapi_params p;
 	struct faceapi_result r;
@@ -64,11 +65,12 @@ static bool
 admit(struct app_ctx *ctx, const char *kind, const struct faceapi_rate *rate,
       struct run *run)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	char detail[256];
 	int retry = 1;
 
-	if (!faceapi_rate_allow(faceapi.limits, kind, faceapi_client_ip(ctx),
-				rate, clock_real_us(), &retry)) {
+	if (!faceapi_rate_allow(svc->limits, kind, faceapi_client_ip(ctx), rate,
+				clock_real_us(), &retry)) {
 		metrics_add(strcmp(kind, "mask") == 0
 				    ? METRIC_RATE_LIMIT_MASK
 				    : METRIC_RATE_LIMIT_DETECT,
@@ -82,13 +84,13 @@ admit(struct app_ctx *ctx, const char *kind, const struct faceapi_rate *rate,
 	}
 	if (!faceapi_keys_check(ctx, run->key_id))
 		return false;
-	if (!faceapi_request_begin(faceapi.limits)) {
+	if (!faceapi_request_begin(svc->limits)) {
 		http_header(ctx->resp, "Retry-After", "1");
 		http_error(ctx->resp, 503,
 			   "too many concurrent requests; retry shortly");
 		return false;
 	}
-	if (!faceapi_worker_ready(faceapi.worker, detail, sizeof(detail))) {
+	if (!faceapi_worker_ready(svc->worker, detail, sizeof(detail))) {
 		http_error(ctx->resp, 503, "no face detection model is loaded");
 		return false;
 	}
@@ -96,26 +98,26 @@ admit(struct app_ctx *ctx, const char *kind, const struct faceapi_rate *rate,
 }
 
 /*
- * The answer to a step the worker did not do: status with what and the
- * worker's reason when the step failed on this image (decoding: 400, the
- * reason is the client's to know; other steps: 500, logged); 500 when
+ * The answer to a step the worker did not do: 400 with what and the
+ * worker's reason when the image is at fault (bad_image: it could not be
+ * decoded, which is the client's to know), else 500 (logged); 500 when
  * the worker was lost (it is logged and replaced at the next request).
  * Returns false.
  */
 static bool
-worker_failed(struct app_ctx *ctx, enum faceapi_worker_result wr, int status,
-	      const char *what, const char *detail)
+worker_failed(struct app_ctx *ctx, enum faceapi_worker_result wr,
+	      bool bad_image, const char *what, const char *detail)
 {
 	if (wr == FACEAPI_WORKER_LOST)
 		http_error(ctx->resp, 500,
 			   "%s: the image worker was lost (%s); the next "
 			   "request gets a new one",
 			   what, detail);
-	else if (status == 400)
+	else if (bad_image)
 		http_error(ctx->resp, 400, "%s: %s", what, detail);
 	else {
 		log_error("%s: %s", what, detail);
-		http_error(ctx->resp, status, "%s", what);
+		http_error(ctx->resp, 500, "%s", what);
 	}
 	return false;
 }
@@ -128,17 +130,24 @@ worker_failed(struct app_ctx *ctx, enum faceapi_worker_result wr, int status,
 static bool
 detect(struct app_ctx *ctx, bool mask, struct run *run)
 {
-	const struct faceapi_conf *c = &faceapi.conf;
+	struct faceapi *svc = faceapi_of(ctx);
+	const struct faceapi_conf *c = &svc->conf;
+	const struct faceapi_upload_kind image = {"image", "an image",
+						  c->max_bytes, NULL};
 	const struct faceapi_worker_model *m;
 	struct faceapi_result *r = &run->r;
 	enum faceapi_worker_result wr;
+	enum faceapi_upload_result ur;
 	char detail[256];
 	size_t cap;
 	int64_t t;
 
-	if (!faceapi_upload_read(ctx->req, (size_t)c->max_bytes, &run->up,
-				 ctx->resp) ||
-	    !faceapi_params_get(ctx->req, &run->up, c, mask, &run->p,
+	if ((ur = faceapi_upload_read(ctx->req, (size_t)c->max_bytes, &run->up,
+				      detail, sizeof(detail))) !=
+	    FACEAPI_UPLOAD_OK)
+		return faceapi_upload_answer(ctx->resp, ur, &image, &run->up,
+					     detail);
+	if (!faceapi_params_get(ctx->req, &run->up, c, mask, &run->p,
 				ctx->resp))
 		return false;
 	r->p = &run->p;
@@ -168,11 +177,11 @@ detect(struct app_ctx *ctx, bool mask, struct run *run)
 		return false;
 	}
 	t = clock_real_us();
-	wr = faceapi_worker_decode(faceapi.worker, run->up.image.p,
+	wr = faceapi_worker_decode(svc->worker, run->up.image.p,
 				   run->up.image.len, detail, sizeof(detail));
 	r->decode_ms = faceapi_ms(t, clock_real_us());
 	if (wr != FACEAPI_WORKER_OK)
-		return worker_failed(ctx, wr, 400,
+		return worker_failed(ctx, wr, true,
 				     "the image could not be decoded", detail);
 	cap = run->p.max_faces > 0 && run->p.max_faces < FACEAPI_MAX_FACES
 		      ? (size_t)run->p.max_faces
@@ -181,16 +190,16 @@ detect(struct app_ctx *ctx, bool mask, struct run *run)
 		http_error(ctx->resp, 500, "out of memory");
 		return false;
 	}
-	if (!faceapi_inference_begin(faceapi.limits)) {
+	if (!faceapi_inference_begin(svc->limits)) {
 		http_error(ctx->resp, 500, "the inference slots are unusable");
 		return false;
 	}
 	t = clock_real_us();
-	wr = faceapi_worker_detect(faceapi.worker, (float)run->p.confidence,
+	wr = faceapi_worker_detect(svc->worker, (float)run->p.confidence,
 				   (float)run->p.nms, (size_t)run->p.max_faces,
 				   mask, run->boxes, cap, &r->n, &r->t, detail,
 				   sizeof(detail));
-	faceapi_inference_end(faceapi.limits);
+	faceapi_inference_end(svc->limits);
 	if (wr == FACEAPI_WORKER_OK) {
 		metrics_add(METRIC_FACE_INFERENCES, 1);
 		/* The worker's whole detection: preprocessing, the
@@ -199,9 +208,9 @@ detect(struct app_ctx *ctx, bool mask, struct run *run)
 				(double)(clock_real_us() - t) / 1e6);
 	}
 	if (wr != FACEAPI_WORKER_OK)
-		return worker_failed(ctx, wr, 500, "face detection failed",
+		return worker_failed(ctx, wr, false, "face detection failed",
 				     detail);
-	m = faceapi_worker_model(faceapi.worker);
+	m = faceapi_worker_model(svc->worker);
 	r->boxes = run->boxes;
 	r->inference_ms = r->t.inference_ms;
 	r->model = m->name;
@@ -214,10 +223,11 @@ detect(struct app_ctx *ctx, bool mask, struct run *run)
 static bool
 keep(struct app_ctx *ctx, struct run *run, const struct buf *output)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	int64_t t = clock_real_us();
 	bool ok;
 
-	if (!faceapi.conf.storage)
+	if (!svc->conf.storage)
 		return true;
 	run->r.total_ms = faceapi_ms(run->start, t);
 	ok = faceapi_store_record(ctx, &run->up, &run->r, output, run->p.format,
@@ -227,9 +237,10 @@ keep(struct app_ctx *ctx, struct run *run, const struct buf *output)
 }
 
 static void
-run_init(struct run *run)
+run_init(struct run *run, struct faceapi *svc)
 {
 	memset(run, 0, sizeof(*run));
+	run->svc = svc;
 	buf_init(&run->out, 0);
 	run->start = clock_real_us();
 	run->r.mask_ms = run->r.encode_ms = run->r.storage_ms = -1;
@@ -245,7 +256,7 @@ run_init(struct run *run)
 static void
 run_free(struct run *run)
 {
-	faceapi_request_end(faceapi.limits);
+	faceapi_request_end(run->svc->limits);
 	faceapi_upload_free(&run->up);
 	free(run->boxes);
 	buf_free(&run->out);
@@ -254,10 +265,11 @@ run_free(struct run *run)
 void
 faceapi_detect(struct app_ctx *ctx)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	struct run run;
 
-	run_init(&run);
-	if (admit(ctx, "detect", &faceapi.conf.rate_detect, &run) &&
+	run_init(&run, svc);
+	if (admit(ctx, "detect", &svc->conf.rate_detect, &run) &&
 	    detect(ctx, false, &run) && keep(ctx, &run, NULL)) {
 		run.r.total_ms = faceapi_ms(run.start, clock_real_us());
 		http_json(ctx->resp, 200, faceapi_detect_response(&run.r));
@@ -268,31 +280,32 @@ faceapi_detect(struct app_ctx *ctx)
 void
 faceapi_mask(struct app_ctx *ctx)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	enum faceapi_worker_result wr;
 	struct faceapi_result *r;
 	char detail[256];
 	struct run run;
 	int64_t t;
 
-	run_init(&run);
+	run_init(&run, svc);
 	r = &run.r;
-	if (!admit(ctx, "mask", &faceapi.conf.rate_mask, &run) ||
+	if (!admit(ctx, "mask", &svc->conf.rate_mask, &run) ||
 	    !detect(ctx, true, &run))
 		goto out;
 	t = clock_real_us();
-	wr = faceapi_worker_mask(faceapi.worker, run.boxes, r->n, run.p.method,
+	wr = faceapi_worker_mask(svc->worker, run.boxes, r->n, run.p.method,
 				 run.p.strength, run.p.padding, detail,
 				 sizeof(detail));
 	if (wr != FACEAPI_WORKER_OK) {
-		worker_failed(ctx, wr, 500, "masking failed", detail);
+		worker_failed(ctx, wr, false, "masking failed", detail);
 		goto out;
 	}
 	r->mask_ms = faceapi_ms(t, clock_real_us());
 	t = clock_real_us();
-	wr = faceapi_worker_encode(faceapi.worker, run.p.format, run.p.quality,
+	wr = faceapi_worker_encode(svc->worker, run.p.format, run.p.quality,
 				   &run.out, detail, sizeof(detail));
 	if (wr != FACEAPI_WORKER_OK) {
-		worker_failed(ctx, wr, 500, "encoding the image failed",
+		worker_failed(ctx, wr, false, "encoding the image failed",
 			      detail);
 		goto out;
 	}

@@ -22,12 +22,10 @@
 #include "face/service/faceapi_store.h"
 #include "core/log.h"
 
-static char generated_key[65];
-
-/* Reads the 64 hex digits of path into generated_key; false if absent or
- * not such a file. */
+/* Reads the 64 hex digits of path into key; false if absent or not such
+ * a file. */
 static bool
-read_key(const char *path)
+read_key(const char *path, char key[FACEAPI_URL_KEY_LEN + 1])
 {
 	char tmp[80];
 	ssize_t n;
@@ -39,18 +37,20 @@ read_key(const char *path)
 	close(fd);
 	if (n != 64 || strspn(tmp, "0123456789abcdef") < 64)
 		return false;
-	memcpy(generated_key, tmp, 64);
-	generated_key[64] = '\0';
+	memcpy(key, tmp, 64);
+	key[64] = '\0';
 	return true;
 }
 
 /*
- * The URL key of FACE_API_STATE_DIR/url-secret, made when missing: a new
+ * The URL key of FACE_API_STATE_DIR/url-secret into key, made when
+ * missing: a new
  * key is written to a temporary file and linked to the name, so that of
  * processes starting together exactly one key wins and all read it.
  */
 static bool
-state_key(const char *dir, char *detail, size_t dlen)
+state_key(const char *dir, char key[FACEAPI_URL_KEY_LEN + 1], char *detail,
+	  size_t dlen)
 {
 	char path[FACEAPI_PATH_MAX + 32], tmp[FACEAPI_PATH_MAX + 48], hex[65];
 	unsigned char raw[32];
@@ -58,7 +58,7 @@ state_key(const char *dir, char *detail, size_t dlen)
 	bool ok;
 
 	snprintf(path, sizeof(path), "%s/url-secret", dir);
-	if (read_key(path))
+	if (read_key(path, key))
 		return true;
 	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
 		snprintf(detail, dlen, "no random bytes for the URL key");
@@ -77,7 +77,7 @@ state_key(const char *dir, char *detail, size_t dlen)
 	if (ok && link(tmp, path) < 0 && errno != EEXIST)
 		ok = false;
 	unlink(tmp);
-	if (!ok || !read_key(path)) {
+	if (!ok || !read_key(path, key)) {
 		snprintf(detail, dlen, "%s: cannot be made", path);
 		return false;
 	}
@@ -117,8 +117,8 @@ faceapi_store_open(struct faceapi *f, char *detail, size_t dlen)
 		return false;
 	if (f->conf.url_secret != NULL)
 		f->url_key = f->conf.url_secret;
-	else if (state_key(f->conf.state_dir, detail, dlen))
-		f->url_key = generated_key;
+	else if (state_key(f->conf.state_dir, f->url_key_made, detail, dlen))
+		f->url_key = f->url_key_made;
 	else
 		return false;
 	return true;
@@ -156,17 +156,18 @@ void
 faceapi_store_redirect(struct app_ctx *ctx, const char *kind, const char *id,
 		       const char *key)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	char url[2048], sig[FACEAPI_SIG_HEX];
-	long long expires = (long long)time(NULL) + faceapi.conf.url_ttl;
-	struct store *st = faceapi.public ? faceapi.public : faceapi.store;
+	long long expires = (long long)time(NULL) + svc->conf.url_ttl;
+	struct store *st = svc->public ? svc->public : svc->store;
 
-	if (store_is_fs(faceapi.store)) {
-		faceapi_store_sign(faceapi.url_key, kind, id, expires, sig);
+	if (store_is_fs(svc->store)) {
+		faceapi_store_sign(svc->url_key, kind, id, expires, sig);
 		snprintf(url, sizeof(url),
 			 "/api/v1/files/%s/%s?expires=%lld&signature=%s", kind,
 			 id, expires, sig);
-	} else if (!store_presign_get(st, key, (unsigned)faceapi.conf.url_ttl,
-				      url, sizeof(url))) {
+	} else if (!store_presign_get(st, key, (unsigned)svc->conf.url_ttl, url,
+				      sizeof(url))) {
 		http_error(ctx->resp, 500, "no download URL could be made");
 		return;
 	}
@@ -178,6 +179,7 @@ faceapi_store_redirect(struct app_ctx *ctx, const char *kind, const char *id,
 bool
 faceapi_store_verify(struct app_ctx *ctx, const char *kind, const char *id)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	const char *exp = http_query(ctx->req, "expires");
 	const char *sig = http_query(ctx->req, "signature");
 	char want[FACEAPI_SIG_HEX], *end;
@@ -188,7 +190,7 @@ faceapi_store_verify(struct app_ctx *ctx, const char *kind, const char *id)
 		return false;
 	}
 	expires = strtoll(exp, &end, 10);
-	faceapi_store_sign(faceapi.url_key, kind, id, expires, want);
+	faceapi_store_sign(svc->url_key, kind, id, expires, want);
 	if (*end != '\0' || want[0] == '\0' || !auth_equal(want, sig)) {
 		http_error(ctx->resp, 403, "invalid download signature");
 		return false;
@@ -291,6 +293,7 @@ faceapi_store_record(struct app_ctx *ctx, const struct faceapi_upload *up,
 		     struct faceapi_result *r, const struct buf *output,
 		     enum face_fmt out_fmt, const char *key_id)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	char img_key[128], out_key[128], detail[256];
 	enum db_status st;
 
@@ -301,11 +304,11 @@ faceapi_store_record(struct app_ctx *ctx, const struct faceapi_upload *up,
 	snprintf(img_key, sizeof(img_key), "face/images/%s/original",
 		 r->image_id);
 	snprintf(out_key, sizeof(out_key), "face/jobs/%s/output", r->job_id);
-	if (store_put_buf(faceapi.store, img_key, up->image.p, up->image.len,
+	if (store_put_buf(svc->store, img_key, up->image.p, up->image.len,
 			  face_fmt_mime(r->probe.fmt), detail,
 			  sizeof(detail)) != STORE_OK ||
 	    (output != NULL &&
-	     store_put_buf(faceapi.store, out_key, output->p, output->len,
+	     store_put_buf(svc->store, out_key, output->p, output->len,
 			   face_fmt_mime(out_fmt), detail,
 			   sizeof(detail)) != STORE_OK)) {
 		log_error("face: storing run: %s", detail);
@@ -318,8 +321,8 @@ faceapi_store_record(struct app_ctx *ctx, const struct faceapi_upload *up,
 		return true;
 	app_db_error(ctx, st);
 undo:
-	store_delete(faceapi.store, img_key, detail, sizeof(detail));
-	store_delete(faceapi.store, out_key, detail, sizeof(detail));
+	store_delete(svc->store, img_key, detail, sizeof(detail));
+	store_delete(svc->store, out_key, detail, sizeof(detail));
 fail:
 	r->image_id[0] = r->job_id[0] = '\0';
 	return false;

@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * faceapi_svc.c - the face service's process state (see faceapi_svc.h).
+ * faceapi_svc.c - what the face service's modules share (faceapi_svc.h).
  */
 #include "config.h"
 
 #include "face/service/faceapi_svc.h"
-
-struct faceapi faceapi;
 
 const char *
 faceapi_client_ip(const struct app_ctx *ctx)

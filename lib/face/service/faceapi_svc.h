@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * faceapi_svc.h - the face service's process state and what every one of
- * its modules shares: filled once by faceapi_main (faceapi.h), read by
- * the handlers.  Its own header so that the loop and the modules it
- * calls do not include each other.
+ * its modules shares: filled once by faceapi_main (faceapi.h), which
+ * hands it to each handler in ctx->app (faceapi_of); no module keeps it
+ * in a global.  Its own header so that the loop and the modules it calls
+ * do not include each other.
  */
 #ifndef XMHUB_FACEAPI_SVC_H
 #define XMHUB_FACEAPI_SVC_H
@@ -13,16 +14,10 @@
 #include "face/service/faceapi_limits.h"
 #include "face/service/faceapi_worker.h"
 #include "store/storage.h"
+#include "web/allow.h"
 #include "web/app.h"
 
-/*
- * Route auth of the admin endpoints: HTTP Basic with
- * FACE_API_ADMIN_USER/_PASSWORD, the IP lockout, and storage required
- * (501 without).  lib/web/route has no such kind; in a face program's table
- * ROUTE_JWT means this.  The public endpoints are ROUTE_PUBLIC and check
- * their API key themselves, after the rate limit (faceapi_keys_check).
- */
-#define FACEAPI_ADMIN ROUTE_JWT
+#define FACEAPI_URL_KEY_LEN 64 /* hex digits of a made URL key */
 
 /* Which program runs the loop. */
 enum faceapi_program { FACEAPI_PUBLIC, FACEAPI_ADMIN_PROGRAM };
@@ -39,10 +34,17 @@ struct faceapi {
 			       * (NULL: use store) */
 	const char *url_key;  /* HMAC key of the filesystem store's signed
 			       * URLs (lib/face/service/faceapi_store) */
+	char url_key_made[FACEAPI_URL_KEY_LEN + 1]; /* url_key when made */
+	struct allow metrics_allowed; /* FACE_API_METRICS_ALLOW: who reads
+				       * /metrics without credentials */
 };
 
-/* The process's service state (valid once faceapi_main has started). */
-extern struct faceapi faceapi;
+/* The service state a handler runs with (faceapi_main sets ctx->app). */
+static inline struct faceapi *
+faceapi_of(const struct app_ctx *ctx)
+{
+	return ctx->app;
+}
 
 /* The client's address (REMOTE_ADDR; "-" when unknown). */
 const char *faceapi_client_ip(const struct app_ctx *ctx);

@@ -18,6 +18,7 @@
 #include "core/conf.h"
 #include "face/service/faceapi_keys.h"
 #include "face/service/faceapi_params.h"
+#include "face/service/faceapi_resp.h"
 #include "face/service/faceapi_svc.h"
 #include "face/service/faceapi_video.h"
 #include "face/service/faceapi_vqueue.h"
@@ -37,8 +38,7 @@ struct vreader {
 	bool has_video, in_video;
 	int field; /* the parameter being read, -1 none */
 	size_t flen;
-	int status; /* why a callback stopped: 413, 400, 500 */
-	const char *why;
+	enum faceapi_upload_result stop; /* why a callback stopped */
 };
 
 static int
@@ -51,19 +51,13 @@ vpart_begin(void *arg, const struct multipart_part *part)
 	r->flen = 0;
 	if (strcmp(part->name, "video") == 0) {
 		if (r->has_video) {
-			r->status = 400;
-			r->why = "more than one video was sent";
+			r->stop = FACEAPI_UPLOAD_SECOND_FILE;
 			return 1;
 		}
 		r->has_video = r->in_video = true;
 		return 0;
 	}
-	for (int i = 0; i < FACEAPI_NPARAMS; i++)
-		if (strcmp(part->name, faceapi_param_names[i]) == 0) {
-			r->field = i;
-			r->up->has_field[i] = true;
-			r->up->fields[i][0] = '\0';
-		}
+	r->field = faceapi_field_begin(r->up, part->name);
 	return 0;
 }
 
@@ -74,25 +68,20 @@ vpart_data(void *arg, const void *p, size_t n)
 
 	if (r->in_video) {
 		if (r->bytes + (long long)n > r->max) {
-			r->status = 413;
+			r->stop = FACEAPI_UPLOAD_FILE_TOO_LARGE;
 			return 1;
 		}
 		r->bytes += (long long)n;
 		if (write(r->fd, p, n) != (ssize_t)n) {
-			r->status = 500;
+			r->stop = FACEAPI_UPLOAD_NOT_KEPT;
 			return 1;
 		}
 		return 0;
 	}
-	if (r->field >= 0) {
-		if (r->flen + n > FACEAPI_FIELD_MAX) {
-			r->status = 400;
-			r->why = "a parameter's value is too long";
-			return 1;
-		}
-		memcpy(r->up->fields[r->field] + r->flen, p, n);
-		r->flen += n;
-		r->up->fields[r->field][r->flen] = '\0';
+	if (r->field >= 0 &&
+	    !faceapi_field_data(r->up, r->field, &r->flen, p, n)) {
+		r->stop = FACEAPI_UPLOAD_FIELD_TOO_LONG;
+		return 1;
 	}
 	return 0;
 }
@@ -107,76 +96,42 @@ vpart_end(void *arg)
 static const struct multipart_cb vcallbacks = {vpart_begin, vpart_data,
 					       vpart_end};
 
-/* Reads the body: the video into the file fd, the fields into up.  False
- * with the answer set. */
-static bool
-read_body(struct app_ctx *ctx, const struct faceapi_vconf *vc, int fd,
-	  struct faceapi_upload *up, long long *bytes)
+/* Reads the body: the video into the file fd (*bytes), the fields into
+ * up; detail (dlen bytes) says why for NOT_FORM and MALFORMED. */
+static enum faceapi_upload_result
+read_body(struct http_req *req, const struct faceapi_vconf *vc, int fd,
+	  struct faceapi_upload *up, long long *bytes, char *detail,
+	  size_t dlen)
 {
-	char boundary[MULTIPART_BOUNDARY_MAX + 1], detail[160], tmp[65536];
-	long long limit = vc->max_bytes + FACEAPI_FORM_OVERHEAD, total = 0;
-	struct vreader r = {up, fd, 0, vc->max_bytes, false, false,
-			    -1, 0,  0, NULL};
-	enum multipart_status st = MULTIPART_OK;
-	struct multipart *mp = NULL;
-	bool ok = false;
-	int n;
+	char boundary[MULTIPART_BOUNDARY_MAX + 1];
+	long long limit = vc->max_bytes + FACEAPI_FORM_OVERHEAD;
+	struct vreader r = {up,	   fd, 0, vc->max_bytes,    false,
+			    false, -1, 0, FACEAPI_UPLOAD_OK};
+	enum http_body_result res;
 
-	if (!multipart_boundary(ctx->req->content_type, boundary, detail,
-				sizeof(detail))) {
-		http_error(ctx->resp, 400,
-			   "the request must be multipart/form-data with a "
-			   "video file: %s",
-			   detail);
-		return false;
-	}
-	if (ctx->req->content_length > limit) {
-		http_error(ctx->resp, 413,
-			   "the request body is larger than %lld bytes: the "
-			   "video may have %lld bytes "
-			   "(FACE_API_VIDEO_MAX_BYTES)",
-			   limit, vc->max_bytes);
-		return false;
-	}
-	if ((mp = malloc(sizeof(*mp))) == NULL) {
-		http_error(ctx->resp, 500, "out of memory");
-		return false;
-	}
-	multipart_init(mp, boundary, &vcallbacks, &r);
-	while (st == MULTIPART_OK &&
-	       (n = FCGX_GetStr(tmp, sizeof(tmp), ctx->req->fcgi->in)) > 0) {
-		if ((total += n) > limit) {
-			r.status = 413;
-			st = MULTIPART_STOPPED;
-			break;
-		}
-		st = multipart_feed(mp, tmp, (size_t)n);
-	}
-	if (st == MULTIPART_OK)
-		st = multipart_finish(mp);
-	if (st == MULTIPART_STOPPED && r.status == 413)
-		http_error(ctx->resp, 413,
-			   "the video is larger than %lld bytes "
-			   "(FACE_API_VIDEO_MAX_BYTES)",
-			   vc->max_bytes);
-	else if (st == MULTIPART_STOPPED && r.status == 400)
-		http_error(ctx->resp, 400, "%s", r.why);
-	else if (st == MULTIPART_STOPPED)
-		http_error(ctx->resp, 500, "the video could not be kept");
-	else if (st == MULTIPART_ERROR)
-		http_error(ctx->resp, 400,
-			   "malformed multipart/form-data body: %s",
-			   multipart_error(mp));
-	else if (!r.has_video)
-		http_error(ctx->resp, 400,
-			   "the video file is missing (form field \"video\")");
-	else if (r.bytes == 0)
-		http_error(ctx->resp, 400, "the video file is empty");
-	else
-		ok = true;
+	if (!multipart_boundary(req->content_type, boundary, detail, dlen))
+		return FACEAPI_UPLOAD_NOT_FORM;
+	if (req->content_length > limit)
+		return FACEAPI_UPLOAD_BODY_TOO_LARGE;
+	res = http_multipart_read(req, boundary, &vcallbacks, &r,
+				  (unsigned long long)limit, detail, dlen);
 	*bytes = r.bytes;
-	free(mp);
-	return ok;
+	switch (res) {
+	case HTTP_BODY_OK:
+		return !r.has_video   ? FACEAPI_UPLOAD_NO_FILE
+		       : r.bytes == 0 ? FACEAPI_UPLOAD_EMPTY_FILE
+				      : FACEAPI_UPLOAD_OK;
+	case HTTP_BODY_TOO_LARGE:
+		return FACEAPI_UPLOAD_FILE_TOO_LARGE;
+	case HTTP_BODY_STOPPED:
+		return r.stop;
+	case HTTP_BODY_MALFORMED:
+		return FACEAPI_UPLOAD_MALFORMED;
+	case HTTP_BODY_UNREADABLE:
+		return FACEAPI_UPLOAD_UNREADABLE;
+	default:
+		return FACEAPI_UPLOAD_NO_MEMORY;
+	}
 }
 
 /* The checks of the video's header against the limits.  False with the
@@ -247,11 +202,12 @@ answer_job(struct app_ctx *ctx, int status, const PGresult *res)
 static bool
 admit(struct app_ctx *ctx, bool post, char key_id[37])
 {
-	const struct faceapi_rate *rate = &faceapi.conf.rate_mask;
+	struct faceapi *svc = faceapi_of(ctx);
+	const struct faceapi_rate *rate = &svc->conf.rate_mask;
 	int retry = 1;
 
 	if (post &&
-	    !faceapi_rate_allow(faceapi.limits, "mask", faceapi_client_ip(ctx),
+	    !faceapi_rate_allow(svc->limits, "mask", faceapi_client_ip(ctx),
 				rate, clock_real_us(), &retry)) {
 		http_header(ctx->resp, "Retry-After", "%d", retry);
 		http_error(ctx->resp, 429,
@@ -260,8 +216,7 @@ admit(struct app_ctx *ctx, bool post, char key_id[37])
 			   rate->limit, rate->period_s);
 		return false;
 	}
-	if (!faceapi.conf.storage || faceapi.db == NULL ||
-	    faceapi.store == NULL) {
+	if (!svc->conf.storage || svc->db == NULL || svc->store == NULL) {
 		http_error(ctx->resp, 503,
 			   "video anonymization needs storage: the service "
 			   "runs with FACE_API_STORAGE_ENABLED=false");
@@ -276,6 +231,7 @@ queue(struct app_ctx *ctx, const char *path, long long bytes,
       const struct faceapi_vinfo *vi, const struct faceapi_params *p,
       const char *key_id)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	char id[AUTH_UUID_LEN + 1], key[128], detail[256], v[10][32];
 	const char *params[14];
 	PGresult *res = NULL;
@@ -287,7 +243,7 @@ queue(struct app_ctx *ctx, const char *path, long long bytes,
 		return;
 	}
 	snprintf(key, sizeof(key), "face/videos/%s/input", id);
-	if (!faceapi_vput_file(faceapi.store, path, key,
+	if (!faceapi_vput_file(svc->store, path, key,
 			       "application/octet-stream", &size, detail,
 			       sizeof(detail))) {
 		log_error("face-video: %s: %s", key, detail);
@@ -323,7 +279,7 @@ queue(struct app_ctx *ctx, const char *path, long long bytes,
 		"$13::float8, NULLIF($14, '')::uuid) RETURNING " JOB_COLUMNS,
 		14, params);
 	if (st != DB_OK) {
-		store_delete(faceapi.store, key, detail, sizeof(detail));
+		store_delete(svc->store, key, detail, sizeof(detail));
 		app_db_error(ctx, st);
 		goto out;
 	}
@@ -336,10 +292,12 @@ out:
 void
 faceapi_video_post(struct app_ctx *ctx)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	struct faceapi_vconf vc;
 	struct faceapi_upload up;
 	struct faceapi_params p;
 	struct faceapi_vinfo vi;
+	enum faceapi_upload_result ur;
 	char key_id[37] = "", path[PATH_MAX], detail[256];
 	long long bytes = 0;
 	int fd = -1;
@@ -354,7 +312,7 @@ faceapi_video_post(struct app_ctx *ctx)
 	}
 	if (!admit(ctx, true, key_id))
 		goto out;
-	if (!faceapi_request_begin(faceapi.limits)) {
+	if (!faceapi_request_begin(svc->limits)) {
 		http_header(ctx->resp, "Retry-After", "1");
 		http_error(ctx->resp, 503,
 			   "too many concurrent requests; retry shortly");
@@ -368,10 +326,16 @@ faceapi_video_post(struct app_ctx *ctx)
 		http_error(ctx->resp, 503, "no temporary space for the video");
 		goto out;
 	}
-	if (read_body(ctx, &vc, fd, &up, &bytes) &&
-	    faceapi_params_get(ctx->req, &up, &faceapi.conf, true, &p,
-			       ctx->resp) &&
-	    check_video(ctx, &vc, path, &vi))
+	if ((ur = read_body(ctx->req, &vc, fd, &up, &bytes, detail,
+			    sizeof(detail))) != FACEAPI_UPLOAD_OK) {
+		const struct faceapi_upload_kind video = {
+			"video", "a video", vc.max_bytes,
+			"FACE_API_VIDEO_MAX_BYTES"};
+
+		faceapi_upload_answer(ctx->resp, ur, &video, &up, detail);
+	} else if (faceapi_params_get(ctx->req, &up, &svc->conf, true, &p,
+				      ctx->resp) &&
+		   check_video(ctx, &vc, path, &vi))
 		queue(ctx, path, bytes, &vi, &p, key_id);
 out:
 	if (fd >= 0)
@@ -420,6 +384,7 @@ faceapi_video_get(struct app_ctx *ctx)
 void
 faceapi_video_result(struct app_ctx *ctx)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	PGresult *res = NULL;
 	char key_id[37] = "", path[4096], url[2048];
 	const char *key;
@@ -436,7 +401,7 @@ faceapi_video_result(struct app_ctx *ctx)
 	}
 	key = PQgetvalue(res, 0, 1);
 	http_header(ctx->resp, "Cache-Control", "private, no-store");
-	if (store_local_path(faceapi.store, key, path, sizeof(path))) {
+	if (store_local_path(svc->store, key, path, sizeof(path))) {
 		/* lighttpd sends the file and answers Range itself. */
 		http_header(ctx->resp, "Content-Type", "%s",
 			    PQgetvalue(res, 0, 2));
@@ -449,10 +414,9 @@ faceapi_video_result(struct app_ctx *ctx)
 		http_header(ctx->resp, "Accept-Ranges", "bytes");
 		http_header(ctx->resp, "X-Sendfile", "%s", path);
 		ctx->resp->status = 200;
-	} else if (store_presign_get(faceapi.public != NULL ? faceapi.public
-							    : faceapi.store,
-				     key, (unsigned)faceapi.conf.url_ttl, url,
-				     sizeof(url))) {
+	} else if (store_presign_get(
+			   svc->public != NULL ? svc->public : svc->store, key,
+			   (unsigned)svc->conf.url_ttl, url, sizeof(url))) {
 		/* S3 answers Range on the presigned URL. */
 		http_header(ctx->resp, "Location", "%s", url);
 		http_error(ctx->resp, 302, "the result is at the Location URL");
@@ -465,6 +429,7 @@ out:
 void
 faceapi_video_cancel(struct app_ctx *ctx)
 {
+	struct faceapi *svc = faceapi_of(ctx);
 	PGresult *res = NULL, *r2 = NULL;
 	char key_id[37] = "", detail[256];
 	const char *p[1] = {ctx->params[0]};
@@ -493,8 +458,7 @@ faceapi_video_cancel(struct app_ctx *ctx)
 				   PQgetvalue(res, 0, 0));
 		goto out;
 	}
-	store_delete(faceapi.store, PQgetvalue(r2, 0, 0), detail,
-		     sizeof(detail));
+	store_delete(svc->store, PQgetvalue(r2, 0, 0), detail, sizeof(detail));
 	PQclear(res);
 	res = NULL;
 	if (find(ctx, key_id, JOB_COLUMNS, &res))
