@@ -38,7 +38,7 @@
 #include "codec/jsonform.h"
 #include "core/migrate.h"
 #include "domain/throttle.h"
-#include "api/users.h"
+#include "domain/user.h"
 #include "codec/xmbp.h"
 #include "codec/xmch.h"
 #include "core/settings.h"
@@ -467,7 +467,9 @@ cmd_user_create(int argc, char *argv[])
 		{"role", false, false, NULL}, {"facility", false, false, NULL},
 		{"name", false, false, NULL}, {"if-absent", true, false, NULL},
 	};
-	char id[AUTH_UUID_LEN + 1], pwbuf[AUTH_PASSWORD_MAX + 2], roles[128];
+	char pwbuf[AUTH_PASSWORD_MAX + 2], roles[128];
+	struct user_new u;
+	PGresult *res = NULL;
 	const char *password;
 	enum auth_role role;
 	enum db_status st;
@@ -489,16 +491,22 @@ cmd_user_create(int argc, char *argv[])
 		return 1;
 	if ((db = open_db("user")) == NULL)
 		return 1;
-	st = users_create(db, o[0].value, password, o[4].value, role,
-			  o[3].value, id);
+	u = (struct user_new){.email = o[0].value,
+			      .password = password,
+			      .display_name = o[4].value,
+			      .role = role,
+			      .facility_id = o[3].value};
+	st = user_create(db, &u, &res);
 	if (st == DB_OK) {
-		printf("{\"id\":\"%s\",\"created\":true}\n", id);
+		printf("{\"id\":\"%s\",\"created\":true}\n",
+		       PQgetvalue(res, 0, PQfnumber(res, "id")));
 		rc = 0;
 	} else if (st == DB_CONFLICT && o[5].value != NULL) {
 		printf("{\"id\":null,\"created\":false}\n");
 		rc = 0;
 	} else
 		rc = db_failed("user", st, o[0].value);
+	PQclear(res);
 	db_free(db);
 	return rc == 0 && fflush(stdout) != 0 ? 1 : rc;
 }
@@ -784,7 +792,7 @@ cmd_user_set_password(int argc, char *argv[])
 		return 1;
 	if ((db = open_db("user")) == NULL)
 		return 1;
-	st = users_set_password(db, id, password, &found);
+	st = user_set_password(db, id, password, &found);
 	memset(pwbuf, 0, sizeof(pwbuf));
 	if (st == DB_INVALID) {
 		fprintf(stderr, "user: a password has %d to %d bytes\n",

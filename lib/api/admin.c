@@ -6,7 +6,7 @@
 
 #include "api/admin.h"
 #include "domain/facility.h"
-#include "api/users.h"
+#include "domain/user.h"
 
 /* Per kind: its list (the API's columns; $1 a facility or NULL, but
  * for facilities), how it is disabled and deleted ($1 the id; NULL: not
@@ -73,7 +73,7 @@ admin_disable(struct db *db, enum admin_kind kind, const char *id, bool *found)
 {
 	*found = false;
 	if (kind == ADMIN_USER)
-		return users_deactivate(db, id, found);
+		return user_deactivate(db, id, found);
 	if (sqls[kind].disable == NULL)
 		return DB_INVALID;
 	return touch(db, sqls[kind].disable, id, found);

@@ -37,7 +37,7 @@ enum db_status admin_list(struct db *db, enum admin_kind kind,
  * slug too): a
  * facility's is_active false (its users and keys then fail, as through
  * the API), a user deactivated with its refresh tokens revoked
- * (users_deactivate()), a key revoked.  Devices cannot be disabled here
+ * (user_deactivate()), a key revoked.  Devices cannot be disabled here
  * (DB_INVALID).  *found false when there is no such row.
  */
 enum db_status admin_disable(struct db *db, enum admin_kind kind,

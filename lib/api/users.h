@@ -28,57 +28,14 @@
  * super_admin (403).  Nobody changes their own role or deactivates or
  * deletes themselves (400): the last administrator cannot lock everyone
  * out by accident.
+ *
+ * The SQL and the passwords are lib/domain/user's.
  */
 #ifndef XMHUB_USERS_H
 #define XMHUB_USERS_H
 
+#include "domain/user.h"
 #include "web/app.h"
-#include "core/auth.h"
-#include "core/db.h"
-
-#define USER_PASSWORD_MIN 8 /* bytes; the most is AUTH_PASSWORD_MAX */
-#define USER_NAME_MAX 200   /* bytes of a display_name */
-
-/*
- * Creates an active user (the CLI's `xmhub user create` and the POST
- * handler): hashes password with Argon2id (auth_password_hash(), tens of
- * milliseconds) and inserts the row.  email is stored as given and must
- * be unique whatever its case; display_name NULL means the e-mail;
- * facility_id must be NULL for ROLE_SUPER_ADMIN and a facility's id for
- * the other roles.  On DB_OK, id_out holds the new user's id.
- *
- * DB_CONFLICT: the e-mail is taken.  DB_FOREIGN_KEY: no facility has
- * that id.  DB_INVALID: a password shorter than USER_PASSWORD_MIN or
- * longer than AUTH_PASSWORD_MAX bytes, role and facility_id not
- * matching as above, an unknown role, or an e-mail or display name the
- * schema refuses (the HTTP handler checks e-mails more strictly, with
- * VALID_EMAIL, before calling).  DB_ERROR: hashing failed, or as
- * db_query(); DB_UNAVAILABLE as db_query().
- */
-enum db_status users_create(struct db *db, const char *email,
-			    const char *password, const char *display_name,
-			    enum auth_role role, const char *facility_id,
-			    char id_out[AUTH_UUID_LEN + 1]);
-
-/*
- * Deactivates the user whose id or e-mail (any case) is who and revokes
- * its refresh tokens, as DELETE does (the CLI's `xmhub user disable`).
- * *found false (and DB_OK) when there is no such user; otherwise as
- * db_query().
- */
-enum db_status users_deactivate(struct db *db, const char *who, bool *found);
-
-/*
- * Sets the password of the user whose id or e-mail is who (the CLI's
- * `xmhub user set-password`, e.g. to recover the super_admin): as a
- * PATCH of password, the user's access tokens end (token_version) and
- * its refresh tokens are revoked; its e-mail's login throttle is
- * cleared too.  DB_INVALID: a password shorter than USER_PASSWORD_MIN
- * or longer than AUTH_PASSWORD_MAX bytes; DB_ERROR: hashing failed;
- * *found false when there is no such user; else as db_query().
- */
-enum db_status users_set_password(struct db *db, const char *who,
-				  const char *password, bool *found);
 
 /*
  * Handlers.  POST takes {email, password (USER_PASSWORD_MIN to
