@@ -21,17 +21,6 @@
 
 static struct db *db;
 
-/* Column name of row 0 of res ("(null)" for SQL NULL, "" for none). */
-static const char *
-col(const PGresult *res, const char *name)
-{
-	int c = res != NULL && PQntuples(res) > 0 ? PQfnumber(res, name) : -1;
-
-	if (c < 0)
-		return "";
-	return PQgetisnull(res, 0, c) ? "(null)" : PQgetvalue(res, 0, c);
-}
-
 /* A new facility's id into id. */
 static void
 facility(const char *slug, char *id, size_t len)
@@ -54,16 +43,19 @@ test_create(const char *fac, char *id, size_t len)
 
 	ok(device_create(db, &d, &res) == DB_OK && PQntuples(res) == 1,
 	   "create: one row");
-	ok(strcmp(col(res, "facility_id"), fac) == 0 &&
-		   strcmp(col(res, "device_uid"), "4294967295") == 0 &&
-		   strcmp(col(res, "name"), "recorder 1") == 0 &&
-		   strcmp(col(res, "hardware_version"), "rev B") == 0 &&
-		   strcmp(col(res, "firmware_version"), "(null)") == 0 &&
-		   strcmp(col(res, "is_active"), "t") == 0 &&
-		   strcmp(col(res, "last_seen_at"), "(null)") == 0 &&
+	ok(strcmp(testdb_col(res, 0, "facility_id"), fac) == 0 &&
+		   strcmp(testdb_col(res, 0, "device_uid"), "4294967295") ==
+			   0 &&
+		   strcmp(testdb_col(res, 0, "name"), "recorder 1") == 0 &&
+		   strcmp(testdb_col(res, 0, "hardware_version"), "rev B") ==
+			   0 &&
+		   strcmp(testdb_col(res, 0, "firmware_version"), "(null)") ==
+			   0 &&
+		   strcmp(testdb_col(res, 0, "is_active"), "t") == 0 &&
+		   strcmp(testdb_col(res, 0, "last_seen_at"), "(null)") == 0 &&
 		   PQfnumber(res, "created_at") >= 0,
 	   "create: the row is the device as the API shows it");
-	snprintf(id, len, "%s", col(res, "id"));
+	snprintf(id, len, "%s", testdb_col(res, 0, "id"));
 	PQclear(res);
 	d.name = "another";
 	ok(device_create(db, &d, &res) == DB_CONFLICT && res == NULL,
@@ -81,7 +73,7 @@ test_read(const char *fac, const char *other, const char *id)
 	PGresult *res = NULL;
 
 	ok(device_get(db, id, &res) == DB_OK && PQntuples(res) == 1 &&
-		   strcmp(col(res, "id"), id) == 0,
+		   strcmp(testdb_col(res, 0, "id"), id) == 0,
 	   "get: the device");
 	PQclear(res);
 	ok(device_get(db, NO_FACILITY, &res) == DB_OK && PQntuples(res) == 0,
@@ -90,11 +82,11 @@ test_read(const char *fac, const char *other, const char *id)
 	device_create(db, &d, &res);
 	PQclear(res);
 	ok(device_list(db, fac, &res) == DB_OK && PQntuples(res) == 1 &&
-		   strcmp(col(res, "id"), id) == 0,
+		   strcmp(testdb_col(res, 0, "id"), id) == 0,
 	   "list: a facility's devices only");
 	PQclear(res);
 	ok(device_list(db, NULL, &res) == DB_OK && PQntuples(res) == 2 &&
-		   strcmp(col(res, "id"), id) == 0,
+		   strcmp(testdb_col(res, 0, "id"), id) == 0,
 	   "list: every facility's, oldest first");
 	PQclear(res);
 }
@@ -111,10 +103,12 @@ test_update(const char *id)
 	PGresult *res = NULL;
 
 	ok(device_update(db, id, &c, &res) == DB_OK && PQntuples(res) == 1 &&
-		   strcmp(col(res, "hardware_version"), "(null)") == 0 &&
-		   strcmp(col(res, "firmware_version"), "(null)") == 0 &&
-		   strcmp(col(res, "name"), "recorder 1") == 0 &&
-		   strcmp(col(res, "is_active"), "t") == 0,
+		   strcmp(testdb_col(res, 0, "hardware_version"), "(null)") ==
+			   0 &&
+		   strcmp(testdb_col(res, 0, "firmware_version"), "(null)") ==
+			   0 &&
+		   strcmp(testdb_col(res, 0, "name"), "recorder 1") == 0 &&
+		   strcmp(testdb_col(res, 0, "is_active"), "t") == 0,
 	   "update: a version cleared, the rest kept");
 	PQclear(res);
 	c = (struct device_change){.name = "renamed",
@@ -122,10 +116,11 @@ test_update(const char *id)
 				   .firmware_version = "2.1",
 				   .is_active = 0};
 	ok(device_update(db, id, &c, &res) == DB_OK &&
-		   strcmp(col(res, "name"), "renamed") == 0 &&
-		   strcmp(col(res, "firmware_version"), "2.1") == 0 &&
-		   strcmp(col(res, "hardware_version"), "(null)") == 0 &&
-		   strcmp(col(res, "is_active"), "f") == 0,
+		   strcmp(testdb_col(res, 0, "name"), "renamed") == 0 &&
+		   strcmp(testdb_col(res, 0, "firmware_version"), "2.1") == 0 &&
+		   strcmp(testdb_col(res, 0, "hardware_version"), "(null)") ==
+			   0 &&
+		   strcmp(testdb_col(res, 0, "is_active"), "f") == 0,
 	   "update: name, firmware and is_active set");
 	PQclear(res);
 	ok(device_update(db, NO_FACILITY, &c, &res) == DB_OK &&

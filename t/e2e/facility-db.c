@@ -26,17 +26,6 @@
 
 static struct db *db;
 
-/* Column name of row row of res ("(null)" for SQL NULL, "" for none). */
-static const char *
-col(const PGresult *res, int row, const char *name)
-{
-	int c = res != NULL && PQntuples(res) > row ? PQfnumber(res, name) : -1;
-
-	if (c < 0)
-		return "";
-	return PQgetisnull(res, row, c) ? "(null)" : PQgetvalue(res, row, c);
-}
-
 /* Makes facility slug; its id into id ("" when refused), the status. */
 static enum db_status
 make(const char *slug, const char *desc, char *id, size_t len)
@@ -44,7 +33,7 @@ make(const char *slug, const char *desc, char *id, size_t len)
 	PGresult *res = NULL;
 	enum db_status st = facility_create(db, "Name", slug, desc, &res);
 
-	snprintf(id, len, "%s", col(res, 0, "id"));
+	snprintf(id, len, "%s", testdb_col(res, 0, "id"));
 	PQclear(res);
 	return st;
 }
@@ -59,9 +48,9 @@ test_rows(const char *a, const char *b)
 	ok(make("fac-a", NULL, x, sizeof(x)) == DB_CONFLICT,
 	   "create: a slug taken is a conflict");
 	ok(facility_get(db, a, &res) == DB_OK && PQntuples(res) == 1 &&
-		   strcmp(col(res, 0, "slug"), "fac-a") == 0 &&
-		   strcmp(col(res, 0, "description"), "(null)") == 0 &&
-		   strcmp(col(res, 0, "is_active"), "t") == 0 &&
+		   strcmp(testdb_col(res, 0, "slug"), "fac-a") == 0 &&
+		   strcmp(testdb_col(res, 0, "description"), "(null)") == 0 &&
+		   strcmp(testdb_col(res, 0, "is_active"), "t") == 0 &&
 		   PQfnumber(res, "updated_at") >= 0,
 	   "get: the facility as the API shows it");
 	PQclear(res);
@@ -69,12 +58,12 @@ test_rows(const char *a, const char *b)
 	   "get: none for an unknown id");
 	PQclear(res);
 	ok(facility_list(db, &res) == DB_OK && PQntuples(res) == 2 &&
-		   strcmp(col(res, 0, "id"), a) == 0 &&
-		   strcmp(col(res, 1, "id"), b) == 0,
+		   strcmp(testdb_col(res, 0, "id"), a) == 0 &&
+		   strcmp(testdb_col(res, 1, "id"), b) == 0,
 	   "list: every facility, oldest first");
 	PQclear(res);
 	ok(facility_update(db, a, &c, &res) == DB_OK && PQntuples(res) == 1 &&
-		   strcmp(col(res, 0, "name"), "Name") == 0,
+		   strcmp(testdb_col(res, 0, "name"), "Name") == 0,
 	   "update: a change of nothing answers the facility");
 	PQclear(res);
 	c = (struct facility_change){.name = "Renamed",
@@ -82,16 +71,17 @@ test_rows(const char *a, const char *b)
 				     .description = "the north site",
 				     .is_active = 0};
 	ok(facility_update(db, a, &c, &res) == DB_OK &&
-		   strcmp(col(res, 0, "name"), "Renamed") == 0 &&
-		   strcmp(col(res, 0, "description"), "the north site") == 0 &&
-		   strcmp(col(res, 0, "is_active"), "f") == 0,
+		   strcmp(testdb_col(res, 0, "name"), "Renamed") == 0 &&
+		   strcmp(testdb_col(res, 0, "description"),
+			  "the north site") == 0 &&
+		   strcmp(testdb_col(res, 0, "is_active"), "f") == 0,
 	   "update: name, description and is_active set");
 	PQclear(res);
 	c = (struct facility_change){.set_description = true, .is_active = 1};
 	ok(facility_update(db, a, &c, &res) == DB_OK &&
-		   strcmp(col(res, 0, "name"), "Renamed") == 0 &&
-		   strcmp(col(res, 0, "description"), "(null)") == 0 &&
-		   strcmp(col(res, 0, "is_active"), "t") == 0,
+		   strcmp(testdb_col(res, 0, "name"), "Renamed") == 0 &&
+		   strcmp(testdb_col(res, 0, "description"), "(null)") == 0 &&
+		   strcmp(testdb_col(res, 0, "is_active"), "t") == 0,
 	   "update: the description cleared, the name kept");
 	PQclear(res);
 	ok(facility_update(db, NO_ID, &c, &res) == DB_OK && PQntuples(res) == 0,
@@ -109,21 +99,22 @@ test_storage(const char *a)
 	PGresult *res = NULL;
 
 	ok(facility_storage(db, a, &res) == DB_OK && PQntuples(res) == 1 &&
-		   strcmp(col(res, 0, "facility_id"), a) == 0 &&
-		   strcmp(col(res, 0, "quota_bytes"), "(null)") == 0 &&
-		   strcmp(col(res, 0, "used_bytes"), "0") == 0,
+		   strcmp(testdb_col(res, 0, "facility_id"), a) == 0 &&
+		   strcmp(testdb_col(res, 0, "quota_bytes"), "(null)") == 0 &&
+		   strcmp(testdb_col(res, 0, "used_bytes"), "0") == 0,
 	   "storage: a new facility has no limit and stores nothing");
 	PQclear(res);
 	ok(facility_storage_set(db, a, &c, &res) == DB_OK &&
-		   strcmp(col(res, 0, "quota_bytes"), "5000") == 0 &&
-		   strcmp(col(res, 0, "keep_samples_days"), "30") == 0 &&
-		   strcmp(col(res, 0, "keep_uploads_days"), "(null)") == 0,
+		   strcmp(testdb_col(res, 0, "quota_bytes"), "5000") == 0 &&
+		   strcmp(testdb_col(res, 0, "keep_samples_days"), "30") == 0 &&
+		   strcmp(testdb_col(res, 0, "keep_uploads_days"), "(null)") ==
+			   0,
 	   "storage: a quota and a retention set");
 	PQclear(res);
 	c = (struct facility_storage_change){.quota_bytes = {.set = true}};
 	ok(facility_storage_set(db, a, &c, &res) == DB_OK &&
-		   strcmp(col(res, 0, "quota_bytes"), "(null)") == 0 &&
-		   strcmp(col(res, 0, "keep_samples_days"), "30") == 0,
+		   strcmp(testdb_col(res, 0, "quota_bytes"), "(null)") == 0 &&
+		   strcmp(testdb_col(res, 0, "keep_samples_days"), "30") == 0,
 	   "storage: the quota cleared, the retention kept");
 	PQclear(res);
 	ok(facility_storage(db, NO_ID, &res) == DB_OK && PQntuples(res) == 0,

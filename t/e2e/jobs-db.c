@@ -138,15 +138,6 @@ test_release(const char *fac, const char *up)
 	is_str(job_row(id), "cancelled 0 now", "cancelled");
 }
 
-/* Column name of row row of res ("" for none). */
-static const char *
-col(const PGresult *res, int row, const char *name)
-{
-	int c = res != NULL && PQntuples(res) > row ? PQfnumber(res, name) : -1;
-
-	return c < 0 ? "" : PQgetvalue(res, row, c);
-}
-
 /* The jobs test_life() and test_release() left (up's failed, then up2's
  * cancelled): listed by filter and page, newest first, and read. */
 static void
@@ -160,17 +151,17 @@ test_list(const char *fac, const char *up, const char *up2)
 
 	ok(jobs_list(db, &f, &res, &total) == DB_OK && total == 2 &&
 		   PQntuples(res) == 2 &&
-		   strcmp(col(res, 0, "upload_id"), up2) == 0 &&
-		   strcmp(col(res, 1, "upload_id"), up) == 0 &&
-		   strcmp(col(res, 0, "facility_id"), fac) == 0,
+		   strcmp(testdb_col(res, 0, "upload_id"), up2) == 0 &&
+		   strcmp(testdb_col(res, 1, "upload_id"), up) == 0 &&
+		   strcmp(testdb_col(res, 0, "facility_id"), fac) == 0,
 	   "list: the facility's two jobs, newest first");
-	snprintf(newest, sizeof(newest), "%s", col(res, 0, "id"));
+	snprintf(newest, sizeof(newest), "%s", testdb_col(res, 0, "id"));
 	PQclear(res);
 	f.upload_id = up;
 	ok(jobs_list(db, &f, &res, &total) == DB_OK && total == 1 &&
 		   PQntuples(res) == 1 &&
-		   strcmp(col(res, 0, "upload_id"), up) == 0 &&
-		   strcmp(col(res, 0, "status"), "failed") == 0,
+		   strcmp(testdb_col(res, 0, "upload_id"), up) == 0 &&
+		   strcmp(testdb_col(res, 0, "status"), "failed") == 0,
 	   "list: an upload's jobs");
 	PQclear(res);
 	f.status = "cancelled";
@@ -179,13 +170,13 @@ test_list(const char *fac, const char *up, const char *up2)
 	PQclear(res);
 	f.upload_id = NULL;
 	ok(jobs_list(db, &f, &res, &total) == DB_OK && total == 1 &&
-		   strcmp(col(res, 0, "upload_id"), up2) == 0,
+		   strcmp(testdb_col(res, 0, "upload_id"), up2) == 0,
 	   "list: by status");
 	PQclear(res);
 	f = (struct jobs_filter){.limit = "1", .offset = "1"};
 	ok(jobs_list(db, &f, &res, &total) == DB_OK && total == 2 &&
 		   PQntuples(res) == 1 &&
-		   strcmp(col(res, 0, "upload_id"), up) == 0,
+		   strcmp(testdb_col(res, 0, "upload_id"), up) == 0,
 	   "list: every facility's, a page of one, the second");
 	PQclear(res);
 	f.facility_id = "00000000-0000-0000-0000-000000000000";
@@ -194,7 +185,7 @@ test_list(const char *fac, const char *up, const char *up2)
 	   "list: none of another facility");
 	PQclear(res);
 	ok(jobs_get(db, newest, &res) == DB_OK && PQntuples(res) == 1 &&
-		   strcmp(col(res, 0, "upload_id"), up2) == 0 &&
+		   strcmp(testdb_col(res, 0, "upload_id"), up2) == 0 &&
 		   PQfnumber(res, "worker_id") >= 0,
 	   "get: the job as the API shows it");
 	PQclear(res);

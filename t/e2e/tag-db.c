@@ -21,17 +21,6 @@
 
 static struct db *db;
 
-/* Column name of row row of res ("(null)" for SQL NULL, "" for none). */
-static const char *
-col(const PGresult *res, int row, const char *name)
-{
-	int c = res != NULL && PQntuples(res) > row ? PQfnumber(res, name) : -1;
-
-	if (c < 0)
-		return "";
-	return PQgetisnull(res, row, c) ? "(null)" : PQgetvalue(res, row, c);
-}
-
 /* Makes tag name of fac (color NULL for none); its id into id. */
 static enum db_status
 make(const char *fac, const char *name, const char *color, char *id, size_t len)
@@ -39,7 +28,7 @@ make(const char *fac, const char *name, const char *color, char *id, size_t len)
 	PGresult *res = NULL;
 	enum db_status st = tag_create(db, fac, name, color, &res);
 
-	snprintf(id, len, "%s", col(res, 0, "id"));
+	snprintf(id, len, "%s", testdb_col(res, 0, "id"));
 	PQclear(res);
 	return st;
 }
@@ -73,18 +62,18 @@ main(void)
 	   "create: a facility that does not exist");
 
 	ok(tag_list(db, fac, &res) == DB_OK && PQntuples(res) == 2 &&
-		   strcmp(col(res, 0, "id"), alpha) == 0 &&
-		   strcmp(col(res, 0, "facility_id"), fac) == 0 &&
-		   strcmp(col(res, 0, "color"), "(null)") == 0 &&
-		   strcmp(col(res, 1, "name"), "zeta") == 0 &&
-		   strcmp(col(res, 1, "color"), "#A0b1C2") == 0,
+		   strcmp(testdb_col(res, 0, "id"), alpha) == 0 &&
+		   strcmp(testdb_col(res, 0, "facility_id"), fac) == 0 &&
+		   strcmp(testdb_col(res, 0, "color"), "(null)") == 0 &&
+		   strcmp(testdb_col(res, 1, "name"), "zeta") == 0 &&
+		   strcmp(testdb_col(res, 1, "color"), "#A0b1C2") == 0,
 	   "list: the facility's tags, by name");
 	PQclear(res);
 	ok(tag_list(db, NULL, &res) == DB_OK && PQntuples(res) == 3,
 	   "list: every facility's");
 	PQclear(res);
 	ok(tag_facility(db, theirs, &res) == DB_OK && PQntuples(res) == 1 &&
-		   strcmp(col(res, 0, "facility_id"), other) == 0,
+		   strcmp(testdb_col(res, 0, "facility_id"), other) == 0,
 	   "facility: the tag's");
 	PQclear(res);
 	ok(tag_delete(db, alpha) == DB_OK &&

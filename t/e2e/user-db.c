@@ -24,17 +24,6 @@
 
 static struct db *db;
 
-/* Column name of row row of res ("(null)" for SQL NULL, "" for none). */
-static const char *
-col(const PGresult *res, int row, const char *name)
-{
-	int c = res != NULL && PQntuples(res) > row ? PQfnumber(res, name) : -1;
-
-	if (c < 0)
-		return "";
-	return PQgetisnull(res, row, c) ? "(null)" : PQgetvalue(res, row, c);
-}
-
 /* Creates a user; its id into id ("" when refused), the status. */
 static enum db_status
 make(const char *email, const char *password, enum auth_role role,
@@ -47,7 +36,7 @@ make(const char *email, const char *password, enum auth_role role,
 	PGresult *res = NULL;
 	enum db_status st = user_create(db, &u, &res);
 
-	snprintf(id, len, "%s", col(res, 0, "id"));
+	snprintf(id, len, "%s", testdb_col(res, 0, "id"));
 	PQclear(res);
 	return st;
 }
@@ -88,10 +77,10 @@ test_create(const char *fac, char *ann, char *root)
 	ok(make("ann@example.org", PASSWORD, ROLE_USER, fac, ann, 64) == DB_OK,
 	   "create: a user of a facility");
 	ok(user_get(db, ann, &res) == DB_OK && PQntuples(res) == 1 &&
-		   strcmp(col(res, 0, "display_name"), "ann@example.org") ==
-			   0 &&
-		   strcmp(col(res, 0, "role"), "user") == 0 &&
-		   strcmp(col(res, 0, "is_active"), "t") == 0 &&
+		   strcmp(testdb_col(res, 0, "display_name"),
+			  "ann@example.org") == 0 &&
+		   strcmp(testdb_col(res, 0, "role"), "user") == 0 &&
+		   strcmp(testdb_col(res, 0, "is_active"), "t") == 0 &&
 		   PQfnumber(res, "password_hash") < 0,
 	   "create: no name is the e-mail; no hash in the row");
 	PQclear(res);
@@ -113,7 +102,7 @@ test_create(const char *fac, char *ann, char *root)
 		   DB_FOREIGN_KEY,
 	   "create: a facility that does not exist");
 	ok(user_list(db, fac, &res) == DB_OK && PQntuples(res) == 1 &&
-		   strcmp(col(res, 0, "id"), ann) == 0,
+		   strcmp(testdb_col(res, 0, "id"), ann) == 0,
 	   "list: a facility's users");
 	PQclear(res);
 	ok(user_list(db, NULL, &res) == DB_OK && PQntuples(res) == 2,
@@ -151,8 +140,8 @@ test_update(const char *fac, const char *ann, const char *root)
 				 .facility_id = fac,
 				 .is_active = -1};
 	ok(user_update(db, ann, &c, &res) == DB_OK &&
-		   strcmp(col(res, 0, "display_name"), "Ann") == 0 &&
-		   strcmp(col(res, 0, "role"), "facility_admin") == 0 &&
+		   strcmp(testdb_col(res, 0, "display_name"), "Ann") == 0 &&
+		   strcmp(testdb_col(res, 0, "role"), "facility_admin") == 0 &&
 		   live_tokens(ann) == 1,
 	   "update: name and role; the logins stay");
 	PQclear(res);
@@ -162,7 +151,7 @@ test_update(const char *fac, const char *ann, const char *root)
 				 .is_active = -1,
 				 .password_hash = hash};
 	ok(user_update(db, ann, &c, &res) == DB_OK &&
-		   strcmp(col(res, 0, "display_name"), "Ann") == 0 &&
+		   strcmp(testdb_col(res, 0, "display_name"), "Ann") == 0 &&
 		   live_tokens(ann) == 0,
 	   "update: a new password ends the logins");
 	PQclear(res);
@@ -170,14 +159,14 @@ test_update(const char *fac, const char *ann, const char *root)
 	c = (struct user_change){
 		.role = ROLE_USER, .facility_id = fac, .is_active = 0};
 	ok(user_update(db, ann, &c, &res) == DB_OK &&
-		   strcmp(col(res, 0, "is_active"), "f") == 0 &&
-		   strcmp(col(res, 0, "role"), "user") == 0 &&
+		   strcmp(testdb_col(res, 0, "is_active"), "f") == 0 &&
+		   strcmp(testdb_col(res, 0, "role"), "user") == 0 &&
 		   live_tokens(ann) == 0,
 	   "update: deactivated, the logins end");
 	PQclear(res);
 	c.is_active = 1;
 	ok(user_update(db, ann, &c, &res) == DB_OK &&
-		   strcmp(col(res, 0, "is_active"), "t") == 0,
+		   strcmp(testdb_col(res, 0, "is_active"), "t") == 0,
 	   "update: active again");
 	PQclear(res);
 	c = (struct user_change){
@@ -197,7 +186,7 @@ test_cli(const char *ann)
 	token(ann);
 	ok(user_deactivate(db, "ANN@example.org", &found) == DB_OK && found &&
 		   user_get(db, ann, &res) == DB_OK &&
-		   strcmp(col(res, 0, "is_active"), "f") == 0 &&
+		   strcmp(testdb_col(res, 0, "is_active"), "f") == 0 &&
 		   live_tokens(ann) == 0,
 	   "deactivate: by e-mail, whatever its case; logins ended");
 	PQclear(res);

@@ -28,4 +28,17 @@ testdb_one(struct db *db, const char *sql, const char *param, char *out,
 	PQclear(res);
 }
 
+/* Column name of row row of res as text: "(null)" for SQL NULL, "" when
+ * there is no such row or column (a test compares it with what it
+ * expects). */
+static __attribute__((unused)) const char *
+testdb_col(const PGresult *res, int row, const char *name)
+{
+	int c = res != NULL && PQntuples(res) > row ? PQfnumber(res, name) : -1;
+
+	if (c < 0)
+		return "";
+	return PQgetisnull(res, row, c) ? "(null)" : PQgetvalue(res, row, c);
+}
+
 #endif
