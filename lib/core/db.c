@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/conf.h"
 #include "core/db.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "core/settings.h"
 
 /* Seconds to wait for a server that does not answer a connection. */
 #define CONNECT_TIMEOUT "5"
@@ -29,6 +31,7 @@ struct db {
 	unsigned long epoch; /* connections made so far */
 	unsigned long seen;  /* the epoch db_notified() last saw */
 	bool writer;	     /* db_writer_plans() */
+	bool pooled;	     /* XMHUB_DATABASE_POOLED: see db.h */
 };
 
 /* Logs "db: what: msg" as one line: libpq's messages may hold newlines
@@ -81,6 +84,7 @@ struct db *
 db_new(const char *conninfo)
 {
 	struct db *db;
+	bool on;
 
 	if ((db = calloc(1, sizeof(*db))) == NULL)
 		return NULL;
@@ -88,7 +92,17 @@ db_new(const char *conninfo)
 		free(db);
 		return NULL;
 	}
+	/* A malformed value counts as on: it works with or without a
+	 * pooler, a little slower without. */
+	db->pooled =
+		!settings_bool(conf_get("XMHUB_DATABASE_POOLED"), &on) || on;
 	return db;
+}
+
+bool
+db_pooled(const struct db *db)
+{
+	return db->pooled;
 }
 
 void
@@ -132,6 +146,32 @@ listen_now(struct db *db)
 }
 
 /*
+ * Through a pooler the session settings can not be asked for (PgBouncer
+ * 1.18 refuses the "options" startup parameter): its database entry sets
+ * them, and each connection checks what the server reports, so that a
+ * pooler without them is refused rather than answering timestamps in
+ * another zone.  False (logged once per outage) when they are not set.
+ */
+static bool
+pooled_session_ok(struct db *db)
+{
+	const char *tz = PQparameterStatus(db->conn, "TimeZone");
+	const char *ds = PQparameterStatus(db->conn, "DateStyle");
+
+	if (tz != NULL && strcmp(tz, "UTC") == 0 && ds != NULL &&
+	    strncmp(ds, "ISO", 3) == 0)
+		return true;
+	if (!db->down)
+		log_error("db: connect: XMHUB_DATABASE_POOLED: the server's "
+			  "TimeZone is %s and DateStyle %s, not UTC and ISO: "
+			  "set timezone=UTC datestyle=ISO in the pooler's "
+			  "database entry (doc/scaling.md)",
+			  tz != NULL ? tz : "unknown",
+			  ds != NULL ? ds : "unknown");
+	return false;
+}
+
+/*
  * True when db->conn can take a statement: an open connection, or a new
  * one when it is down and no transaction is open (a new connection would
  * silently run the rest of a transaction outside it).
@@ -139,15 +179,17 @@ listen_now(struct db *db)
 static bool
 connected(struct db *db)
 {
-	/* lib/web/dbjson relies on ISO timestamps in UTC. */
+	/* lib/web/dbjson relies on ISO timestamps in UTC.  A pooled handle
+	 * passes no "options": libpq skips a keyword whose value is NULL. */
 	const char *const keys[] = {"connect_timeout", "options", "dbname",
 				    NULL};
 	const char *const vals[] = {
 		CONNECT_TIMEOUT,
-		db->writer ? "-c TimeZone=UTC -c DateStyle=ISO "
-			     "-c plan_cache_mode=force_generic_plan "
-			     "-c enable_seqscan=off"
-			   : "-c TimeZone=UTC -c DateStyle=ISO",
+		db->pooled   ? NULL
+		: db->writer ? "-c TimeZone=UTC -c DateStyle=ISO "
+			       "-c plan_cache_mode=force_generic_plan "
+			       "-c enable_seqscan=off"
+			     : "-c TimeZone=UTC -c DateStyle=ISO",
 		db->conninfo, NULL};
 
 	/*
@@ -168,8 +210,9 @@ connected(struct db *db)
 	PQfinish(db->conn);
 	/* Later keywords win: conninfo may set its own connect_timeout. */
 	db->conn = PQconnectdbParams(keys, vals, 1);
-	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK) {
-		if (!db->down)
+	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK ||
+	    (db->pooled && !pooled_session_ok(db))) {
+		if (!db->down && PQstatus(db->conn) != CONNECTION_OK)
 			log_msg("connect", db->conn != NULL
 						   ? PQerrorMessage(db->conn)
 						   : "out of memory");
@@ -237,7 +280,9 @@ log_result(const PGresult *res)
  * Runs sql as a statement prepared once per connection: the server then
  * parses and plans it once, not on every request.  Statements are the
  * program's constant strings, so the cache stays small; past
- * DB_STMT_MAX (or without memory) a statement runs unprepared.
+ * DB_STMT_MAX (or without memory) a statement runs unprepared.  A pooled
+ * handle runs every statement unnamed: the next transaction may be on a
+ * server connection that never saw the preparation.
  */
 static PGresult *
 exec(struct db *db, const char *sql, int nparams, const char *const *params,
@@ -247,6 +292,9 @@ exec(struct db *db, const char *sql, int nparams, const char *const *params,
 	PGresult *r;
 	int i;
 
+	if (db->pooled)
+		return PQexecParams(db->conn, sql, nparams, NULL, params,
+				    lengths, formats, 0);
 	for (i = 0; i < db->nstmt; i++)
 		if (db->stmt[i] == sql || strcmp(db->stmt[i], sql) == 0)
 			break;
@@ -410,6 +458,8 @@ db_listen(struct db *db, const char *channel)
 {
 	size_t n = strlen(channel);
 
+	if (db->pooled)
+		return false;
 	if (strcmp(db->listen, channel) == 0)
 		return true;
 	if (n == 0 || n >= sizeof(db->listen) ||
