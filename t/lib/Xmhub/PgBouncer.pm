@@ -11,7 +11,9 @@ package Xmhub::PgBouncer;
 #   my $b = Xmhub::PgBouncer->start($pg, pool => 20);
 #                                      # $pg: an Xmhub::Pg (its socket);
 #                                      # pool: server connections of the
-#                                      # database at most (default 20)
+#                                      # database at most (default 20);
+#                                      # session => 0: without the session
+#                                      # settings xmhub checks
 #   $b->url($db)                       # postgresql://xmhub@127.0.0.1:PORT/$db
 #   $b->show('POOLS')                  # rows of the admin console's
 #                                      # SHOW, as [{column => value}]
@@ -47,13 +49,14 @@ sub start {
 	my $pool = $opt{pool} // 20;
 	my $pgdir = $pg->dir;
 	my $pgport = $pg->port;
+	my $session = ($opt{session} // 1) ? ' timezone=UTC datestyle=ISO' : '';
 	open my $u, '>', "$dir/users.txt" or die "$dir/users.txt: $!\n";
 	print $u qq{"xmhub" ""\n};
 	close $u;
 	open my $c, '>', "$dir/pgbouncer.ini" or die "$dir/pgbouncer.ini: $!\n";
 	print $c <<"EOF";
 [databases]
-* = host=$pgdir port=$pgport timezone=UTC datestyle=ISO
+* = host=$pgdir port=$pgport$session
 [pgbouncer]
 listen_addr = 127.0.0.1
 listen_port = $self->{port}
