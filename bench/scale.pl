@@ -23,7 +23,7 @@ use Xmhub::Pg;
 use Xmhub::Platform;
 use Xmhub::Stack;
 use Xmhub::Test qw(run);
-use Xmhub::Wrk qw(wrk_program wrk_report);
+use Xmhub::Wrk qw(wrk_program wrk_report ingest_setup);
 
 my $seconds = $ENV{BENCH_SECONDS} || 10;
 my $conns = $ENV{BENCH_CONNECTIONS} || 16;
@@ -57,53 +57,9 @@ for my $uid (1 .. 20) {
 		json => {device_uid => $uid, name => "dev-$uid"});
 	die "device: $st\n" if $st != 201;
 }
-# 64 sessions of 4 f32 streams: a session's batches serialize on its row
-# (gap accounting), sessions do not.
-my @sids = map {
-	my ($st, $s) = $p->req(POST => '/api/v1/ingest/sessions', key => $key,
-		json => {device_uid => 7, streams => [map { {stream_index => $_,
-			name => "ch$_", value_type => 'f32'} } 0 .. 3]});
-	die "session: $st\n" if $st != 201;
-	$s->{id};
-} 1 .. 64;
-
-# The cellular batch (4 streams x 250 f32, device_id 7), its batch_seq
-# (bytes 6-7) set per request: every request is a new batch, stored.
-my $batch = pack('a4 C C n N n', 'XMBP', 1, 1, 0, 7, 4);
-for my $ch (0 .. 3) {
-	$batch .= pack('n C n', $ch, 1, 250);
-	$batch .= pack('Q> f>', 1_700_000_000_000_000 + $_ * 10_000, $_ * 0.5)
-	    for 0 .. 249;
-}
+# 64 sessions of 4 f32 streams, each request a new batch on one of them.
 my $dir = $one->dir;
-open(my $bf, '>:raw', "$dir/batch.bin") or die "$dir/batch.bin: $!";
-print $bf $batch;
-close $bf;
-open(my $lf, '>', "$dir/ingest.lua") or die "$dir/ingest.lua: $!";
-print $lf "local paths = {\n",
-    map({ "\"/api/v1/ingest/sessions/$_/data\",\n" } @sids), "}\n", <<"LUA";
-local f = assert(io.open("$dir/batch.bin", "rb"))
-local batch = f:read("*a")
-f:close()
-local head, tail = batch:sub(1, 6), batch:sub(9)
-local threads = 0
-function setup(thread)
-	thread:set("tid", threads)
-	threads = threads + 1
-end
-local n = 0
-request = function()
-	n = n + 1
-	-- Two wrk threads: odd and even sequence numbers, never the same
-	-- bytes twice (an identical batch would be a retry, not stored).
-	local seq = (math.floor(n / #paths) * 2 + tid) % 65536
-	return wrk.format("POST", paths[n % #paths + 1],
-		{["Content-Type"] = "application/octet-stream",
-		 ["X-Api-Key"] = "$key"},
-		head .. string.char(math.floor(seq / 256), seq % 256) .. tail)
-end
-LUA
-close $lf;
+ingest_setup($p, $key, $dir);
 
 # CPU ticks so far of this run's processes, by pid and part: the
 # balancers, the hosts' lighttpd, their FastCGI programs (lighttpd's

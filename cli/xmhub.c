@@ -132,7 +132,8 @@ static const struct cmd cmds[] = {
 	{"device", "list", LIST_ARGS, NULL, cmd_list, "lists the devices"},
 	{"httpd-conf", NULL,
 	 "lighttpd|apache [--var DIR] [--log DIR] [--port N] [--face-port N] "
-	 "[--ws-port N] [--authz-port N] [--addr A] [--hsts V] [--output F]",
+	 "[--ws-port N] [--authz-port N] [--addr A] [--hsts V] "
+	 "[--proxies LIST] [--output F]",
 	 NULL, httpdconf_cli,
 	 "prints the web server's configuration for the installed tree"},
 	{"daemon", NULL, "NAME", NULL, daemon_main,
