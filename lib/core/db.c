@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/conf.h"
 #include "core/db.h"
@@ -20,6 +21,9 @@
 /* Statements prepared on one connection; more are run unprepared. */
 #define DB_STMT_MAX 64
 
+/* Seconds db_reader() leaves a replica alone after it failed. */
+#define REPLICA_PAUSE 5
+
 struct db {
 	char *conninfo;
 	PGconn *conn;
@@ -32,6 +36,9 @@ struct db {
 	unsigned long seen;  /* the epoch db_notified() last saw */
 	bool writer;	     /* db_writer_plans() */
 	bool pooled;	     /* XMHUB_DATABASE_POOLED: see db.h */
+	struct db *replica;  /* db_reader(): XMHUB_DATABASE_REPLICA_URL's */
+	bool replica_read;   /* that setting was looked at */
+	time_t replica_off;  /* until then db_reader() does not ask it */
 };
 
 /* Logs "db: what: msg" as one line: libpq's messages may hold newlines
@@ -118,6 +125,7 @@ db_free(struct db *db)
 		return;
 	PQfinish(db->conn);
 	forget_statements(db);
+	db_free(db->replica);
 	free(db->conninfo);
 	free(db);
 }
@@ -495,4 +503,52 @@ db_notified(struct db *db, bool *missed)
 		PQfreemem(n);
 	}
 	return count;
+}
+
+/* True when db's replica has replayed the WAL up to lsn, the primary's
+ * position when the read began. */
+static bool
+replica_caught_up(struct db *db, const char *lsn)
+{
+	PGresult *res = NULL;
+	bool ok = false;
+
+	/* NULL (no longer in recovery: promoted) is not caught up. */
+	if (db_query_ro(db->replica, &res,
+			"SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", 1,
+			&lsn) != DB_OK)
+		db->replica_off = time(NULL) + REPLICA_PAUSE;
+	else
+		ok = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
+	PQclear(res);
+	return ok;
+}
+
+struct db *
+db_reader(struct db *db)
+{
+	const char *url, *lsn;
+	PGresult *res = NULL;
+	struct db *r = db;
+
+	if (!db->replica_read) {
+		db->replica_read = true;
+		if ((url = conf_get("XMHUB_DATABASE_REPLICA_URL")) != NULL &&
+		    (db->replica = db_new(url)) == NULL)
+			log_error("db: replica: out of memory");
+	}
+	if (db->replica == NULL || db->in_tx || time(NULL) < db->replica_off)
+		return db;
+	/* Every commit acknowledged before this read is at or before this
+	 * position: a replica past it shows the client its own writes. */
+	if (db_query_ro(db, &res, "SELECT pg_current_wal_lsn()::text", 0,
+			NULL) != DB_OK ||
+	    PQntuples(res) != 1)
+		goto out;
+	lsn = PQgetvalue(res, 0, 0);
+	if (replica_caught_up(db, lsn))
+		r = db->replica;
+out:
+	PQclear(res);
+	return r;
 }

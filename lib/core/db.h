@@ -85,6 +85,18 @@ enum db_status db_query_bin(struct db *db, PGresult **res, const char *sql,
 			    int nparams, const char *const *params,
 			    const int *lengths, const int *formats);
 
+/*
+ * The handle for a read that may be served by a streaming replica
+ * (XMHUB_DATABASE_REPLICA_URL, doc/scaling.md "Read replica"): its
+ * replica once that has replayed everything db's server had written when
+ * this is called, so that a client reads what was acknowledged to it
+ * (read-your-writes); db itself otherwise, inside a transaction, without
+ * the setting, and for REPLICA_PAUSE seconds after the replica failed.
+ * Costs a statement on each server.  The replica's handle is db's: not
+ * to be freed, and used by one caller at a time.
+ */
+struct db *db_reader(struct db *db);
+
 /* BEGIN, COMMIT, ROLLBACK.  ROLLBACK of a broken connection is DB_OK. */
 enum db_status db_begin(struct db *db);
 enum db_status db_commit(struct db *db);

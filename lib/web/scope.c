@@ -81,7 +81,11 @@ scope_list_rows(struct app_ctx *ctx, const char *sql)
 
 	if (!scope_list(ctx, &facility_id))
 		return;
-	if ((st = db_query_ro(ctx->db, &res, sql, 1, &facility_id)) != DB_OK) {
+	/* A list may lag: a replica's, when it holds the caller's writes. */
+	if ((st = db_query_ro(db_reader(ctx->db), &res, sql, 1,
+			      &facility_id)) == DB_UNAVAILABLE)
+		st = db_query_ro(ctx->db, &res, sql, 1, &facility_id);
+	if (st != DB_OK) {
 		app_db_error(ctx, st);
 		return;
 	}

@@ -54,7 +54,8 @@ sub wrk {
 # 7 (which must exist) of 4 f32 streams, and $dir/ingest.lua, a wrk
 # script sending the cellular batch (4 streams x 250 f32, 12 KB) to them
 # in turn, every request a new batch (its batch_seq set per request);
-# for bench/scale.pl and bench/pgbouncer.pl.  Its sessions' ids.
+# for bench/scale.pl and bench/pgbouncer.pl, which set XMHUB_BENCH_SEQ
+# to a new multiple of 4096 for each run.  Its sessions' ids.
 sub ingest_setup {
 	my ($p, $key, $dir) = @_;
 	# A session's batches serialize on its row (gap accounting), sessions
@@ -91,11 +92,14 @@ sub ingest_setup {
 		threads = threads + 1
 	end
 	local n = 0
+	-- Where this run's sequence numbers start (XMHUB_BENCH_SEQ): a run
+	-- after another sends new batches, not the last run's again.
+	local base = tonumber(os.getenv("XMHUB_BENCH_SEQ") or "0")
 	request = function()
 		n = n + 1
 		-- Two wrk threads: odd and even sequence numbers, never the same
 		-- bytes twice (an identical batch would be a retry, not stored).
-		local seq = (math.floor(n / #paths) * 2 + tid) % 65536
+		local seq = (base + math.floor(n / #paths) * 2 + tid) % 65536
 		return wrk.format("POST", paths[n % #paths + 1],
 			{["Content-Type"] = "application/octet-stream",
 			 ["X-Api-Key"] = "$key"},
