@@ -1,9 +1,9 @@
 #!/usr/bin/perl
 # SPDX-License-Identifier: MIT
-# bench/scale - one web host against two on one shared PostgreSQL, in the
+# bench/scale - one web host against two and four on one shared PostgreSQL, in the
 # same run (doc/scaling.md "Measured"): ingest and API reads through a
 # round-robin balancer (t/lib/Xmhub/LB.pm) with one backend, then with
-# two; where the CPU time goes (balancer, web hosts' lighttpd, FastCGI
+# two, then four; where the CPU time goes (balancer, web hosts' lighttpd, FastCGI
 # programs, PostgreSQL, wrk) per request; pgbench running the ingest
 # write statement on the same database, for PostgreSQL's own limit; and
 # what N hosts would give from those figures.  On this machine every part
@@ -23,7 +23,7 @@ use Xmhub::Pg;
 use Xmhub::Platform;
 use Xmhub::Stack;
 use Xmhub::Test qw(run);
-use Xmhub::Wrk qw(wrk_program wrk_report);
+use Xmhub::Wrk qw(wrk_program wrk_report ingest_setup);
 
 my $seconds = $ENV{BENCH_SECONDS} || 10;
 my $conns = $ENV{BENCH_CONNECTIONS} || 16;
@@ -32,16 +32,17 @@ my $tick = POSIX::sysconf(POSIX::_SC_CLK_TCK()) || 100;
 my $cores = () = (do { local (@ARGV, $/) = '/proc/cpuinfo'; <> }) =~
     /^processor\s*:/mg;
 
-my $pg = Xmhub::Pg->start(max_connections => 300);
+# Four hosts of up to 93 connections each (doc/scaling.md).
+my $pg = Xmhub::Pg->start(max_connections => 500);
 my $secret = join '', map { sprintf '%02x', int rand 256 } 1 .. 32;
 my %env = (XMHUB_JWT_SECRET => $secret, XMHUB_MULTI_HOST => 1);
-my @hosts = map { Xmhub::Stack->start(addr => $_, database_url => $pg->url,
-	env => \%env) } '127.0.0.1', '127.0.0.2';
-my $one = Xmhub::LB->start($hosts[0]);
-my $two = Xmhub::LB->start(@hosts);
+my @N = (1, 2, 4);
+my @hosts = map { Xmhub::Stack->start(addr => "127.0.0.$_",
+	database_url => $pg->url, env => \%env) } 1 .. 4;
+my %lb = map { $_ => Xmhub::LB->start(@hosts[0 .. $_ - 1]) } @N;
 END {
 	my $st = $?;
-	$_->stop for grep { defined } $one, $two;
+	$_->stop for values %lb;
 	$_->stop for @hosts;
 	$pg->stop if $pg;
 	$? = $st;
@@ -57,60 +58,16 @@ for my $uid (1 .. 20) {
 		json => {device_uid => $uid, name => "dev-$uid"});
 	die "device: $st\n" if $st != 201;
 }
-# 64 sessions of 4 f32 streams: a session's batches serialize on its row
-# (gap accounting), sessions do not.
-my @sids = map {
-	my ($st, $s) = $p->req(POST => '/api/v1/ingest/sessions', key => $key,
-		json => {device_uid => 7, streams => [map { {stream_index => $_,
-			name => "ch$_", value_type => 'f32'} } 0 .. 3]});
-	die "session: $st\n" if $st != 201;
-	$s->{id};
-} 1 .. 64;
-
-# The cellular batch (4 streams x 250 f32, device_id 7), its batch_seq
-# (bytes 6-7) set per request: every request is a new batch, stored.
-my $batch = pack('a4 C C n N n', 'XMBP', 1, 1, 0, 7, 4);
-for my $ch (0 .. 3) {
-	$batch .= pack('n C n', $ch, 1, 250);
-	$batch .= pack('Q> f>', 1_700_000_000_000_000 + $_ * 10_000, $_ * 0.5)
-	    for 0 .. 249;
-}
-my $dir = $one->dir;
-open(my $bf, '>:raw', "$dir/batch.bin") or die "$dir/batch.bin: $!";
-print $bf $batch;
-close $bf;
-open(my $lf, '>', "$dir/ingest.lua") or die "$dir/ingest.lua: $!";
-print $lf "local paths = {\n",
-    map({ "\"/api/v1/ingest/sessions/$_/data\",\n" } @sids), "}\n", <<"LUA";
-local f = assert(io.open("$dir/batch.bin", "rb"))
-local batch = f:read("*a")
-f:close()
-local head, tail = batch:sub(1, 6), batch:sub(9)
-local threads = 0
-function setup(thread)
-	thread:set("tid", threads)
-	threads = threads + 1
-end
-local n = 0
-request = function()
-	n = n + 1
-	-- Two wrk threads: odd and even sequence numbers, never the same
-	-- bytes twice (an identical batch would be a retry, not stored).
-	local seq = (math.floor(n / #paths) * 2 + tid) % 65536
-	return wrk.format("POST", paths[n % #paths + 1],
-		{["Content-Type"] = "application/octet-stream",
-		 ["X-Api-Key"] = "$key"},
-		head .. string.char(math.floor(seq / 256), seq % 256) .. tail)
-end
-LUA
-close $lf;
+# 64 sessions of 4 f32 streams, each request a new batch on one of them.
+my $dir = $lb{1}->dir;
+ingest_setup($p, $key, $dir);
 
 # CPU ticks so far of this run's processes, by pid and part: the
 # balancers, the hosts' lighttpd, their FastCGI programs (lighttpd's
 # children), PostgreSQL (the postmaster's children); other processes of
 # the machine (other stacks, other clusters) are not counted.  wrk's are
 # this process's children's (times()).
-my %lb_pid = map { $_->{lighttpd} => 1 } $one, $two;
+my %lb_pid = map { $_->{lighttpd} => 1 } values %lb;
 my ($pm_pid) = slurp("$pg->{dir}/data/postmaster.pid") =~ /(\d+)/;
 
 sub slurp {
@@ -168,8 +125,9 @@ sub case {
 }
 
 my %r;
-for my $hosts ([1, $one], [2, $two]) {
-	my ($n, $lb) = @$hosts;
+for my $n (@N) {
+	my $lb = $lb{$n};
+	local $ENV{XMHUB_BENCH_SEQ} = 4096 * $n; # new batches each run
 	$r{ingest}{$n} = case($lb, 'ingest', '/', '-s', "$dir/ingest.lua");
 	$r{reads}{$n} = case($lb, 'reads', '/api/v1/devices', '-H',
 		"Authorization: Bearer $token");
@@ -177,7 +135,7 @@ for my $hosts ([1, $one], [2, $two]) {
 # The cost of XMHUB_MULTI_HOST (a counter read per check): the reads
 # through host A alone again, the setting off.
 $hosts[0]->restart(env => {XMHUB_MULTI_HOST => 0});
-$r{reads}{off} = case($one, 'reads', '/api/v1/devices', '-H',
+$r{reads}{off} = case($lb{1}, 'reads', '/api/v1/devices', '-H',
 	"Authorization: Bearer $token");
 my ($st, $stored) = $pg->psql('SELECT count(*) FROM stored_chunks');
 die "count: $stored" if $st;
@@ -192,8 +150,8 @@ die "pgbench tables: $e" if $st;
 open(my $sf, '>', "$dir/ingest.sql") or die "$dir/ingest.sql: $!";
 print $sf <<'SQL';
 \set n random(1, 64)
-SELECT s.status, s.last_batch_seq, s.missed_batches, d.device_uid, s.device_id, t.stream_index, t.value_type, t.id, s.total_samples, sha256(random()::text::bytea) = ANY (s.recent_batches) FROM ingest_sessions s JOIN devices d ON d.id = s.device_id JOIN ingest_streams t ON t.session_id = s.id WHERE s.id = (SELECT id FROM bench_sessions WHERE n = :n) ORDER BY t.stream_index;
-WITH s AS (UPDATE ingest_sessions SET total_samples = total_samples + 1000, total_bytes = total_bytes + 12066, last_batch_seq = (coalesce(last_batch_seq, 0) + 1) % 65536, last_data_at = now(), recent_batches = (recent_batches || sha256(random()::text::bytea))[greatest(cardinality(recent_batches) - 62, 1):] WHERE id = (SELECT id FROM bench_sessions WHERE n = :n) AND status = 'active' RETURNING id, device_id), c AS (INSERT INTO stored_chunks (stream_id, start_ts_us, end_ts_us, sample_count, byte_size, data) SELECT t.id, 0, 2490000, 250, 3000, (SELECT b FROM bench_blob) FROM s JOIN ingest_streams t ON t.session_id = s.id), d AS (UPDATE devices SET last_seen_at = now() WHERE id = (SELECT device_id FROM s) AND last_seen_at < now() - interval '1 second') SELECT count(*) FROM s;
+SELECT s.status, s.last_batch_seq, s.missed_batches, d.device_uid, s.device_id, t.stream_index, t.value_type, t.id, s.total_samples, position(substring(sha256(random()::text::bytea) for 16) in s.recent_digests) > 0 FROM ingest_sessions s JOIN devices d ON d.id = s.device_id JOIN ingest_streams t ON t.session_id = s.id WHERE s.id = (SELECT id FROM bench_sessions WHERE n = :n) ORDER BY t.stream_index;
+WITH s AS (UPDATE ingest_sessions SET total_samples = total_samples + 1000, total_bytes = total_bytes + 12066, last_batch_seq = (coalesce(last_batch_seq, 0) + 1) % 65536, last_data_at = now(), recent_digests = substring(recent_digests || substring(sha256(random()::text::bytea) for 16) from greatest(length(recent_digests) - 1007, 1)) WHERE id = (SELECT id FROM bench_sessions WHERE n = :n) AND status = 'active' RETURNING id, device_id), c AS (INSERT INTO stored_chunks (stream_id, start_ts_us, end_ts_us, sample_count, byte_size, data) SELECT t.id, 0, 2490000, 250, 3000, (SELECT b FROM bench_blob) FROM s JOIN ingest_streams t ON t.session_id = s.id), d AS (UPDATE devices SET last_seen_at = now() WHERE id = (SELECT device_id FROM s) AND last_seen_at < now() - interval '1 second') SELECT count(*) FROM s;
 SQL
 close $sf;
 my $before = cpu();
@@ -208,32 +166,35 @@ my $pg_ms = cpu_ms($before, $after, $tx)->{postgres};
 
 printf "bench/scale: %d cores, %ds per case, %d connections, one "
     . "PostgreSQL (fsync on) over TCP\n\n", $cores, $seconds, $conns;
-printf "%-8s %12s %12s %7s %10s %10s\n", 'case', '1 host r/s',
-    '2 hosts r/s', 'ratio', 'p99 1 (ms)', 'p99 2 (ms)';
+printf "%-8s %10s %10s %6s %10s %6s %9s %9s %9s %s\n", 'case',
+    '1 host r/s', '2 hosts', 'ratio', '4 hosts', 'ratio', 'p99 1 ms',
+    'p99 2 ms', 'p99 4 ms', 'PostgreSQL CPU ms per request 1/2/4';
 for my $c (qw(ingest reads)) {
-	my ($a, $b) = @{$r{$c}}{1, 2};
-	printf "%-8s %12.0f %12.0f %7.2f %10.1f %10.1f\n", $c, $a->{rps},
-	    $b->{rps}, $b->{rps} / $a->{rps}, $a->{p99}, $b->{p99};
+	my ($a, $b, $d) = @{$r{$c}}{@N};
+	printf "%-8s %10.0f %10.0f %6.2f %10.0f %6.2f %9.1f %9.1f %9.1f %s\n",
+	    $c, $a->{rps}, $b->{rps}, $b->{rps} / $a->{rps}, $d->{rps},
+	    $d->{rps} / $a->{rps}, $a->{p99}, $b->{p99}, $d->{p99},
+	    join('/', map { sprintf '%.2f', $_->{ms}{postgres} // 0 } $a, $b, $d);
 }
 printf "reads through 1 host, XMHUB_MULTI_HOST=0: %.0f r/s (ratio to =1: "
     . "%.2f); PostgreSQL CPU %.2f ms per request (=1: %.2f)\n",
     $r{reads}{off}{rps}, $r{reads}{off}{rps} / $r{reads}{1}{rps},
     $r{reads}{off}{ms}{postgres} // 0, $r{reads}{1}{ms}{postgres} // 0;
 my @parts = qw(balancer lighttpd fastcgi postgres wrk);
-print "\nCPU ms per request (2 hosts):\n";
+print "\nCPU ms per request (4 hosts):\n";
 printf "%-8s %s %8s\n", 'case', join(' ', map { sprintf '%9s', $_ } @parts),
     'total';
 for my $c (qw(ingest reads)) {
-	my $ms = $r{$c}{2}{ms};
+	my $ms = $r{$c}{4}{ms};
 	my $sum = 0;
 	$sum += $ms->{$_} // 0 for @parts;
 	printf "%-8s %s %8.2f  (%.0f%% of the machine)\n", $c,
 	    join(' ', map { sprintf '%9.2f', $ms->{$_} // 0 } @parts), $sum,
-	    100 * $sum * $r{$c}{2}{rps} / 1000 / $cores;
+	    100 * $sum * $r{$c}{4}{rps} / 1000 / $cores;
 }
 printf "\npgbench, the ingest's statements (%d clients): %.0f tps, "
     . "%.2f ms of PostgreSQL CPU each; ratio to the API's ingest through "
-    . "2 hosts: %.2f\n", $conns, $tps, $pg_ms, $tps / $r{ingest}{2}{rps};
+    . "4 hosts: %.2f\n", $conns, $tps, $pg_ms, $tps / $r{ingest}{4}{rps};
 print "stored chunks after the run: $stored\n";
 
 # Extrapolation: a web host of $cores cores serves $cores*1000/web_ms
@@ -241,7 +202,7 @@ print "stored chunks after the run: $stored\n";
 # $cores*1000/pg_ms; N hosts stop adding when N * host > PostgreSQL.
 print "\nextrapolation (each part on $cores cores of its own):\n";
 for my $c (qw(ingest reads)) {
-	my $ms = $r{$c}{2}{ms};
+	my $ms = $r{$c}{4}{ms};
 	my $web = ($ms->{lighttpd} // 0) + ($ms->{fastcgi} // 0);
 	my $db = $ms->{postgres} || 1e-9;
 	my $host = $cores * 1000 / ($web || 1e-9);

@@ -24,7 +24,7 @@
 /* The generator's own arguments before the caller's: the directories,
  * then what the settings give (SETTINGS of them). */
 #define DIRS 8
-#define SETTINGS 5
+#define SETTINGS 6
 #define FIXED (DIRS + SETTINGS)
 #define ARG_MAX 320 /* bytes of one such option */
 
@@ -39,6 +39,7 @@ httpdconf_cli(int argc, char *argv[])
 		{"ws-port", "XMHUB_WS_PORT"},
 		{"authz-port", "XMHUB_AUTHZ_PORT"},
 		{"hsts", "XMHUB_HSTS"},
+		{"proxies", "XMHUB_TRUSTED_PROXIES"},
 	};
 	char opts[SETTINGS][ARG_MAX], detail[512];
 	char *args[FIXED + 64] = {

@@ -133,7 +133,7 @@ static const struct cmd cmds[] = {
 	{"httpd-conf", NULL,
 	 "lighttpd|apache|htaccess [--var DIR] [--log DIR] [--port N] "
 	 "[--face-port N] [--ws-port N] [--authz-port N] [--addr A] [--hsts V] "
-	 "[--output F] [--public DIR]",
+	 "[--proxies LIST] [--output F] [--public DIR]",
 	 NULL, httpdconf_cli,
 	 "prints the web server's configuration for the installed tree; "
 	 "htaccess --public DIR installs a shared host's site there"},

@@ -346,15 +346,23 @@ answer(struct app_ctx *ctx, const struct query *q, const char *stream_id,
 	uint64_t count = 0;
 	enum chunks_status st;
 	enum db_status dst;
+	/* Samples may come from a replica that holds the caller's writes
+	 * (doc/scaling.md "Read replica"); the primary when it fails. */
+	struct db *db = db_reader(ctx->db);
 
-	if ((dst = db_begin(ctx->db)) != DB_OK ||
-	    (dst = chunks_snapshot(ctx->db)) != DB_OK) {
-		db_rollback(ctx->db);
+	if (db != ctx->db &&
+	    (db_begin(db) != DB_OK || chunks_snapshot(db) != DB_OK)) {
+		db_rollback(db);
+		db = ctx->db;
+	}
+	if (db == ctx->db && ((dst = db_begin(db)) != DB_OK ||
+			      (dst = chunks_snapshot(db)) != DB_OK)) {
+		db_rollback(db);
 		app_db_error(ctx, dst);
 		return;
 	}
-	if ((r = chunks_open(ctx->db, ctx->store, &o)) == NULL) {
-		db_rollback(ctx->db);
+	if ((r = chunks_open(db, ctx->store, &o)) == NULL) {
+		db_rollback(db);
 		http_error(ctx->resp, 500, "internal error");
 		return;
 	}
@@ -375,7 +383,7 @@ answer(struct app_ctx *ctx, const struct query *q, const char *stream_id,
 			   q->bucketed ? "buckets" : "samples");
 	st = q->bucketed ? read_buckets(r, q, type, out, &count, &next)
 			 : read_samples(r, q, out, &count, &next);
-	db_rollback(ctx->db);
+	db_rollback(db);
 	if (st != CHUNKS_END) {
 		log_error("metadata: stream %s: %s", stream_id,
 			  chunks_detail(r));

@@ -7,16 +7,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "core/conf.h"
 #include "core/db.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "core/settings.h"
 
 /* Seconds to wait for a server that does not answer a connection. */
 #define CONNECT_TIMEOUT "5"
 
 /* Statements prepared on one connection; more are run unprepared. */
 #define DB_STMT_MAX 64
+
+/* Seconds db_reader() leaves a replica alone after it failed. */
+#define REPLICA_PAUSE 5
 
 struct db {
 	char *conninfo;
@@ -29,6 +35,10 @@ struct db {
 	unsigned long epoch; /* connections made so far */
 	unsigned long seen;  /* the epoch db_notified() last saw */
 	bool writer;	     /* db_writer_plans() */
+	bool pooled;	     /* XMHUB_DATABASE_POOLED: see db.h */
+	struct db *replica;  /* db_reader(): XMHUB_DATABASE_REPLICA_URL's */
+	bool replica_read;   /* that setting was looked at */
+	time_t replica_off;  /* until then db_reader() does not ask it */
 };
 
 /* Logs "db: what: msg" as one line: libpq's messages may hold newlines
@@ -81,6 +91,7 @@ struct db *
 db_new(const char *conninfo)
 {
 	struct db *db;
+	bool on;
 
 	if ((db = calloc(1, sizeof(*db))) == NULL)
 		return NULL;
@@ -88,7 +99,17 @@ db_new(const char *conninfo)
 		free(db);
 		return NULL;
 	}
+	/* A malformed value counts as on: it works with or without a
+	 * pooler, a little slower without. */
+	db->pooled =
+		!settings_bool(conf_get("XMHUB_DATABASE_POOLED"), &on) || on;
 	return db;
+}
+
+bool
+db_pooled(const struct db *db)
+{
+	return db->pooled;
 }
 
 void
@@ -104,6 +125,7 @@ db_free(struct db *db)
 		return;
 	PQfinish(db->conn);
 	forget_statements(db);
+	db_free(db->replica);
 	free(db->conninfo);
 	free(db);
 }
@@ -132,6 +154,32 @@ listen_now(struct db *db)
 }
 
 /*
+ * Through a pooler the session settings can not be asked for (PgBouncer
+ * 1.18 refuses the "options" startup parameter): its database entry sets
+ * them, and each connection checks what the server reports, so that a
+ * pooler without them is refused rather than answering timestamps in
+ * another zone.  False (logged once per outage) when they are not set.
+ */
+static bool
+pooled_session_ok(struct db *db)
+{
+	const char *tz = PQparameterStatus(db->conn, "TimeZone");
+	const char *ds = PQparameterStatus(db->conn, "DateStyle");
+
+	if (tz != NULL && strcmp(tz, "UTC") == 0 && ds != NULL &&
+	    strncmp(ds, "ISO", 3) == 0)
+		return true;
+	if (!db->down)
+		log_error("db: connect: XMHUB_DATABASE_POOLED: the server's "
+			  "TimeZone is %s and DateStyle %s, not UTC and ISO: "
+			  "set timezone=UTC datestyle=ISO in the pooler's "
+			  "database entry (doc/scaling.md)",
+			  tz != NULL ? tz : "unknown",
+			  ds != NULL ? ds : "unknown");
+	return false;
+}
+
+/*
  * True when db->conn can take a statement: an open connection, or a new
  * one when it is down and no transaction is open (a new connection would
  * silently run the rest of a transaction outside it).
@@ -139,15 +187,17 @@ listen_now(struct db *db)
 static bool
 connected(struct db *db)
 {
-	/* lib/web/dbjson relies on ISO timestamps in UTC. */
+	/* lib/web/dbjson relies on ISO timestamps in UTC.  A pooled handle
+	 * passes no "options": libpq skips a keyword whose value is NULL. */
 	const char *const keys[] = {"connect_timeout", "options", "dbname",
 				    NULL};
 	const char *const vals[] = {
 		CONNECT_TIMEOUT,
-		db->writer ? "-c TimeZone=UTC -c DateStyle=ISO "
-			     "-c plan_cache_mode=force_generic_plan "
-			     "-c enable_seqscan=off"
-			   : "-c TimeZone=UTC -c DateStyle=ISO",
+		db->pooled   ? NULL
+		: db->writer ? "-c TimeZone=UTC -c DateStyle=ISO "
+			       "-c plan_cache_mode=force_generic_plan "
+			       "-c enable_seqscan=off"
+			     : "-c TimeZone=UTC -c DateStyle=ISO",
 		db->conninfo, NULL};
 
 	/*
@@ -168,8 +218,9 @@ connected(struct db *db)
 	PQfinish(db->conn);
 	/* Later keywords win: conninfo may set its own connect_timeout. */
 	db->conn = PQconnectdbParams(keys, vals, 1);
-	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK) {
-		if (!db->down)
+	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK ||
+	    (db->pooled && !pooled_session_ok(db))) {
+		if (!db->down && PQstatus(db->conn) != CONNECTION_OK)
 			log_msg("connect", db->conn != NULL
 						   ? PQerrorMessage(db->conn)
 						   : "out of memory");
@@ -237,7 +288,9 @@ log_result(const PGresult *res)
  * Runs sql as a statement prepared once per connection: the server then
  * parses and plans it once, not on every request.  Statements are the
  * program's constant strings, so the cache stays small; past
- * DB_STMT_MAX (or without memory) a statement runs unprepared.
+ * DB_STMT_MAX (or without memory) a statement runs unprepared.  A pooled
+ * handle runs every statement unnamed: the next transaction may be on a
+ * server connection that never saw the preparation.
  */
 static PGresult *
 exec(struct db *db, const char *sql, int nparams, const char *const *params,
@@ -247,6 +300,9 @@ exec(struct db *db, const char *sql, int nparams, const char *const *params,
 	PGresult *r;
 	int i;
 
+	if (db->pooled)
+		return PQexecParams(db->conn, sql, nparams, NULL, params,
+				    lengths, formats, 0);
 	for (i = 0; i < db->nstmt; i++)
 		if (db->stmt[i] == sql || strcmp(db->stmt[i], sql) == 0)
 			break;
@@ -410,6 +466,8 @@ db_listen(struct db *db, const char *channel)
 {
 	size_t n = strlen(channel);
 
+	if (db->pooled)
+		return false;
 	if (strcmp(db->listen, channel) == 0)
 		return true;
 	if (n == 0 || n >= sizeof(db->listen) ||
@@ -445,4 +503,52 @@ db_notified(struct db *db, bool *missed)
 		PQfreemem(n);
 	}
 	return count;
+}
+
+/* True when db's replica has replayed the WAL up to lsn, the primary's
+ * position when the read began. */
+static bool
+replica_caught_up(struct db *db, const char *lsn)
+{
+	PGresult *res = NULL;
+	bool ok = false;
+
+	/* NULL (no longer in recovery: promoted) is not caught up. */
+	if (db_query_ro(db->replica, &res,
+			"SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", 1,
+			&lsn) != DB_OK)
+		db->replica_off = time(NULL) + REPLICA_PAUSE;
+	else
+		ok = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
+	PQclear(res);
+	return ok;
+}
+
+struct db *
+db_reader(struct db *db)
+{
+	const char *url, *lsn;
+	PGresult *res = NULL;
+	struct db *r = db;
+
+	if (!db->replica_read) {
+		db->replica_read = true;
+		if ((url = conf_get("XMHUB_DATABASE_REPLICA_URL")) != NULL &&
+		    (db->replica = db_new(url)) == NULL)
+			log_error("db: replica: out of memory");
+	}
+	if (db->replica == NULL || db->in_tx || time(NULL) < db->replica_off)
+		return db;
+	/* Every commit acknowledged before this read is at or before this
+	 * position: a replica past it shows the client its own writes. */
+	if (db_query_ro(db, &res, "SELECT pg_current_wal_lsn()::text", 0,
+			NULL) != DB_OK ||
+	    PQntuples(res) != 1)
+		goto out;
+	lsn = PQgetvalue(res, 0, 0);
+	if (replica_caught_up(db, lsn))
+		r = db->replica;
+out:
+	PQclear(res);
+	return r;
 }

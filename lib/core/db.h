@@ -10,6 +10,14 @@
  * keeps one struct db; when the server goes away, queries answer DB_UNAVAILABLE
  * (the API's 503) and the next query after it comes back reconnects, without a
  * restart.
+ *
+ * With XMHUB_DATABASE_POOLED=1 (read by db_new()) the URL reaches a pooler
+ * in transaction mode, PgBouncer's (doc/scaling.md): consecutive
+ * transactions may run on different server connections, so nothing may
+ * outlive a transaction.  Statements then run unnamed (parsed and planned
+ * on every execution), LISTEN is refused (db_listen()), and the session
+ * settings (TimeZone UTC, ISO dates) come from the pooler's database
+ * entry, checked on every connection.
  */
 #ifndef XMHUB_DB_H
 #define XMHUB_DB_H
@@ -40,9 +48,14 @@ struct db *db_new(const char *conninfo);
  * with a sequential scan (a plan made while a table was small must not
  * scan it whole once it has grown): for a writer whose statements take
  * arrays of every size and find every row by a key.  Call it before the
- * first query.
+ * first query.  A pooled handle plans every execution for its
+ * parameters: no plan made while a table was small is kept.
  */
 void db_writer_plans(struct db *db);
+
+/* True when db runs through a pooler (XMHUB_DATABASE_POOLED): no
+ * prepared statements, no LISTEN. */
+bool db_pooled(const struct db *db);
 
 /* Closes the connection and frees the handle; NULL is fine. */
 void db_free(struct db *db);
@@ -72,6 +85,18 @@ enum db_status db_query_bin(struct db *db, PGresult **res, const char *sql,
 			    int nparams, const char *const *params,
 			    const int *lengths, const int *formats);
 
+/*
+ * The handle for a read that may be served by a streaming replica
+ * (XMHUB_DATABASE_REPLICA_URL, doc/scaling.md "Read replica"): its
+ * replica once that has replayed everything db's server had written when
+ * this is called, so that a client reads what was acknowledged to it
+ * (read-your-writes); db itself otherwise, inside a transaction, without
+ * the setting, and for REPLICA_PAUSE seconds after the replica failed.
+ * Costs a statement on each server.  The replica's handle is db's: not
+ * to be freed, and used by one caller at a time.
+ */
+struct db *db_reader(struct db *db);
+
 /* BEGIN, COMMIT, ROLLBACK.  ROLLBACK of a broken connection is DB_OK. */
 enum db_status db_begin(struct db *db);
 enum db_status db_commit(struct db *db);
@@ -85,7 +110,8 @@ bool db_ping(struct db *db);
  * connection and on every one made after it (a reconnect LISTENs before
  * its first statement).  One channel per handle (naming it again is a
  * no-op).  False when channel is not such a name, another one is set,
- * or the server refuses.
+ * the server refuses, or the handle is pooled (a LISTEN would stay on a
+ * server connection that other clients get next).
  */
 bool db_listen(struct db *db, const char *channel);
 

@@ -11,7 +11,8 @@
  * anew; all three are looked at, without blocking, before each check.
  * With XMHUB_MULTI_HOST=1 a fourth, the database's change counter
  * (db_epoch), costs one query per check and makes a change committed
- * through another host effective on the next request here.
+ * through another host effective on the next request here.  Through a
+ * pooler (db_pooled(): no LISTEN) the counter replaces the notifications.
  */
 #include "config.h"
 
@@ -133,7 +134,7 @@ db_epoch_moved(struct db *db)
 		/* A malformed value counts as on: the safe side. */
 		multi = !settings_bool(conf_get("XMHUB_MULTI_HOST"), &on) || on;
 	}
-	if (!multi)
+	if (!multi && !db_pooled(db))
 		return false;
 	if (db_query_ro(db, &res, "SELECT n FROM authn_epoch", 0, NULL) !=
 		    DB_OK ||
@@ -152,8 +153,9 @@ static void
 sync_cache(struct db *db)
 {
 	atomic_ulong *c = host_counter();
-	bool missed = false, stale = !db_listen(db, CHANNEL) ||
-				     db_notified(db, &missed) > 0 || missed;
+	bool missed = false,
+	     stale = !db_pooled(db) && (!db_listen(db, CHANNEL) ||
+					db_notified(db, &missed) > 0 || missed);
 
 	stale = db_epoch_moved(db) || stale;
 

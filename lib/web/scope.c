@@ -91,7 +91,10 @@ scope_list_rows(struct app_ctx *ctx, const char *sql)
 
 	if (!scope_list(ctx, &facility_id))
 		return;
-	st = db_query_ro(ctx->db, &res, sql, 1, &facility_id);
+	/* A list may lag: a replica's, when it holds the caller's writes. */
+	if ((st = db_query_ro(db_reader(ctx->db), &res, sql, 1,
+			      &facility_id)) == DB_UNAVAILABLE)
+		st = db_query_ro(ctx->db, &res, sql, 1, &facility_id);
 	answer_rows(ctx, st, res);
 	PQclear(res);
 }
@@ -105,7 +108,10 @@ scope_list_answer(struct app_ctx *ctx, scope_lister list)
 
 	if (!scope_list(ctx, &facility_id))
 		return;
-	st = list(ctx->db, facility_id, &res);
+	/* As scope_list_rows(): a replica's rows when they may be. */
+	if ((st = list(db_reader(ctx->db), facility_id, &res)) ==
+	    DB_UNAVAILABLE)
+		st = list(ctx->db, facility_id, &res);
 	answer_rows(ctx, st, res);
 	PQclear(res);
 }

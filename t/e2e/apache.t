@@ -19,7 +19,7 @@ use JSON::PP;
 use POSIX qw(WNOHANG);
 use Test::More;
 use Time::HiRes qw(sleep time);
-use Xmhub::Accounts qw(mkuser login);
+use Xmhub::Accounts qw(mkuser login login_addr);
 use Xmhub::Face;
 use Xmhub::Ingest;
 use Xmhub::Platform qw(is_error);
@@ -84,7 +84,7 @@ spew("$dir/xmhub.conf", $site);
 # what xmhub needs.
 my @mods = qw(mpm_event authz_core authz_user authn_core alias mime
     setenvif rewrite headers proxy proxy_http proxy_wstunnel authnz_fcgi
-    fcgid xsendfile dir deflate filter);
+    fcgid xsendfile dir deflate filter remoteip);
 # The server's configuration; $define goes before xmhub's.
 sub server_conf {
 	my ($define) = @_;
@@ -430,10 +430,17 @@ like($access, qr{"GET /api/health/ready HTTP/1\.1" 200 },
     'access log: the path');
 unlike($access, qr/secret-query/, 'access log: no query');
 
-# Strict-Transport-Security once defined (behind TLS).
-server_conf('Define XMHUB_HSTS "max-age=600"');
+# Behind a balancer: its X-Forwarded-For is ignored until it is trusted.
+is(login_addr($s, "http://127.0.0.1:$ph{PORT}", '127.0.0.1', '203.0.113.7'),
+    '127.0.0.1', 'no XMHUB_TRUSTED_PROXIES: X-Forwarded-For ignored');
+
+# Strict-Transport-Security once defined (behind TLS); the balancer
+# 127.0.0.1 trusted.
+server_conf(qq{Define XMHUB_HSTS "max-age=600"\n}
+    . qq{Define XMHUB_TRUSTED_PROXIES "127.0.0.1"});
 ($st, $out, $err) = run([$apache2, '-f', "$dir/httpd.conf", '-k', 'graceful']);
-is($st, 0, 'apache2 reloads with XMHUB_HSTS defined') or diag "$out$err";
+is($st, 0, 'apache2 reloads with XMHUB_HSTS and XMHUB_TRUSTED_PROXIES '
+    . 'defined') or diag "$out$err";
 my $hsts;
 for (1 .. 100) {
 	$res = HTTP::Tiny->new->get("http://127.0.0.1:$ph{PORT}/nothing");
@@ -441,6 +448,11 @@ for (1 .. 100) {
 	sleep 0.1;
 }
 is($hsts, 'max-age=600', 'XMHUB_HSTS: Strict-Transport-Security');
+is(login_addr($s, "http://127.0.0.1:$ph{PORT}", '127.0.0.1', '203.0.113.7'),
+    '203.0.113.7', 'XMHUB_TRUSTED_PROXIES: the client of the balancer\'s '
+    . 'X-Forwarded-For (mod_remoteip)');
+is(login_addr($s, "http://127.0.0.1:$ph{PORT}", '127.0.0.3', '198.51.100.9'),
+    '127.0.0.3', 'from another address: its X-Forwarded-For is ignored');
 
 # Every 503 says Retry-After (httpd-conf/programs, "error 503 ...
 # retry-after=2"): Apache's own (no WebSocket front behind

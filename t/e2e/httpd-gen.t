@@ -36,7 +36,23 @@ for my $r ('/api/v1/uploads', '/api/v1/metadata') {
 	    "lighttpd: $r answers streamed");
 }
 
+# XMHUB_TRUSTED_PROXIES: mod_extforward first, trusting those only.
+unlike($conf, qr/extforward/, 'lighttpd: no mod_extforward without proxies');
+($st, my $fw, $err) = run([$gen, 'lighttpd', '--proxies=10.0.0.2, 10.1.0.0/16',
+	'/var', $build, 1, 2, 3]);
+is($st, 0, 'gen lighttpd --proxies') or diag $err;
+like($fw, qr/^server\.modules = \("mod_extforward", /m,
+    'lighttpd: mod_extforward before the other modules');
+like($fw, qr/^extforward\.forwarder = \("10\.0\.0\.2" => "trust", "10\.1\.0\.0\/16" => "trust"\)$/m,
+    'lighttpd: the trusted proxies');
+($st, undef, $err) = run([$gen, 'lighttpd', '--proxies=10.0.0.2 "x"', '/var',
+	$build, 1, 2, 3]);
+isnt($st, 0, 'gen lighttpd: a proxy that is no address is refused');
+like($err, qr/"x"/, 'naming it');
+
 my $apache = slurp("$build/httpd-conf/apache.conf");
+like($apache, qr/^\s*RemoteIPInternalProxy \$\{XMHUB_TRUSTED_PROXIES\}$/m,
+    'apache.conf: mod_remoteip with XMHUB_TRUSTED_PROXIES defined');
 my %apache = map { $_ => 1 } $apache =~ m{\@CGIBIN\@/([\w-]+)}g;
 # An authorizer runs on its own: its unit runs `xmhub daemon NAME`,
 # which listens on XMHUB_AUTHZ_PORT for it.

@@ -15,6 +15,10 @@ package Xmhub::Accounts;
 #   is_error($st, $body, 401, 'name');                    # {"detail"}
 #   program_log($p)       # what the FastCGI programs wrote on stderr
 #   log_is_clean($p)      # a test: no sanitizer report in it
+#   login_addr($stack, $base, '127.0.0.3', '203.0.113.7')
+#                         # the address a failed login to $base from a
+#                         # local address, with that X-Forwarded-For,
+#                         # was counted on (the login throttle's key)
 #
 # Core modules only.
 
@@ -22,13 +26,14 @@ use strict;
 use warnings;
 use Digest::SHA qw(hmac_sha256 hmac_sha384 hmac_sha512);
 use Exporter 'import';
+use HTTP::Tiny;
 use JSON::PP;
 use MIME::Base64 qw(encode_base64url decode_base64url);
 use Test::More;
 use Xmhub::Test qw(run bin);
 
 our @EXPORT_OK = qw(mkuser login claims jwt is_error program_log
-    log_is_clean);
+    log_is_clean login_addr);
 
 my $json = JSON::PP->new->canonical;
 
@@ -111,6 +116,27 @@ sub log_is_clean {
 	my $log = program_log($p);
 	unlike($log, qr/Sanitizer|runtime error|leak/i,
 	    'the programs reported no sanitizer errors');
+}
+
+# login_addr($stack, $base, $from, $xff): a failed login of a new e-mail
+# sent to $base (http://host:port) from local address $from with
+# X-Forwarded-For $xff (none when undef); the address the login
+# throttle counted it on (sql/009), or what went wrong.
+my $n_addr = 0;
+sub login_addr {
+	my ($stack, $base, $from, $xff) = @_;
+	my $email = "fwd-$$-" . ++$n_addr . '@example.org';
+	my $r = HTTP::Tiny->new(local_address => $from, timeout => 30)->post(
+		"$base/api/auth/login", {headers => {
+			'content-type' => 'application/json',
+			defined $xff ? ('x-forwarded-for' => $xff) : ()},
+		content => encode_json({email => $email,
+			password => 'not the password'})});
+	return "login: status $r->{status}" if $r->{status} != 401;
+	my ($st, $out, $err) = $stack->psql("SELECT addr FROM "
+		. "login_throttle WHERE email = login_throttle_key('$email') "
+		. "AND addr <> ''");
+	return $st ? "psql: $err" : $out =~ s/\n\z//r;
 }
 
 1;

@@ -15,6 +15,9 @@ package Xmhub::Pg;
 #   $pg->migrate($db)                        # the tree's migrations on it
 #   $pg->port; $pg->bin('pgbench')           # its programs
 #   $pg->stop                                # (also at exit)
+#   my $rep = $pg->replica;                  # a hot standby of it, by
+#                                            # streaming replication (an
+#                                            # Xmhub::Pg: url, psql, stop)
 #
 # t/with-testdb starts one such cluster for a whole test run; the stacks
 # of the run make their databases in it (Xmhub::Stack, doc/development.md):
@@ -68,6 +71,7 @@ sub start {
 	die "no PostgreSQL server programs: apt-get install postgresql\n"
 	    unless $bin;
 	my $self = bless {bin => $bin, port => Xmhub::Stack::free_port(),
+		max_connections => $opt{max_connections} // 200,
 		dir => tempdir('xmhub-pg-XXXXXX', TMPDIR => 1), pid => $$},
 	    $class;
 	$live{$self->{dir}} = $self;
@@ -81,12 +85,39 @@ sub start {
 		"$self->{dir}/log", '-w', '-t', '60', '-s', '-o',
 		"-c listen_addresses=127.0.0.1 -c port=$self->{port} "
 		    . "-c unix_socket_directories=$self->{dir} "
-		    . '-c max_connections=' . ($opt{max_connections} // 200)
+		    . "-c max_connections=$self->{max_connections}"
 		    . (($opt{fsync} // 1) ? '' : ' -c fsync=off'), 'start');
 	$self->{up} = 1;
 	as_svc("$bin/psql", '-X', '-q', '-h', '127.0.0.1', '-p', $self->{port},
 		'-U', 'xmhub', '-d', 'postgres', '-c', 'CREATE DATABASE xmhub');
 	return $self;
+}
+
+# replica: a streaming replica of this cluster (pg_basebackup over its
+# TCP port, hot_standby), started on a port of its own.
+sub replica {
+	my ($self) = @_;
+	my $r = bless {bin => $self->{bin}, port => Xmhub::Stack::free_port(),
+		dir => tempdir('xmhub-pgr-XXXXXX', TMPDIR => 1), pid => $$},
+	    ref $self;
+	$live{$r->{dir}} = $r;
+	if (svc()) {
+		my ($uid, $gid) = (getpwnam('xmhub'))[2, 3];
+		chown $uid, $gid, $r->{dir};
+	}
+	as_svc("$r->{bin}/pg_basebackup", '-D', "$r->{dir}/data", '-R', '-X',
+		'stream', '-h', '127.0.0.1', '-p', $self->{port}, '-U', 'xmhub');
+	eval {
+		as_svc("$r->{bin}/pg_ctl", '-D', "$r->{dir}/data", '-l',
+			"$r->{dir}/log", '-w', '-t', '60', '-s', '-o',
+			"-c listen_addresses=127.0.0.1 -c port=$r->{port} "
+			    . "-c unix_socket_directories=$r->{dir} "
+			    . "-c max_connections=$self->{max_connections} "
+			    . '-c hot_standby=on', 'start');
+		1;
+	} or die $@ . (do { local (@ARGV, $/) = "$r->{dir}/log"; <> } // '');
+	$r->{up} = 1;
+	return $r;
 }
 
 sub port { return $_[0]{port} }

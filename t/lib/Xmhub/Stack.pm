@@ -48,6 +48,12 @@ package Xmhub::Stack;
 # passes database_url (a cluster the test made, e.g.
 # t/e2e/multi-host.t) gets that.  An XMHUB_DATABASE_URL of the caller is
 # ignored, so that tests never touch a real database.
+#
+# With XMHUB_TEST_POOLED=1 (t/e2e/pooled-*.t, Xmhub::PgBouncer->run_test)
+# every stack reaches its database through PgBouncer in transaction mode:
+# the run's cluster through one PgBouncer of the test process, a cluster
+# of the stack's own through the one httpd-conf/stack starts
+# (XMHUB_PGBOUNCER).
 
 use strict;
 use warnings;
@@ -56,6 +62,7 @@ use File::Path qw(remove_tree);
 use File::Temp qw(tempdir);
 use IO::Socket::INET;
 use Xmhub::Pg;
+use Xmhub::PgBouncer;
 use Xmhub::Test qw(run);
 
 my %live; # stacks to stop at exit, by var directory
@@ -115,11 +122,21 @@ sub start {
 	$live{$self->{var}} = $self;
 	$SIG{$_} //= sub { exit 1 } for qw(INT TERM HUP);
 	my $shared = Xmhub::Pg->shared;
+	my %env = %{$opt{env} // {}};
 	if (!$opt{own_db} && !defined $self->{database_url} && $shared) {
 		$self->{shared} = $shared;
 		$self->{database_url} = $self->shared_db('xmhub');
+		if ($ENV{XMHUB_TEST_POOLED}) {
+			$self->{database_url} = Xmhub::PgBouncer->shared->url(
+				$self->{dbs}{xmhub});
+			$env{XMHUB_DATABASE_POOLED} = 'true';
+			$self->{pooled} = 1;
+		}
+	} elsif ($ENV{XMHUB_TEST_POOLED} && !defined $self->{database_url}) {
+		$env{XMHUB_PGBOUNCER} = 'true';
+		$self->{pooled} = 1;
 	}
-	$self->set_env($opt{env}) if $opt{env};
+	$self->set_env(\%env) if %env;
 	$self->up;
 	return $self;
 }
@@ -319,6 +336,24 @@ sub stop {
 	} else {
 		remove_tree($self->{var});
 	}
+}
+
+# pooled: the running stacks that reach their database through PgBouncer
+# (XMHUB_TEST_POOLED).
+sub pooled { return grep { $_->{pooled} } values %live }
+
+# pooled_xacts: the transactions PgBouncer passed to the stack's
+# databases so far (its admin console's SHOW STATS).
+sub pooled_xacts {
+	my ($self) = @_;
+	my ($st, $out, $err) = $self->psql('SHOW STATS', 'pgbouncer');
+	die "SHOW STATS: $err" if $st;
+	my $n = 0;
+	for (split /\n/, $out) {
+		my ($db, $xacts) = split /\|/;
+		$n += $xacts if $db ne 'pgbouncer';
+	}
+	return $n;
 }
 
 # The processes that have $file open (lighttpd does not wait for its

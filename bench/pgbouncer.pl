@@ -1,0 +1,168 @@
+#!/usr/bin/perl
+# SPDX-License-Identifier: MIT
+# bench/pgbouncer - PgBouncer in transaction mode against a direct
+# connection, same run (doc/scaling.md "PgBouncer", doc/benchmarks.md):
+#
+# 1. the statements alone (pgbench, 16 clients): the authn check (the
+#    change counter and the user's row) and the device list, each named
+#    and prepared once per connection as lib/core/db.c does directly (the
+#    baseline), unnamed (parsed and planned every time, as
+#    XMHUB_DATABASE_POOLED does), and unnamed through PgBouncer;
+# 2. the API through three web hosts on one PostgreSQL: connected
+#    directly with named statements (XMHUB_MULTI_HOST=1, as several hosts
+#    run: the baseline), directly with unnamed ones
+#    (XMHUB_DATABASE_POOLED, no pooler: the statements' share), and
+#    through PgBouncer (XMHUB_DATABASE_POOLED): /api/health (FastCGI, no
+#    work), /api/auth/me, the device list (JWT, 20 rows) and ingest
+#    batches (the group commit's statements, which a pooled writer plans
+#    on every round), each case on one host after the other; the server
+#    and client connections PgBouncer held.
+#
+# Runs from a build tree (make bench-pgbouncer).  BENCH_SECONDS (10),
+# BENCH_CONNECTIONS (16), BENCH_ROUNDS (3): each figure is the median of
+# that many runs, the three hosts' taking turns within each round (the
+# machine's load moves between rounds, less within one).
+use strict;
+use warnings;
+use HTTP::Tiny;
+use lib "$ENV{XMHUB_SRCDIR}/t/lib";
+use Xmhub::Pg;
+use Xmhub::PgBouncer;
+use Xmhub::Platform;
+use Xmhub::Stack;
+use Xmhub::Test qw(run);
+use Xmhub::Wrk qw(wrk wrk_program ingest_setup);
+
+my $seconds = $ENV{BENCH_SECONDS} || 10;
+my $conns = $ENV{BENCH_CONNECTIONS} || 16;
+my $rounds = $ENV{BENCH_ROUNDS} || 3;
+wrk_program();
+
+my $pg = Xmhub::Pg->start(max_connections => 300);
+# What the PgBouncer's database entry sets, for the unnamed host that
+# reaches PostgreSQL without it.
+my ($st, $o, $e) = $pg->psql("ALTER DATABASE xmhub SET timezone = 'UTC'; "
+	. "ALTER DATABASE xmhub SET datestyle = 'ISO'", 'postgres');
+die "ALTER DATABASE: $e" if $st;
+my $bouncer = Xmhub::PgBouncer->start($pg, pool => 20);
+my $secret = join '', map { sprintf '%02x', int rand 256 } 1 .. 32;
+my @hosts = (
+	Xmhub::Stack->start(addr => '127.0.0.1', database_url => $pg->url,
+		env => {XMHUB_JWT_SECRET => $secret, XMHUB_MULTI_HOST => 1}),
+	map { Xmhub::Stack->start(addr => $_->[0], database_url => $_->[1],
+		env => {XMHUB_JWT_SECRET => $secret,
+			XMHUB_DATABASE_POOLED => 'true'}) }
+	    ['127.0.0.2', $pg->url], ['127.0.0.3', $bouncer->url]);
+END {
+	my $st = $?;
+	$_->stop for @hosts;
+	$bouncer->stop if $bouncer;
+	$pg->stop if $pg;
+	$? = $st;
+}
+
+my $p = bless {stack => $hosts[0], secret => $secret, n => 0,
+	http => HTTP::Tiny->new(timeout => 30)}, 'Xmhub::Platform';
+my $fac = $p->facility('pgbouncer bench');
+my $user = $p->user('facility_admin', $fac);
+my $token = $p->token($user);
+my $key = $p->api_key($token, 'ingest');
+for my $uid (1 .. 20) {
+	my ($st) = $p->req(POST => '/api/v1/devices', token => $token,
+		json => {device_uid => $uid, name => "dev-$uid"});
+	die "device: $st\n" if $st != 201;
+}
+my $dir = $hosts[0]->var;
+ingest_setup($p, $key, $dir);
+
+# --- 1. the statements ---
+# lib/web/authn.c's two reads and lib/api/devices.c's list, the caller's
+# ids as constants (pgbench's variables are numbers).
+my %script = (authn => "$dir/authn.pgbench",
+	devices => "$dir/devices.pgbench");
+open(my $f, '>', $script{authn}) or die "$script{authn}: $!";
+print $f "SELECT n FROM authn_epoch;\n",
+    "SELECT u.role, coalesce(u.facility_id::text, ''), u.is_active AND "
+    . "coalesce(f.is_active, true), u.token_version FROM users u LEFT JOIN "
+    . "facilities f ON f.id = u.facility_id WHERE u.id = '$user->{id}'::uuid;\n";
+close $f;
+open($f, '>', $script{devices}) or die "$script{devices}: $!";
+print $f "SELECT id, facility_id, device_uid, name, hardware_version, "
+    . "firmware_version, is_active, last_seen_at, created_at FROM devices "
+    . "WHERE '$fac'::uuid IS NULL OR facility_id = '$fac'::uuid "
+    . "ORDER BY created_at, id;\n";
+close $f;
+
+# pgbench($script, $mode, $port): transactions per second.
+sub pgbench {
+	my ($script, $mode, $port) = @_;
+	my ($st, $out, $err) = run([$pg->bin('pgbench'), '-n',
+		'-M', $mode, '-c', $conns, '-j', 2, '-T', $seconds, '-f', $script,
+		'-h', '127.0.0.1', '-p', $port, '-U', 'xmhub', 'xmhub']);
+	die "pgbench $script: $out$err" if $st;
+	my ($tps) = $out =~ /tps = ([\d.]+)/;
+	return $tps;
+}
+
+# median(@runs): each column's median over rounds of rows.
+sub median {
+	my @runs = @_;
+	return [map { my $i = $_;
+		(sort { $a <=> $b } map { $_->[$i] } @runs)[$#runs / 2] }
+	    0 .. $#{$runs[0]}];
+}
+
+my %stmt;
+for my $s (qw(authn devices)) {
+	$stmt{$s} = median(map { [pgbench($script{$s}, 'prepared', $pg->port),
+		pgbench($script{$s}, 'extended', $pg->port),
+		pgbench($script{$s}, 'extended', $bouncer->port)] } 1 .. $rounds);
+}
+
+# --- 2. the API ---
+my @cases = (
+	['/api/health', '/api/health'],
+	['/api/auth/me', '/api/auth/me', '-H', "Authorization: Bearer $token"],
+	['device list', '/api/v1/devices', '-H', "Authorization: Bearer $token"],
+	['ingest', '/', '-s', "$dir/ingest.lua"],
+);
+my %api;
+my $runs = 0;
+for my $c (@cases) {
+	my ($name, $path, @args) = @$c;
+	$api{$name} = median(map { [map {
+		# Each ingest run's batches new (Xmhub::Wrk::ingest_setup).
+		local $ENV{XMHUB_BENCH_SEQ} = 4096 * $runs++;
+		(wrk($_->url($path), conns => $conns, seconds => $seconds,
+			name => $name, args => \@args))[0] } @hosts] } 1 .. $rounds);
+}
+my ($servers, $clients) = (0, 0);
+$servers += $_->{database} eq 'xmhub' for @{$bouncer->show('SERVERS')};
+$clients += $_->{database} eq 'xmhub' for @{$bouncer->show('CLIENTS')};
+
+printf "bench/pgbouncer: %ds per case, %d connections, median of %d "
+    . "rounds, PgBouncer 1.18 in transaction mode (pool 20), PostgreSQL "
+    . "fsync on\n\n", $seconds, $conns, $rounds;
+print "statements (pgbench tps; ratios to named, direct):\n";
+printf "%-9s %12s %12s %7s %12s %7s\n", 'case', 'named', 'unnamed', 'ratio',
+    'PgBouncer', 'ratio';
+for my $s (qw(authn devices)) {
+	my ($n, $u, $b) = @{$stmt{$s}};
+	printf "%-9s %12.0f %12.0f %7.2f %12.0f %7.2f\n", $s, $n, $u, $u / $n,
+	    $b, $b / $n;
+}
+print "\nAPI (wrk r/s; named: direct, XMHUB_MULTI_HOST=1; unnamed: "
+    . "direct, XMHUB_DATABASE_POOLED; PgBouncer: XMHUB_DATABASE_POOLED "
+    . "through it; ratios to named, and to /api/health of the same host):\n";
+printf "%-13s %8s %8s %6s %9s %6s %8s %8s %8s\n", 'case', 'named',
+    'unnamed', 'ratio', 'PgBouncer', 'ratio', 'n/health', 'u/health',
+    'P/health';
+my @health = @{$api{'/api/health'}};
+for my $c (map { $_->[0] } @cases) {
+	my ($n, $u, $b) = @{$api{$c}};
+	printf "%-13s %8.0f %8.0f %6.2f %9.0f %6.2f %8.2f %8.2f %8.2f\n", $c,
+	    $n, $u, $u / $n, $b, $b / $n, $n / $health[0], $u / $health[1],
+	    $b / $health[2];
+}
+print "\nPgBouncer after the run: $servers server connections, $clients "
+    . "client connections (the pooled host's processes)\n";
