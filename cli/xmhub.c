@@ -26,7 +26,7 @@
 
 #include <json-c/json.h>
 
-#include "api/admin.h"
+#include "domain/admin.h"
 #include "api/apikeys.h"
 #include "backup.h"
 #include "device.h"

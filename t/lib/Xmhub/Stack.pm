@@ -66,6 +66,9 @@ use Xmhub::PgBouncer;
 use Xmhub::Test qw(run);
 
 my %live; # stacks to stop at exit, by var directory
+# What httpd-conf/stack says when a port it was given is taken.
+my $PORT_TAKEN = join '|', map { quotemeta } 'exited without listening',
+    'another process holds that port', 'is in use by another process';
 my $sanitizer_failed; # a stopped stack's programs reported an error
 
 # A TCP port on 127.0.0.1 that nothing listens on now (the stacks of one
@@ -137,7 +140,16 @@ sub start {
 		$self->{pooled} = 1;
 	}
 	$self->set_env(\%env) if %env;
-	$self->up;
+	# A port free when chosen can be bound by another test's stack
+	# before this one binds it (tests run side by side and choose from
+	# the same range): then once more, on ports chosen again.
+	if (!eval { $self->up; 1 }) {
+		my $err = $@;
+		die $err if $opt{ports} || $err !~ /$PORT_TAKEN/;
+		$self->stack('down', $self->{var}, 'keep-db');
+		$self->{$_} = free_port() for qw(port face_port ws_port wsd_port);
+		$self->up;
+	}
 	return $self;
 }
 

@@ -4,7 +4,7 @@
  */
 #include "config.h"
 
-#include "api/admin.h"
+#include "domain/admin.h"
 #include "domain/facility.h"
 #include "domain/user.h"
 
