@@ -27,7 +27,7 @@
 #include <json-c/json.h>
 
 #include "domain/admin.h"
-#include "api/apikeys.h"
+#include "domain/apikey.h"
 #include "backup.h"
 #include "device.h"
 #include "codec/buf.h"
@@ -584,7 +584,7 @@ cmd_api_key_create(int argc, char *argv[])
 		{"expires-at", false, false, NULL},
 	};
 	char key[AUTH_KEY_LEN];
-	unsigned mask = APIKEYS_SCOPE_ALL;
+	unsigned mask = APIKEY_SCOPE_ALL;
 	PGresult *res = NULL;
 	enum db_status st;
 	struct db *db;
@@ -592,14 +592,14 @@ cmd_api_key_create(int argc, char *argv[])
 
 	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), NULL, NULL))
 		return 2;
-	if (o[2].value != NULL && !apikeys_scopes_parse(o[2].value, &mask))
+	if (o[2].value != NULL && !apikey_scopes_parse(o[2].value, &mask))
 		return usage_error("--scopes: expected a comma-separated list "
 				   "of upload and ingest, got \"%s\"",
 				   o[2].value);
 	if ((db = open_db("api-key")) == NULL)
 		return 1;
-	st = apikeys_create(db, o[0].value, o[1].value, mask, o[3].value, NULL,
-			    key, &res);
+	st = apikey_create(db, o[0].value, o[1].value, mask, o[3].value, NULL,
+			   key, &res);
 	if (st == DB_OK) {
 		/* The only time the key is shown. */
 		printf("{\"id\":\"%s\",\"key_prefix\":\"%s\",\"key\":\"%s\"}\n",

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * apikeys-db - lib/api/apikeys.c's functions against a real PostgreSQL:
- * apikeys_create() as the CLI calls it, apikeys_scopes_parse(), and
+ * apikeys-db - lib/domain/apikey.c against a real PostgreSQL:
+ * apikey_create() as the CLI calls it, apikey_scopes_parse(), and
  * authn_api_key() with every outcome, the scope checks included
  * (no route of the platform core needs a scope yet, so the end-to-end
  * tests can not reach them).  Run by t/e2e/apikeys-db.t with a migrated
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/apikeys.h"
+#include "domain/apikey.h"
 #include "web/authn.h"
 #include "tap.h"
 #include "testdb.h"
@@ -56,21 +56,21 @@ test_scopes_parse(void)
 {
 	unsigned m;
 
-	ok(apikeys_scopes_parse("upload,ingest", &m) && m == APIKEYS_SCOPE_ALL,
+	ok(apikey_scopes_parse("upload,ingest", &m) && m == APIKEY_SCOPE_ALL,
 	   "scopes: upload,ingest");
-	ok(apikeys_scopes_parse("upload", &m) && m == APIKEYS_SCOPE_UPLOAD,
+	ok(apikey_scopes_parse("upload", &m) && m == APIKEY_SCOPE_UPLOAD,
 	   "scopes: upload");
-	ok(apikeys_scopes_parse("ingest", &m) && m == APIKEYS_SCOPE_INGEST,
+	ok(apikey_scopes_parse("ingest", &m) && m == APIKEY_SCOPE_INGEST,
 	   "scopes: ingest");
-	ok(apikeys_scopes_parse("ingest,upload,ingest", &m) &&
-		   m == APIKEYS_SCOPE_ALL,
+	ok(apikey_scopes_parse("ingest,upload,ingest", &m) &&
+		   m == APIKEY_SCOPE_ALL,
 	   "scopes: a repeat");
-	ok(!apikeys_scopes_parse("", &m), "scopes: empty");
-	ok(!apikeys_scopes_parse("upload,", &m), "scopes: trailing comma");
-	ok(!apikeys_scopes_parse(",upload", &m), "scopes: leading comma");
-	ok(!apikeys_scopes_parse("upload,admin", &m), "scopes: unknown");
-	ok(!apikeys_scopes_parse("Upload", &m), "scopes: capitals");
-	ok(!apikeys_scopes_parse("upload ingest", &m), "scopes: a space");
+	ok(!apikey_scopes_parse("", &m), "scopes: empty");
+	ok(!apikey_scopes_parse("upload,", &m), "scopes: trailing comma");
+	ok(!apikey_scopes_parse(",upload", &m), "scopes: leading comma");
+	ok(!apikey_scopes_parse("upload,admin", &m), "scopes: unknown");
+	ok(!apikey_scopes_parse("Upload", &m), "scopes: capitals");
+	ok(!apikey_scopes_parse("upload ingest", &m), "scopes: a space");
 }
 
 static void
@@ -83,8 +83,8 @@ test_create(const char *fac)
 		"id",	  "facility_id", "key_prefix", "name",
 		"scopes", "expires_at",	 "created_at"};
 
-	st = apikeys_create(db, fac, "cli key", APIKEYS_SCOPE_ALL, NULL, NULL,
-			    key, &res);
+	st = apikey_create(db, fac, "cli key", APIKEY_SCOPE_ALL, NULL, NULL,
+			   key, &res);
 	is_int(st, DB_OK, "create: DB_OK");
 	ok(strncmp(key, "xmk_", 4) == 0 && strlen(key) == 47,
 	   "create: the key has its form");
@@ -106,31 +106,31 @@ test_create(const char *fac)
 	is_str(v, "null", "create: created_by null (CLI)");
 	PQclear(res);
 
-	st = apikeys_create(db, fac, "no result", APIKEYS_SCOPE_INGEST,
-			    "2099-01-01T00:00:00Z", NULL, key, NULL);
+	st = apikey_create(db, fac, "no result", APIKEY_SCOPE_INGEST,
+			   "2099-01-01T00:00:00Z", NULL, key, NULL);
 	is_int(st, DB_OK, "create without a result: DB_OK");
-	is_int(apikeys_create(db, fac, "n", 0, NULL, NULL, key, &res),
+	is_int(apikey_create(db, fac, "n", 0, NULL, NULL, key, &res),
 	       DB_INVALID, "create: no scopes");
 	ok(res == NULL && key[0] == '\0', "create refused: no result, no key");
-	is_int(apikeys_create(db, fac, "n", 4, NULL, NULL, key, &res),
+	is_int(apikey_create(db, fac, "n", 4, NULL, NULL, key, &res),
 	       DB_INVALID, "create: an unknown scope bit");
-	is_int(apikeys_create(db, fac, "", 1, NULL, NULL, key, &res),
-	       DB_INVALID, "create: empty name");
-	is_int(apikeys_create(db, fac, NULL, 1, NULL, NULL, key, &res),
+	is_int(apikey_create(db, fac, "", 1, NULL, NULL, key, &res), DB_INVALID,
+	       "create: empty name");
+	is_int(apikey_create(db, fac, NULL, 1, NULL, NULL, key, &res),
 	       DB_INVALID, "create: no name");
-	is_int(apikeys_create(db, fac, "n", 1, "2001-01-01T00:00:00Z", NULL,
-			      key, &res),
+	is_int(apikey_create(db, fac, "n", 1, "2001-01-01T00:00:00Z", NULL, key,
+			     &res),
 	       DB_INVALID, "create: expiry in the past");
 	ok(key[0] == '\0', "create refused: the key is wiped");
-	is_int(apikeys_create(db, fac, "n", 1, "2030-13-01T00:00:00Z", NULL,
-			      key, &res),
+	is_int(apikey_create(db, fac, "n", 1, "2030-13-01T00:00:00Z", NULL, key,
+			     &res),
 	       DB_INVALID, "create: expiry not a date");
-	is_int(apikeys_create(db, "00000000-0000-4000-8000-000000000000", "n",
-			      1, NULL, NULL, key, &res),
+	is_int(apikey_create(db, "00000000-0000-4000-8000-000000000000", "n", 1,
+			     NULL, NULL, key, &res),
 	       DB_FOREIGN_KEY, "create: no such facility");
-	is_int(apikeys_create(db, "nope", "n", 1, NULL, NULL, key, &res),
+	is_int(apikey_create(db, "nope", "n", 1, NULL, NULL, key, &res),
 	       DB_INVALID, "create: facility not a UUID");
-	is_int(apikeys_create(db, NULL, "n", 1, NULL, NULL, key, &res),
+	is_int(apikey_create(db, NULL, "n", 1, NULL, NULL, key, &res),
 	       DB_INVALID, "create: no facility");
 }
 
@@ -142,10 +142,10 @@ test_authenticate(const char *fac)
 	PGresult *res = NULL;
 	struct db *down;
 
-	if (apikeys_create(db, fac, "all scopes", APIKEYS_SCOPE_ALL, NULL, NULL,
-			   all, &res) != DB_OK ||
-	    apikeys_create(db, fac, "upload only", APIKEYS_SCOPE_UPLOAD, NULL,
-			   NULL, up, NULL) != DB_OK) {
+	if (apikey_create(db, fac, "all scopes", APIKEY_SCOPE_ALL, NULL, NULL,
+			  all, &res) != DB_OK ||
+	    apikey_create(db, fac, "upload only", APIKEY_SCOPE_UPLOAD, NULL,
+			  NULL, up, NULL) != DB_OK) {
 		ok(false, "authenticate: keys made");
 		PQclear(res);
 		return;
@@ -184,10 +184,25 @@ test_authenticate(const char *fac)
 	    id, v, sizeof(v));
 	is_int(auth(db, all, NULL, NULL), 401, "expired");
 	is_int(auth(db, all, "upload", NULL), 401, "expired, with a scope");
-	one("UPDATE api_keys SET expires_at = NULL, is_active = false "
-	    "WHERE id = $1 RETURNING 1",
+	one("UPDATE api_keys SET expires_at = NULL WHERE id = $1 RETURNING 1",
 	    id, v, sizeof(v));
+	is_int(apikey_revoke(db, id), DB_OK, "apikey_revoke");
 	is_int(auth(db, all, "upload", NULL), 401, "revoked");
+	ok(apikey_facility(db, id, &res) == DB_OK && PQntuples(res) == 1 &&
+		   strcmp(testdb_col(res, 0, "facility_id"), fac) == 0,
+	   "revoked: the row kept, its facility read");
+	PQclear(res);
+	ok(apikey_list(db, fac, &res) == DB_OK && PQntuples(res) >= 2 &&
+		   PQfnumber(res, "key_hash") < 0 &&
+		   strcmp(testdb_col(res, PQntuples(res) - 2, "is_active"),
+			  "f") == 0,
+	   "list: the facility's keys, the revoked one inactive, no hash");
+	PQclear(res);
+	ok(apikey_list(db, "00000000-0000-4000-8000-000000000000", &res) ==
+			   DB_OK &&
+		   PQntuples(res) == 0,
+	   "list: none of another facility");
+	PQclear(res);
 	one("UPDATE api_keys SET is_active = true WHERE id = $1 RETURNING 1",
 	    id, v, sizeof(v));
 	is_int(auth(db, all, "upload", NULL), 200, "active again");
