@@ -122,12 +122,9 @@ out:
 void
 apikeys_delete(struct app_ctx *ctx)
 {
-	PGresult *res = NULL;
-	enum db_status st = apikey_facility(ctx->db, ctx->params[0], &res);
-	bool mine = scope_found(ctx, st, res, "API key");
+	enum db_status st;
 
-	PQclear(res);
-	if (!mine)
+	if (!scope_owned(ctx, apikey_facility, "API key"))
 		return;
 	if ((st = apikey_revoke(ctx->db, ctx->params[0])) != DB_OK)
 		app_db_error(ctx, st);

@@ -19,17 +19,10 @@
 #include "core/spectro.h"
 #include "domain/audioexport.h"
 #include "domain/chunks.h"
+#include "domain/session.h"
 #include "web/scope.h"
 #include "web/valid.h"
 #include "core/log.h"
-
-static const char session_sql[] =
-	"SELECT facility_id FROM ingest_sessions WHERE id = $1::uuid";
-
-static const char stream_sql[] =
-	"SELECT id, COALESCE(audio_codec, ''), audio_channels, "
-	"audio_sample_rate_hz FROM ingest_streams "
-	"WHERE session_id = $1::uuid AND stream_index = $2::integer";
 
 /*
  * Checks the route's session, stream index and window into *q (the
@@ -42,11 +35,10 @@ audio_request(struct app_ctx *ctx, struct audioexport_req *q, char id[37])
 	static const char *const refused[] = {"skip", "bucket_us", "limit",
 					      NULL};
 	const char *n = ctx->params[1];
-	char idx[8];
-	const char *params[2] = {ctx->params[0], idx};
-	PGresult *res = NULL;
+	unsigned long idx;
+	struct session_stream s;
 	enum db_status st;
-	bool found = false;
+	bool found;
 	long long wav_max;
 
 	memset(q, 0, sizeof(*q));
@@ -79,32 +71,33 @@ audio_request(struct app_ctx *ctx, struct audioexport_req *q, char id[37])
 		http_error(ctx->resp, 400, "from_us must not be after to_us");
 		return false;
 	}
-	if (!scope_row(ctx, session_sql, "session"))
+	if (!scope_owned(ctx, session_facility, "session"))
 		return false;
-	snprintf(idx, sizeof(idx), "%lu", strtoul(n, NULL, 10));
-	if ((st = db_query_ro(ctx->db, &res, stream_sql, 2, params)) != DB_OK)
+	idx = strtoul(n, NULL, 10);
+	if ((st = session_stream(ctx->db, ctx->params[0], (unsigned)idx, &s,
+				 &found)) != DB_OK) {
 		app_db_error(ctx, st);
-	else if (PQntuples(res) == 0)
+		return false;
+	}
+	if (!found) {
 		http_error(ctx->resp, 404,
-			   "the session has no stream with stream_index %s",
+			   "the session has no stream with stream_index %lu",
 			   idx);
-	else if (!streamaudio_decl_parse(PQgetvalue(res, 0, 1),
-					 PQgetvalue(res, 0, 2),
-					 PQgetvalue(res, 0, 3), &q->decl) ||
-		 q->decl.codec == 0)
+		return false;
+	}
+	if (s.audio.codec == 0) {
 		http_error(ctx->resp, 400,
-			   "stream %s declares no audio (see \"audio\" in "
+			   "stream %lu declares no audio (see \"audio\" in "
 			   "its definition)",
 			   idx);
-	else {
-		snprintf(id, 37, "%s", PQgetvalue(res, 0, 0));
-		q->stream_id = id;
-		q->mem_max = AUDIOAPI_CHUNK_MEMORY;
-		q->wav_max = (uint64_t)wav_max;
-		found = true;
+		return false;
 	}
-	PQclear(res);
-	return found;
+	q->decl = s.audio;
+	snprintf(id, 37, "%s", s.id);
+	q->stream_id = id;
+	q->mem_max = AUDIOAPI_CHUNK_MEMORY;
+	q->wav_max = (uint64_t)wav_max;
+	return true;
 }
 
 /* Answers a failed plan (nothing sent yet). */

@@ -15,6 +15,7 @@
 #include "core/conf.h"
 #include "domain/ingest.h"
 #include "domain/ingestq.h"
+#include "domain/session.h"
 #include "web/dbjson.h"
 #include "web/scope.h"
 #include "web/valid.h"
@@ -222,10 +223,6 @@ fail:
 	return false;
 }
 
-static const char session_sql[] =
-	"SELECT " INGEST_SESSION_COLUMNS " FROM ingest_sessions s "
-	"WHERE s.id = $1::uuid";
-
 /* Answers status with session id (its object). */
 static void
 answer_session(struct app_ctx *ctx, int status, const char *id)
@@ -233,7 +230,7 @@ answer_session(struct app_ctx *ctx, int status, const char *id)
 	PGresult *res = NULL;
 	enum db_status st;
 
-	if ((st = db_query_ro(ctx->db, &res, session_sql, 1, &id)) != DB_OK)
+	if ((st = session_get(ctx->db, id, &res)) != DB_OK)
 		app_db_error(ctx, st);
 	else if (PQntuples(res) == 0)
 		http_error(ctx->resp, 404, "ingest session not found");
@@ -346,16 +343,13 @@ ingestapi_post_data(struct app_ctx *ctx)
 	http_json(ctx->resp, 200, o);
 }
 
-static const char owner_sql[] = "SELECT facility_id FROM ingest_sessions "
-				"WHERE id = $1::uuid";
-
 void
 ingestapi_post_close(struct app_ctx *ctx)
 {
 	char detail[128];
 	enum ingest_status st;
 
-	if (!scope_row(ctx, owner_sql, "ingest session"))
+	if (!scope_owned(ctx, session_facility, "ingest session"))
 		return;
 	st = ingest_close(ctx->db, ctx->params[0], detail, sizeof(detail));
 	if (st != INGEST_OK)

@@ -13,7 +13,7 @@
 #include "api/audioapi.h"
 #include "domain/chunks.h"
 #include "web/dbjson.h"
-#include "domain/ingest.h"
+#include "domain/session.h"
 #include "codec/jsonform.h"
 #include "codec/sampleagg.h"
 #include "api/metadata.h"
@@ -22,19 +22,6 @@
 #include "store/storage.h"
 #include "web/valid.h"
 #include "core/log.h"
-
-#define LIST_WHERE                                                             \
-	"WHERE ($1::uuid IS NULL OR s.facility_id = $1::uuid) "                \
-	"AND ($2::text IS NULL OR s.status = $2::text) "                       \
-	"AND ($3::uuid IS NULL OR s.device_id = $3::uuid) "
-
-static const char count_sql[] =
-	"SELECT count(*) FROM ingest_sessions s " LIST_WHERE;
-
-static const char list_sql[] =
-	"SELECT " INGEST_SESSION_COLUMNS " FROM ingest_sessions s " LIST_WHERE
-	"ORDER BY s.started_at DESC, s.id DESC "
-	"LIMIT $4::bigint OFFSET $5::bigint";
 
 static const char *const statuses[] = {"active", "closing", "closed", "error",
 				       NULL};
@@ -46,44 +33,38 @@ metadata_sessions_list(struct app_ctx *ctx)
 		{.name = "device_id", .type = VALID_UUID},
 	};
 	struct valid_value dev;
+	struct session_filter filter;
 	struct page pg;
-	const char *params[5];
-	PGresult *count = NULL, *res = NULL;
+	PGresult *res = NULL;
 	json_object *o;
+	long long total;
 	enum db_status st;
 
-	if (!page_query(ctx, statuses, &pg) || !scope_list(ctx, &params[0]) ||
+	if (!page_query(ctx, statuses, &pg) ||
+	    !scope_list(ctx, &filter.facility_id) ||
 	    !valid_query(ctx->req, f, 1, &dev, ctx->resp))
 		return;
-	params[1] = pg.status;
-	params[2] = valid_text(&dev);
-	params[3] = pg.limit;
-	params[4] = pg.offset;
-	if ((st = db_query_ro(ctx->db, &count, count_sql, 3, params)) !=
-		    DB_OK ||
-	    (st = db_query_ro(ctx->db, &res, list_sql, 5, params)) != DB_OK)
+	filter.status = pg.status;
+	filter.device_id = valid_text(&dev);
+	filter.limit = pg.limit;
+	filter.offset = pg.offset;
+	if ((st = session_list(ctx->db, &filter, &res, &total)) != DB_OK)
 		app_db_error(ctx, st);
-	else if ((o = page_envelope(
-			  &pg, dbjson_rows(res),
-			  strtoll(PQgetvalue(count, 0, 0), NULL, 10))) == NULL)
+	else if ((o = page_envelope(&pg, dbjson_rows(res), total)) == NULL)
 		http_error(ctx->resp, 500, "internal error");
 	else
 		http_json(ctx->resp, 200, o);
-	PQclear(count);
 	PQclear(res);
 }
-
-static const char get_sql[] = "SELECT " INGEST_SESSION_COLUMNS
-			      " FROM ingest_sessions s WHERE s.id = $1::uuid";
 
 void
 metadata_session_get(struct app_ctx *ctx)
 {
-	PGresult *res;
+	PGresult *res = NULL;
+	enum db_status st = session_get(ctx->db, ctx->params[0], &res);
 
-	if (!scope_fetch(ctx, get_sql, 1, "session", &res))
-		return;
-	http_json(ctx->resp, 200, dbjson_row(res, 0));
+	if (scope_found(ctx, st, res, "session"))
+		http_json(ctx->resp, 200, dbjson_row(res, 0));
 	PQclear(res);
 }
 
@@ -149,35 +130,29 @@ parse_query(struct app_ctx *ctx, struct query *q)
 	return true;
 }
 
-static const char stream_sql[] =
-	"SELECT id, value_type FROM ingest_streams "
-	"WHERE session_id = $1::uuid AND stream_index = $2::integer";
-
 /* The stream's id and value type; false with 404 or an error answered. */
 static bool
 fetch_stream(struct app_ctx *ctx, const struct query *q, char id[37],
 	     enum sample_type *type)
 {
-	char idx[8];
-	const char *params[2] = {ctx->params[0], idx};
-	PGresult *res = NULL;
+	struct session_stream s;
 	enum db_status st;
-	bool found = false;
+	bool found;
 
-	snprintf(idx, sizeof(idx), "%u", q->stream_index);
-	if ((st = db_query_ro(ctx->db, &res, stream_sql, 2, params)) != DB_OK)
+	if ((st = session_stream(ctx->db, ctx->params[0], q->stream_index, &s,
+				 &found)) != DB_OK) {
 		app_db_error(ctx, st);
-	else if (PQntuples(res) == 0 ||
-		 !xmbp_sample_type_from_name(PQgetvalue(res, 0, 1), type))
+		return false;
+	}
+	if (!found) {
 		http_error(ctx->resp, 404,
 			   "the session has no stream with stream_index %u",
 			   q->stream_index);
-	else {
-		snprintf(id, 37, "%s", PQgetvalue(res, 0, 0));
-		found = true;
+		return false;
 	}
-	PQclear(res);
-	return found;
+	snprintf(id, 37, "%s", s.id);
+	*type = s.type;
+	return true;
 }
 
 /* A value as printed in a bucket: booleans as 0 and 1. */
@@ -422,8 +397,6 @@ answer(struct app_ctx *ctx, const struct query *q, const char *stream_id,
 void
 metadata_samples(struct app_ctx *ctx)
 {
-	static const char owner_sql[] =
-		"SELECT facility_id FROM ingest_sessions WHERE id = $1::uuid";
 	struct query q;
 	char stream_id[37];
 	enum sample_type type;
@@ -433,7 +406,8 @@ metadata_samples(struct app_ctx *ctx)
 		audioapi_wav(ctx);
 		return;
 	}
-	if (!parse_query(ctx, &q) || !scope_row(ctx, owner_sql, "session") ||
+	if (!parse_query(ctx, &q) ||
+	    !scope_owned(ctx, session_facility, "session") ||
 	    !fetch_stream(ctx, &q, stream_id, &type))
 		return;
 	if (q.bucketed && !sampleagg_numeric(type)) {

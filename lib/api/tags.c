@@ -60,12 +60,9 @@ out:
 void
 tags_delete(struct app_ctx *ctx)
 {
-	PGresult *res = NULL;
-	enum db_status st = tag_facility(ctx->db, ctx->params[0], &res);
-	bool mine = scope_found(ctx, st, res, "tag");
+	enum db_status st;
 
-	PQclear(res);
-	if (!mine)
+	if (!scope_owned(ctx, tag_facility, "tag"))
 		return;
 	if ((st = tag_delete(ctx->db, ctx->params[0])) != DB_OK)
 		app_db_error(ctx, st);

@@ -61,13 +61,10 @@ transcodejobs_get(struct app_ctx *ctx)
 void
 transcodejobs_cancel(struct app_ctx *ctx)
 {
-	PGresult *res = NULL;
 	char status[16];
-	enum db_status st = jobs_get(ctx->db, ctx->params[0], &res);
-	bool mine = scope_found(ctx, st, res, "transcode job");
+	enum db_status st;
 
-	PQclear(res);
-	if (!mine)
+	if (!scope_owned(ctx, jobs_get, "transcode job"))
 		return;
 	if ((st = jobs_cancel(ctx->db, ctx->params[0], status)) != DB_OK)
 		app_db_error(ctx, st);

@@ -166,6 +166,17 @@ scope_found(struct app_ctx *ctx, enum db_status st, const PGresult *rows,
 }
 
 bool
+scope_owned(struct app_ctx *ctx, scope_reader read, const char *what)
+{
+	PGresult *res = NULL;
+	enum db_status st = read(ctx->db, ctx->params[0], &res);
+	bool mine = scope_found(ctx, st, res, what);
+
+	PQclear(res);
+	return mine;
+}
+
+bool
 scope_fetch(struct app_ctx *ctx, const char *sql, int col, const char *what,
 	    PGresult **res)
 {

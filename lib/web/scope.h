@@ -50,6 +50,17 @@ typedef enum db_status (*scope_lister)(struct db *db, const char *facility_id,
 /* As scope_list_rows(), the rows listed by list. */
 void scope_list_answer(struct app_ctx *ctx, scope_lister list);
 
+/* A domain function that reads the row of id, naming its facility_id. */
+typedef enum db_status (*scope_reader)(struct db *db, const char *id,
+				       PGresult **rows);
+
+/*
+ * As scope_row(), the row read by read (a domain function) for the
+ * route's {id}: true when the caller may go on with it; false with 404
+ * "<what> not found", 403 or the database's error answered.
+ */
+bool scope_owned(struct app_ctx *ctx, scope_reader read, const char *what);
+
 /*
  * The row a domain function fetched for the route's {id} (st its status,
  * rows its result, which names the row's facility_id column): true when
