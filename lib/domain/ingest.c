@@ -19,6 +19,7 @@
 #include "codec/xmbp.h"
 #include "codec/xmch.h"
 #include "core/auth.h"
+#include "domain/alarmeval.h"
 #include "domain/ingest.h"
 #include "core/metrics.h"
 #include "domain/quota.h"
@@ -230,6 +231,7 @@ struct live {
 	struct pending *pend; /* per stream of def, once a block is stored */
 	struct room *room;    /* its facility's quota; NULL: no limit */
 	bool limited;	      /* its facility has a quota (lock_sql) */
+	bool watched;	      /* its facility has threshold rules (lock_sql) */
 };
 
 /* What a facility with a quota may still store in a round (its
@@ -662,14 +664,17 @@ digest_of(const uint8_t *batch, size_t len, char out[DIGEST_HEX])
 /* The rows of the sessions of a round, locked in id order (so that two
  * writers never wait for each other in a cycle): their counters, the
  * digests of their last batches, their device, whether their facility
- * has a storage quota (only then is its row locked, lock_rooms()). */
+ * has a storage quota (only then is its row locked, lock_rooms()) and
+ * threshold rules (only then are they loaded, watch_sessions()). */
 static const char lock_sql[] =
 	"SELECT s.id, s.facility_id, s.status, s.last_batch_seq, "
 	"s.missed_batches, s.total_samples, "
 	"encode(s.recent_digests, 'hex'), "
 	"d.device_uid, s.device_id, "
 	"EXISTS (SELECT 1 FROM facility_storage q WHERE q.facility_id = "
-	"s.facility_id AND q.quota_bytes IS NOT NULL) "
+	"s.facility_id AND q.quota_bytes IS NOT NULL), "
+	"EXISTS (SELECT 1 FROM alarm_rules a WHERE a.facility_id = "
+	"s.facility_id AND a.kind = 'threshold' AND a.enabled) "
 	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
 	"WHERE s.id = ANY ($1::uuid[]) ORDER BY s.id FOR UPDATE OF s";
 
@@ -680,7 +685,9 @@ static const char lock_skip_sql[] =
 	"encode(s.recent_digests, 'hex'), "
 	"d.device_uid, s.device_id, "
 	"EXISTS (SELECT 1 FROM facility_storage q WHERE q.facility_id = "
-	"s.facility_id AND q.quota_bytes IS NOT NULL) "
+	"s.facility_id AND q.quota_bytes IS NOT NULL), "
+	"EXISTS (SELECT 1 FROM alarm_rules a WHERE a.facility_id = "
+	"s.facility_id AND a.kind = 'threshold' AND a.enabled) "
 	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
 	"WHERE s.id = ANY ($1::uuid[]) ORDER BY s.id FOR UPDATE OF s "
 	"SKIP LOCKED";
@@ -760,8 +767,9 @@ struct round {
 	size_t nrooms;
 	size_t *which; /* per job: its session in lv */
 	struct rows rows;
-	struct xmbp_batch *b; /* the batch being looked at */
-	size_t stored;	      /* batches stored (not retries) */
+	struct xmbp_batch *b;  /* the batch being looked at */
+	size_t stored;	       /* batches stored (not retries) */
+	struct alarmeval eval; /* the threshold rules of watched sessions */
 	bool broken; /* memory ran out: nothing of the round is stored */
 	bool waits;  /* it holds a batch deferred once: no more skipping */
 };
@@ -789,6 +797,12 @@ static bool
 pick_missing(const struct live *l)
 {
 	return !l->found;
+}
+
+static bool
+pick_watched(const struct live *l)
+{
+	return l->found && !l->held && l->watched;
 }
 
 /* Starts the next element of an array literal in a. */
@@ -862,6 +876,7 @@ read_live(struct round *r, const PGresult *res)
 		snprintf(l->device_id, sizeof(l->device_id), "%s",
 			 PQgetvalue(res, i, 8));
 		l->limited = PQgetvalue(res, i, 9)[0] == 't';
+		l->watched = PQgetvalue(res, i, 10)[0] == 't';
 		l->def = cache_copy(l->id);
 	}
 }
@@ -1069,6 +1084,42 @@ out:
 	return st == DB_OK ? INGEST_OK : db_fail(st, detail, dlen);
 }
 
+/* Loads the threshold rules of the sessions of r whose facility has
+ * some: INGEST_OK or a database failure. */
+static int
+watch_sessions(struct db *db, struct round *r, char *detail, size_t dlen)
+{
+	struct buf ids;
+	enum db_status st = DB_ERROR;
+
+	buf_init(&ids, 0);
+	id_array(r, pick_watched, false, &ids);
+	if (ids.failed)
+		goto out;
+	st = strcmp((const char *)ids.p, "{}") == 0
+		     ? DB_OK
+		     : alarmeval_load(db, &r->eval, (const char *)ids.p);
+out:
+	buf_free(&ids);
+	return st == DB_OK ? INGEST_OK : db_fail(st, detail, dlen);
+}
+
+/* Hands the blocks of the stored batch b of the watched session l to the
+ * round's threshold rules. */
+static void
+watch_batch(struct round *r, const struct live *l, const struct xmbp_batch *b)
+{
+	struct xmbp_stream st;
+
+	if (!l->watched)
+		return;
+	for (uint16_t i = 0; i < b->stream_count; i++) {
+		xmbp_stream_at(b, i, &st);
+		alarmeval_block(&r->eval, find_stream(l->def, st.stream_id)->id,
+				&st);
+	}
+}
+
 /* Charges batch b to the quota of l's facility: false, with j answered,
  * when it does not fit whole (doc/storage.md "Quotas and retention"). */
 static bool
@@ -1142,6 +1193,7 @@ take(struct round *r, struct ingest_job *j, size_t i)
 		snprintf(j->detail, sizeof(j->detail), "out of memory");
 		return;
 	}
+	watch_batch(r, l, r->b);
 	ingest_gap_account(&l->gap, r->b->batch_seq);
 	l->total += samples;
 	l->add_samples += samples;
@@ -1290,9 +1342,11 @@ ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
 	bool refused = false, changed = false;
 	int status;
 	enum db_status st;
+	unsigned long raised;
 
 	memset(&r, 0, sizeof(r));
 	rows_init(&r.rows);
+	alarmeval_init(&r.eval);
 	for (size_t i = 0; i < n; i++) {
 		jobs[i]->status = INGEST_OK;
 		jobs[i]->detail[0] = '\0';
@@ -1320,6 +1374,8 @@ ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
 	if ((status = lock_sessions(db, &r, detail, sizeof(detail))) !=
 		    INGEST_OK ||
 	    (status = lock_rooms(db, &r, detail, sizeof(detail))) !=
+		    INGEST_OK ||
+	    (status = watch_sessions(db, &r, detail, sizeof(detail))) !=
 		    INGEST_OK) {
 		fail_pending(jobs, n, status, detail);
 		goto out;
@@ -1352,11 +1408,15 @@ ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
 		fail_pending(jobs, n, status, detail);
 		goto out;
 	}
-	if ((st = db_commit(db)) != DB_OK)
+	if ((st = alarmeval_write(db, &r.eval, &raised)) != DB_OK ||
+	    (st = db_commit(db)) != DB_OK)
 		fail_pending(jobs, n, db_fail(st, detail, sizeof(detail)),
 			     detail);
-	else if (r.stored > 0)
+	else if (r.stored > 0) {
 		count_round(&r);
+		metrics_add(METRIC_ALARM_CHECKS, r.eval.checks);
+		metrics_add(METRIC_ALARMS_RAISED, raised);
+	}
 out:
 	db_rollback(db);
 	for (size_t i = 0; r.lv != NULL && i < r.nlive; i++) {
@@ -1365,6 +1425,7 @@ out:
 		free(r.lv[i].def);
 	}
 	rows_free(&r.rows);
+	alarmeval_free(&r.eval);
 	free(r.rooms);
 	free(r.lv);
 	free(r.which);

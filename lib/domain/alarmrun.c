@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alarmrun.c - silence rules and webhook deliveries of the alarm runner.
+ */
+#include "config.h"
+
+#include <curl/curl.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codec/buf.h"
+#include "core/log.h"
+#include "domain/alarmrun.h"
+
+/* Silent devices without an open alarm of the rule raise one; the value
+ * is the minutes since their last data. */
+static const char silence_sql[] =
+	"SELECT count(*) FILTER (WHERE a.raised) FROM "
+	"(SELECT r.id AS rule, d.id AS device, "
+	"floor(extract(epoch FROM now() - d.last_seen_at) / 60)::float8 AS m "
+	"FROM alarm_rules r JOIN devices d ON d.facility_id = r.facility_id "
+	"AND (r.device_id IS NULL OR d.id = r.device_id) "
+	"WHERE r.kind = 'silence' AND r.enabled AND d.is_active "
+	"AND d.last_seen_at < now() - make_interval(mins => r.silence_minutes) "
+	"AND NOT EXISTS (SELECT 1 FROM alarms o WHERE o.rule_id = r.id "
+	"AND o.device_id = d.id AND o.state <> 'cleared')) s, "
+	"LATERAL alarm_raise(s.rule, s.device, s.m, "
+	"format('no data for %s minutes', s.m)) a";
+
+/* The open silence alarms of devices that sent since they were raised. */
+static const char unsilence_sql[] =
+	"WITH c AS (UPDATE alarms a SET state = 'cleared', cleared_at = now() "
+	"FROM alarm_rules r, devices d WHERE r.id = a.rule_id "
+	"AND r.kind = 'silence' AND d.id = a.device_id "
+	"AND a.state <> 'cleared' AND d.last_seen_at > a.first_seen_at "
+	"RETURNING a.id), "
+	"h AS (INSERT INTO alarm_history (alarm_id, state) "
+	"SELECT id, 'cleared' FROM c) "
+	"SELECT count(*) FROM c";
+
+enum db_status
+alarmrun_silence(struct db *db, unsigned long *raised, unsigned long *cleared)
+{
+	PGresult *res = NULL;
+	enum db_status st;
+
+	*raised = *cleared = 0;
+	if ((st = db_query(db, &res, silence_sql, 0, NULL)) != DB_OK)
+		goto out;
+	*raised = strtoul(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	if ((st = db_query(db, &res, unsilence_sql, 0, NULL)) == DB_OK)
+		*cleared = strtoul(PQgetvalue(res, 0, 0), NULL, 10);
+out:
+	PQclear(res);
+	return st;
+}
+
+bool
+alarmrun_sign(const char *secret, long long ts, const char *body, size_t len,
+	      char *out)
+{
+	unsigned char mac[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	struct buf msg;
+	bool ok;
+
+	/* The one-shot HMAC(): HMAC_CTX is deprecated in OpenSSL 3. */
+	buf_init(&msg, 0);
+	buf_printf(&msg, "%lld.", ts);
+	buf_append(&msg, body, len);
+	ok = !msg.failed &&
+	     HMAC(EVP_sha256(), secret, (int)strlen(secret), msg.p, msg.len,
+		  mac, &n) != NULL &&
+	     n == 32;
+	buf_free(&msg);
+	if (!ok)
+		return false;
+	memcpy(out, "sha256=", 7);
+	for (unsigned i = 0; i < n; i++)
+		snprintf(out + 7 + 2 * i, 3, "%02x", mac[i]);
+	return true;
+}
+
+/* The oldest due pending delivery, locked for the transaction. */
+static const char claim_sql[] =
+	"SELECT d.id, d.event_id, d.attempts, w.url, w.secret, e.payload::text "
+	"FROM alarm_deliveries d "
+	"JOIN alarm_events e ON e.id = d.event_id "
+	"JOIN webhook_endpoints w ON w.id = d.endpoint_id "
+	"WHERE d.state = 'pending' AND d.next_at <= now() "
+	"ORDER BY d.next_at LIMIT 1 FOR UPDATE OF d SKIP LOCKED";
+
+/* $2 status (NULL: none), $3 error (NULL: delivered), $4 the retry
+ * base, $5 the most attempts. */
+static const char done_sql[] =
+	"UPDATE alarm_deliveries SET attempts = attempts + 1, "
+	"last_status = $2::integer, last_error = $3::text, "
+	"state = CASE WHEN $3::text IS NULL THEN 'delivered' "
+	"WHEN attempts + 1 >= $5::integer THEN 'dead' ELSE 'pending' END, "
+	"delivered_at = CASE WHEN $3::text IS NULL THEN now() END, "
+	"next_at = now() + make_interval(secs => least(3600, $4::float8 * "
+	"power(2, attempts))) "
+	"WHERE id = $1::uuid";
+
+/* What a POST came to: the HTTP status (0: none) and, unless 2xx, why. */
+struct outcome {
+	long status;
+	char error[256];
+};
+
+/* Discards an answer's body: only the status counts. */
+static size_t
+discard(char *p, size_t size, size_t n, void *arg)
+{
+	(void)p;
+	(void)arg;
+	return size * n;
+}
+
+/* POSTs body to url, signed with secret (alarmrun.h), into *o. */
+static void
+post(const struct alarmrun_conf *c, const char *url, const char *secret,
+     const char *event_id, const char *delivery_id, const char *body,
+     struct outcome *o)
+{
+	char sig[ALARMRUN_SIG_LEN + 1], line[160];
+	struct curl_slist *h = NULL;
+	long long ts = (long long)time(NULL);
+	CURL *curl = NULL;
+	CURLcode rc;
+
+	o->status = 0;
+	o->error[0] = '\0';
+	if (!alarmrun_sign(secret, ts, body, strlen(body), sig)) {
+		snprintf(o->error, sizeof(o->error), "signing failed");
+		return;
+	}
+	if ((curl = curl_easy_init()) == NULL) {
+		snprintf(o->error, sizeof(o->error), "out of memory");
+		return;
+	}
+	h = curl_slist_append(h, "Content-Type: application/json");
+	snprintf(line, sizeof(line), "Idempotency-Key: %s", event_id);
+	h = curl_slist_append(h, line);
+	h = curl_slist_append(h, "X-Xmhub-Event: alarm.raised");
+	snprintf(line, sizeof(line), "X-Xmhub-Delivery: %s", delivery_id);
+	h = curl_slist_append(h, line);
+	snprintf(line, sizeof(line), "X-Xmhub-Timestamp: %lld", ts);
+	h = curl_slist_append(h, line);
+	snprintf(line, sizeof(line), "X-Xmhub-Signature: %s", sig);
+	h = curl_slist_append(h, line);
+	/* No Expect: 100-continue round trip for a small body. */
+	h = curl_slist_append(h, "Expect:");
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)c->timeout);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(curl, CURLOPT_USERAGENT, "xmhub-alarm/" VERSION);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard);
+	if (h == NULL)
+		snprintf(o->error, sizeof(o->error), "out of memory");
+	else if ((rc = curl_easy_perform(curl)) != CURLE_OK)
+		snprintf(o->error, sizeof(o->error), "%s",
+			 curl_easy_strerror(rc));
+	else {
+		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &o->status);
+		if (o->status < 200 || o->status > 299)
+			snprintf(o->error, sizeof(o->error), "HTTP status %ld",
+				 o->status);
+	}
+	curl_slist_free_all(h);
+	curl_easy_cleanup(curl);
+}
+
+enum alarmrun_step
+alarmrun_deliver(struct db *db, const struct alarmrun_conf *c)
+{
+	char status[24], base[24], max[24];
+	const char *params[5] = {NULL, NULL, NULL, base, max};
+	PGresult *res = NULL, *up = NULL;
+	struct outcome o;
+	enum alarmrun_step step = ALARMRUN_DB;
+
+	if (db_begin(db) != DB_OK ||
+	    db_query(db, &res, claim_sql, 0, NULL) != DB_OK)
+		goto out;
+	if (PQntuples(res) == 0) {
+		step = ALARMRUN_IDLE;
+		goto out;
+	}
+	post(c, PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 4),
+	     PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 0),
+	     PQgetvalue(res, 0, 5), &o);
+	snprintf(status, sizeof(status), "%ld", o.status);
+	snprintf(base, sizeof(base), "%lld", c->retry_base);
+	snprintf(max, sizeof(max), "%lld", c->max_attempts);
+	params[0] = PQgetvalue(res, 0, 0);
+	params[1] = o.status != 0 ? status : NULL;
+	params[2] = o.error[0] != '\0' ? o.error : NULL;
+	if (db_query(db, &up, done_sql, 5, params) != DB_OK ||
+	    db_commit(db) != DB_OK)
+		goto out;
+	if (o.error[0] != '\0')
+		log_error("delivery %s (attempt %d): %s", params[0],
+			  atoi(PQgetvalue(res, 0, 2)) + 1, o.error);
+	step = o.error[0] == '\0' ? ALARMRUN_DELIVERED : ALARMRUN_FAILED;
+out:
+	db_rollback(db);
+	PQclear(up);
+	PQclear(res);
+	return step;
+}
