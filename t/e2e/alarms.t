@@ -211,6 +211,47 @@ is(scalar(deliveries($b)), 0, 'and no delivery');
 ok(!(grep { $_->{body} =~ /\Q$b->{fac}\E/ } requests_to('/a')),
 	"no request names the second facility");
 
+# --- the API: roles and isolation ---
+{
+	my $user_a = $p->token($p->user('user', $a->{fac}));
+	my ($st, $body) = $p->req(GET => '/api/v1/alarms', token => $user_a);
+	is($st, 200, 'a user of the facility lists its alarms');
+	ok((grep { $_->{rule_id} eq $silence_rule->{id} } @$body),
+		'the silence alarm among them');
+	my ($open) = grep { $_->{state} eq 'active' } @$body;
+	($st) = $p->req(POST => '/api/v1/alarm-rules', token => $user_a,
+		json => {name => 'x', kind => 'silence', silence_minutes => 5});
+	is($st, 403, 'a user may not create rules');
+	($st) = $p->req(POST => "/api/v1/alarms/$open->{id}/clear",
+		token => $user_a);
+	is($st, 403, 'nor clear an alarm');
+	($st) = $p->req(POST => "/api/v1/alarms/$open->{id}/acknowledge",
+		token => $b->{token});
+	is($st, 403, "another facility's admin may not acknowledge it");
+	($st, $body) = $p->req(POST => "/api/v1/alarms/$open->{id}/acknowledge",
+		token => $user_a);
+	is($st, 200, 'a user of the facility acknowledges it');
+	is($body->{state}, 'acknowledged', 'acknowledged');
+	($st) = $p->req(POST => "/api/v1/alarms/$open->{id}/acknowledge",
+		token => $user_a);
+	is($st, 409, 'not twice');
+	($st, $body) = $p->req(POST => "/api/v1/alarms/$open->{id}/clear",
+		token => $a->{token});
+	is($body->{state}, 'cleared', 'its admin clears it');
+	for my $path (qw(/api/v1/alarms /api/v1/alarm-rules /api/v1/webhooks
+	    /api/v1/webhook-deliveries)) {
+		($st, $body) = $p->req(GET => $path, token => $b->{token});
+		is($st, 200, "$path of the second facility");
+		ok(!(grep { $_->{facility_id} && $_->{facility_id} ne $b->{fac} }
+			@$body), 'shows nothing of the first');
+	}
+	($st, $body) = $p->req(GET => '/api/v1/webhooks', token => $a->{token});
+	ok(!(grep { exists $_->{secret} } @$body), 'no secret is shown');
+	my $hist = $p->sql("SELECT string_agg(state, ',' ORDER BY id) FROM "
+		. "alarm_history WHERE alarm_id = '$open->{id}'");
+	is($hist, 'active,acknowledged,cleared', 'the history of the alarm');
+}
+
 # What the runner said, when something failed.
 if (!Test::More->builder->is_passing) {
 	open my $f, '<', $stack->var . '/log/alarm.log' or die;
