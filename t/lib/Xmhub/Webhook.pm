@@ -9,7 +9,7 @@ package Xmhub::Webhook;
 #
 #   my $w = Xmhub::Webhook->new(secrets => {'/a' => 'secret...'});
 #   $w->start;                  # listens on $w->port
-#   my @r = $w->requests;       # [{path, key, valid, ts, body}], in order
+#   my @r = $w->requests;       # [{path, key, valid, ts, body, at}], in order
 #   $w->hold(1); $w->hold(0);   # hold the next answers, or not
 #   $w->stop;                   # connection refused until start again
 #
@@ -22,7 +22,7 @@ use File::Temp qw(tempdir);
 use IO::Socket::INET;
 use JSON::PP;
 use POSIX ();
-use Time::HiRes qw(sleep);
+use Time::HiRes qw(sleep time);
 use Xmhub::Stack;
 
 my $json = JSON::PP->new->utf8->canonical;
@@ -39,7 +39,8 @@ sub url { return "http://127.0.0.1:$_[0]{port}$_[1]" }
 
 # Records one request: its path, Idempotency-Key, whether the signature
 # is the HMAC-SHA256 of "TIMESTAMP." and the body with the path's
-# secret, its timestamp and body.
+# secret, its timestamp and body, and when it was read (at, epoch
+# seconds with a fraction).
 sub record {
 	my ($self, $path, $h, $body) = @_;
 	my $secret = $self->{secrets}{$path} // '';
@@ -47,7 +48,7 @@ sub record {
 	my $want = 'sha256=' . hmac_sha256_hex("$ts.$body", $secret);
 	my $rec = {path => $path, key => $h->{'idempotency-key'} // '',
 		valid => ($h->{'x-xmhub-signature'} // '') eq $want ? 1 : 0,
-		ts => $ts, body => $body};
+		ts => $ts, body => $body, at => time};
 	open my $f, '>>', "$self->{dir}/log" or die "log: $!";
 	print $f $json->encode($rec), "\n";
 	close $f;
