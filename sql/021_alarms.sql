@@ -42,9 +42,39 @@ CREATE TABLE alarm_rules (
 	CHECK (kind <> 'silence' OR silence_minutes IS NOT NULL),
 	CHECK (kind <> 'storage' OR storage_percent IS NOT NULL)
 );
--- Ingest's cheap question: does this facility have threshold rules?
 CREATE INDEX alarm_rules_threshold ON alarm_rules (facility_id)
 	WHERE kind = 'threshold' AND enabled;
+
+-- Ingest's cheap question, asked with each session's row lock: does this
+-- facility have enabled threshold rules, and which version of them (so
+-- that an ingest process keeps a session's rules until they change,
+-- lib/domain/alarmeval.c).  Kept by the trigger below.
+CREATE TABLE alarm_rule_sets (
+	facility_id uuid PRIMARY KEY REFERENCES facilities ON DELETE CASCADE,
+	rules integer NOT NULL DEFAULT 0, -- enabled threshold rules
+	version bigint NOT NULL DEFAULT 0
+);
+
+CREATE FUNCTION alarm_rule_sets_bump() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+	f uuid := CASE TG_OP WHEN 'DELETE' THEN OLD.facility_id
+		ELSE NEW.facility_id END;
+BEGIN
+	-- A facility being deleted takes its row with it.
+	IF EXISTS (SELECT 1 FROM facilities WHERE id = f) THEN
+		INSERT INTO alarm_rule_sets (facility_id, rules, version)
+		SELECT f, count(*), 1 FROM alarm_rules
+		WHERE facility_id = f AND kind = 'threshold' AND enabled
+		ON CONFLICT (facility_id) DO UPDATE SET
+			rules = EXCLUDED.rules,
+			version = alarm_rule_sets.version + 1;
+	END IF;
+	RETURN NULL;
+END
+$$;
+CREATE TRIGGER alarm_rules_sets AFTER INSERT OR UPDATE OR DELETE
+	ON alarm_rules FOR EACH ROW EXECUTE FUNCTION alarm_rule_sets_bump();
 
 -- A threshold rule's run of violating samples on one stream, carried
 -- from one ingest round to the next (the stream's session row lock
@@ -56,6 +86,9 @@ CREATE TABLE alarm_rule_state (
 	run_start_us numeric(20, 0),
 	PRIMARY KEY (rule_id, stream_id)
 );
+-- A round reads the runs going on of its streams only.
+CREATE INDEX alarm_rule_state_running ON alarm_rule_state (stream_id)
+	WHERE run_samples > 0;
 
 -- Alarms: at most one not cleared per rule and device (alarms_open),
 -- so a limit crossed again and again updates last_seen_at and

@@ -3,16 +3,18 @@
  * alarmeval.h - the threshold rules of an ingest round, evaluated in the
  * round's transaction (doc/alarms.md "Evaluation at ingest").
  *
- * ingest_commit() (lib/domain/ingest.c) asks, with each session's row
- * lock, whether its facility has enabled threshold rules; only a round
- * with such a session loads them (alarmeval_load: the rules on the
- * sessions' streams, with each rule's run of violating samples carried
- * from earlier rounds), hands every stored block of those sessions to
- * alarmeval_block(), and before its commit writes the runs that moved and
- * raises the alarms whose rule held long enough (alarmeval_write, through
- * sql/021's alarm_raise(): the alarm, its event and its deliveries).  A
- * round rolled back raises nothing; a round of facilities without rules
- * pays one index probe per session.
+ * ingest_commit() (lib/domain/ingest.c) reads, with each session's row
+ * lock, the version of its facility's enabled threshold rules
+ * (alarm_rule_sets, sql/021; none: the session is not watched, and costs
+ * nothing more).  A round with watched sessions names them
+ * (alarmeval_watch), loads their rules (alarmeval_load: from this
+ * process's cache of each session's rules at that version, else from the
+ * database, and the runs of violating samples going on, carried from
+ * earlier rounds in alarm_rule_state), hands every stored block of those
+ * sessions to alarmeval_block(), and before its commit writes the runs
+ * that moved and raises the alarms whose rule held long enough
+ * (alarmeval_write, through sql/021's alarm_raise(): the alarm, its event
+ * and its deliveries).  A round rolled back raises nothing.
  *
  * A rule holds on a stream when at least for_samples consecutive samples
  * violate it (above: value > hi; below: value < lo; outside: either) and
@@ -20,7 +22,9 @@
  * taken in the order the batches and blocks carry them.  Numeric and bool
  * (0, 1) streams only; NaN violates nothing.
  *
- * Used by one thread at a time (the round's).
+ * The cache is the process's: only the one thread that commits ingest
+ * rounds in a process may use this module (as lib/domain/ingest.c's
+ * session cache).
  */
 #ifndef XMHUB_ALARMEVAL_H
 #define XMHUB_ALARMEVAL_H
@@ -50,29 +54,44 @@ struct alarmeval_rule {
 
 enum { ALARMEVAL_ABOVE, ALARMEVAL_BELOW, ALARMEVAL_OUTSIDE };
 
-struct alarmeval {
-	struct alarmeval_rule *rules; /* sorted by stream_id */
+/* A watched session of the round and its rules, sorted by stream id. */
+struct alarmeval_session {
+	char id[UUID_LEN + 1];
+	long long version;
+	struct alarmeval_rule *rules;
 	size_t n;
+	bool loaded;
+};
+
+struct alarmeval {
+	struct alarmeval_session *s;
+	size_t ns;
 	uint64_t checks; /* samples looked at, times rules: the metric */
 };
 
-/* An empty evaluation (no rules: every call below does nothing). */
+/* An empty evaluation (no session: every call below does nothing). */
 void alarmeval_init(struct alarmeval *e);
 
-/* Frees what alarmeval_load() allocated; e is empty again. */
+/* Frees what the calls below allocated; e is empty again. */
 void alarmeval_free(struct alarmeval *e);
 
 /*
- * Loads the enabled threshold rules on the streams of the sessions named
- * by session_ids (a PostgreSQL uuid[] literal) into the empty e, each with
- * its stored run.  DB_OK, or the query's failure (e stays empty).
+ * Adds session id, whose facility's threshold rules are at version, to
+ * the round, at most max sessions (the round's); its place in *slot for
+ * alarmeval_block().  False when memory runs out.
  */
-enum db_status alarmeval_load(struct db *db, struct alarmeval *e,
-			      const char *session_ids);
+bool alarmeval_watch(struct alarmeval *e, size_t max, const char *id,
+		     long long version, size_t *slot);
 
-/* Evaluates the samples of block s, of the stream stream_id, against its
- * rules in e. */
-void alarmeval_block(struct alarmeval *e, const char *stream_id,
+/*
+ * Loads the rules on the streams of the watched sessions, each with its
+ * run going on.  DB_OK, or the failure (then write nothing).
+ */
+enum db_status alarmeval_load(struct db *db, struct alarmeval *e);
+
+/* Evaluates the samples of block s, of the stream stream_id of the
+ * watched session at slot, against its rules. */
+void alarmeval_block(struct alarmeval *e, size_t slot, const char *stream_id,
 		     const struct xmbp_stream *s);
 
 /*

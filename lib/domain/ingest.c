@@ -232,6 +232,8 @@ struct live {
 	struct room *room;    /* its facility's quota; NULL: no limit */
 	bool limited;	      /* its facility has a quota (lock_sql) */
 	bool watched;	      /* its facility has threshold rules (lock_sql) */
+	long long rules_version; /* their version (lock_sql) */
+	size_t eval_slot;	 /* its place in the round's alarmeval */
 };
 
 /* What a facility with a quota may still store in a round (its
@@ -665,7 +667,8 @@ digest_of(const uint8_t *batch, size_t len, char out[DIGEST_HEX])
  * writers never wait for each other in a cycle): their counters, the
  * digests of their last batches, their device, whether their facility
  * has a storage quota (only then is its row locked, lock_rooms()) and
- * threshold rules (only then are they loaded, watch_sessions()). */
+ * the version of its threshold rules, when it has any (only then are
+ * they evaluated, watch_sessions()). */
 static const char lock_sql[] =
 	"SELECT s.id, s.facility_id, s.status, s.last_batch_seq, "
 	"s.missed_batches, s.total_samples, "
@@ -673,8 +676,8 @@ static const char lock_sql[] =
 	"d.device_uid, s.device_id, "
 	"EXISTS (SELECT 1 FROM facility_storage q WHERE q.facility_id = "
 	"s.facility_id AND q.quota_bytes IS NOT NULL), "
-	"EXISTS (SELECT 1 FROM alarm_rules a WHERE a.facility_id = "
-	"s.facility_id AND a.kind = 'threshold' AND a.enabled) "
+	"(SELECT a.version FROM alarm_rule_sets a WHERE a.facility_id = "
+	"s.facility_id AND a.rules > 0) "
 	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
 	"WHERE s.id = ANY ($1::uuid[]) ORDER BY s.id FOR UPDATE OF s";
 
@@ -686,8 +689,8 @@ static const char lock_skip_sql[] =
 	"d.device_uid, s.device_id, "
 	"EXISTS (SELECT 1 FROM facility_storage q WHERE q.facility_id = "
 	"s.facility_id AND q.quota_bytes IS NOT NULL), "
-	"EXISTS (SELECT 1 FROM alarm_rules a WHERE a.facility_id = "
-	"s.facility_id AND a.kind = 'threshold' AND a.enabled) "
+	"(SELECT a.version FROM alarm_rule_sets a WHERE a.facility_id = "
+	"s.facility_id AND a.rules > 0) "
 	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
 	"WHERE s.id = ANY ($1::uuid[]) ORDER BY s.id FOR UPDATE OF s "
 	"SKIP LOCKED";
@@ -876,7 +879,8 @@ read_live(struct round *r, const PGresult *res)
 		snprintf(l->device_id, sizeof(l->device_id), "%s",
 			 PQgetvalue(res, i, 8));
 		l->limited = PQgetvalue(res, i, 9)[0] == 't';
-		l->watched = PQgetvalue(res, i, 10)[0] == 't';
+		l->watched = !PQgetisnull(res, i, 10);
+		l->rules_version = strtoll(PQgetvalue(res, i, 10), NULL, 10);
 		l->def = cache_copy(l->id);
 	}
 }
@@ -1089,18 +1093,18 @@ out:
 static int
 watch_sessions(struct db *db, struct round *r, char *detail, size_t dlen)
 {
-	struct buf ids;
-	enum db_status st = DB_ERROR;
+	enum db_status st = DB_OK;
 
-	buf_init(&ids, 0);
-	id_array(r, pick_watched, false, &ids);
-	if (ids.failed)
-		goto out;
-	st = strcmp((const char *)ids.p, "{}") == 0
-		     ? DB_OK
-		     : alarmeval_load(db, &r->eval, (const char *)ids.p);
-out:
-	buf_free(&ids);
+	for (size_t i = 0; i < r->nlive; i++) {
+		struct live *l = &r->lv[i];
+
+		if (pick_watched(l) &&
+		    !alarmeval_watch(&r->eval, r->nlive, l->id,
+				     l->rules_version, &l->eval_slot))
+			st = DB_ERROR;
+	}
+	if (st == DB_OK && r->eval.ns > 0)
+		st = alarmeval_load(db, &r->eval);
 	return st == DB_OK ? INGEST_OK : db_fail(st, detail, dlen);
 }
 
@@ -1111,12 +1115,12 @@ watch_batch(struct round *r, const struct live *l, const struct xmbp_batch *b)
 {
 	struct xmbp_stream st;
 
-	if (!l->watched)
+	if (!pick_watched(l))
 		return;
 	for (uint16_t i = 0; i < b->stream_count; i++) {
 		xmbp_stream_at(b, i, &st);
-		alarmeval_block(&r->eval, find_stream(l->def, st.stream_id)->id,
-				&st);
+		alarmeval_block(&r->eval, l->eval_slot,
+				find_stream(l->def, st.stream_id)->id, &st);
 	}
 }
 
