@@ -8,6 +8,7 @@
 #include "core/conf.h"
 #include "core/jobmetrics.h"
 #include "core/log.h"
+#include "domain/alarms.h"
 #include "web/allow.h"
 
 static struct allow allowed;
@@ -58,7 +59,8 @@ metricsapi_get(struct app_ctx *ctx)
 	if (!app_metrics(resp, "XMHUB_METRICS"))
 		return;
 	if ((st = jobmetrics_render(ctx->db, &transcode_jobs, &resp->body)) !=
-	    DB_OK) {
+		    DB_OK ||
+	    (st = alarms_metrics(ctx->db, &resp->body)) != DB_OK) {
 		resp->body.len = 0;
 		http_db_error(resp, st);
 	}

@@ -181,3 +181,60 @@ alarms_move(struct db *db, const char *facility_id, const char *id,
 	PQclear(ex);
 	return s;
 }
+
+/* Rows (metric, state, value), every state listed, 0 included. */
+static const char metrics_sql[] =
+	"SELECT 'xmhub_alarms', s, (SELECT count(*) FROM alarms a "
+	"WHERE a.state = s) FROM unnest(ARRAY['active', 'acknowledged', "
+	"'cleared']) s "
+	"UNION ALL SELECT 'xmhub_alarm_deliveries', s, (SELECT count(*) "
+	"FROM alarm_deliveries d WHERE d.state = s) "
+	"FROM unnest(ARRAY['pending', 'delivered', 'dead']) s "
+	"UNION ALL SELECT 'xmhub_alarm_delivery_failures', NULL, "
+	"(SELECT coalesce(sum(attempts - (state = 'delivered')::integer), 0) "
+	"FROM alarm_deliveries)";
+
+static const struct {
+	const char *name, *help;
+} metric_help[] = {
+	{"xmhub_alarms", "Alarms by state, counted in PostgreSQL at the "
+			 "scrape."},
+	{"xmhub_alarm_deliveries", "Webhook deliveries of alarm events by "
+				   "state, counted in PostgreSQL at the "
+				   "scrape."},
+	{"xmhub_alarm_delivery_failures",
+	 "Failed webhook attempts of the deliveries kept, from PostgreSQL at "
+	 "the scrape."},
+};
+
+enum db_status
+alarms_metrics(struct db *db, struct buf *out)
+{
+	PGresult *res = NULL;
+	enum db_status st;
+	const char *last = "";
+
+	if ((st = db_query_ro(db, &res, metrics_sql, 0, NULL)) != DB_OK)
+		return st;
+	for (int i = 0; i < PQntuples(res); i++) {
+		const char *name = PQgetvalue(res, i, 0);
+
+		if (strcmp(name, last) != 0)
+			for (size_t k = 0; k < 3; k++)
+				if (strcmp(metric_help[k].name, name) == 0)
+					buf_printf(out,
+						   "# HELP %s %s\n"
+						   "# TYPE %s gauge\n",
+						   name, metric_help[k].help,
+						   name);
+		last = name;
+		if (PQgetisnull(res, i, 1))
+			buf_printf(out, "%s %s\n", name, PQgetvalue(res, i, 2));
+		else
+			buf_printf(out, "%s{state=\"%s\"} %s\n", name,
+				   PQgetvalue(res, i, 1),
+				   PQgetvalue(res, i, 2));
+	}
+	PQclear(res);
+	return DB_OK;
+}

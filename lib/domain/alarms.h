@@ -14,6 +14,7 @@
 #ifndef XMHUB_ALARMS_H
 #define XMHUB_ALARMS_H
 
+#include "codec/buf.h"
 #include "codec/uuid.h"
 #include "core/db.h"
 
@@ -94,5 +95,14 @@ enum alarms_status alarms_move(struct db *db, const char *facility_id,
 			       const char *id, const char *state,
 			       const char *user_id, PGresult **res,
 			       enum db_status *st);
+
+/*
+ * Appends the alarms' gauges in the Prometheus text format to out
+ * (doc/metrics.md), counted in PostgreSQL (one read-only query):
+ * xmhub_alarms{state}, xmhub_alarm_deliveries{state} and
+ * xmhub_alarm_delivery_failures (the failed attempts of the deliveries
+ * kept).  DB_OK, or the query's failure with out unchanged.
+ */
+enum db_status alarms_metrics(struct db *db, struct buf *out);
 
 #endif

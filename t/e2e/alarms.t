@@ -22,7 +22,9 @@ use File::Temp qw(tempdir);
 use JSON::PP;
 use Time::HiRes qw(sleep time);
 use Xmhub::Ingest;
+use HTTP::Tiny;
 use Xmhub::Platform;
+use Xmhub::Prom qw(prom_samples prom_check);
 use Xmhub::Test qw(xmhub xmhub_json);
 use Xmhub::Webhook;
 
@@ -250,6 +252,25 @@ ok(!(grep { $_->{body} =~ /\Q$b->{fac}\E/ } requests_to('/a')),
 	my $hist = $p->sql("SELECT string_agg(state, ',' ORDER BY id) FROM "
 		. "alarm_history WHERE alarm_id = '$open->{id}'");
 	is($hist, 'active,acknowledged,cleared', 'the history of the alarm');
+}
+
+# --- the metrics ---
+{
+	my $r = HTTP::Tiny->new->get($stack->url('/api/metrics'));
+	is($r->{status}, 200, '/api/metrics');
+	my $m = prom_samples($r->{content});
+	cmp_ok($m->{xmhub_alarms_raised_total} // 0, '>=', 4,
+		'the alarms raised at ingest are counted');
+	cmp_ok($m->{xmhub_alarm_rule_checks_total} // 0, '>', 0,
+		'and the samples checked');
+	is($m->{'xmhub_alarm_deliveries{state="dead"}'}, 1, 'the dead delivery');
+	cmp_ok($m->{'xmhub_alarm_deliveries{state="delivered"}'} // 0, '>=', 4,
+		'the delivered ones');
+	cmp_ok($m->{xmhub_alarm_delivery_failures} // 0, '>=', 6,
+		'the failed attempts');
+	cmp_ok($m->{'xmhub_alarms{state="cleared"}'} // 0, '>=', 3,
+		'alarms by state');
+	prom_check($r->{content}, 'the scrape');
 }
 
 # What the runner said, when something failed.
