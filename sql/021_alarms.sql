@@ -86,9 +86,12 @@ CREATE TABLE alarm_rule_state (
 	run_start_us numeric(20, 0),
 	PRIMARY KEY (rule_id, stream_id)
 );
--- A round reads the runs going on of its streams only.
+-- A round reads the runs going on of its streams only, and only for a
+-- session that has one (alarm_runs, read with the session's row lock).
 CREATE INDEX alarm_rule_state_running ON alarm_rule_state (stream_id)
 	WHERE run_samples > 0;
+ALTER TABLE ingest_sessions
+	ADD COLUMN alarm_runs boolean NOT NULL DEFAULT false;
 
 -- Alarms: at most one not cleared per rule and device (alarms_open),
 -- so a limit crossed again and again updates last_seen_at and

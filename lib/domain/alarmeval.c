@@ -37,8 +37,9 @@ static const char runs_sql[] =
 	"JOIN alarm_rule_state x ON x.stream_id = st.id AND x.run_samples > 0 "
 	"WHERE st.session_id = ANY ($1::uuid[])";
 
-/* The runs that moved, then the rules that held: each raises its alarm
- * (sql/021 alarm_raise); the count of new ones. */
+/* The runs that moved, the sessions whose alarm_runs changed, then the
+ * rules that held: each raises its alarm (sql/021 alarm_raise); the
+ * count of new ones. */
 static const char write_sql[] =
 	"WITH u AS (INSERT INTO alarm_rule_state AS o (rule_id, stream_id, "
 	"run_samples, run_start_us) "
@@ -46,7 +47,10 @@ static const char write_sql[] =
 	"$4::numeric[]) "
 	"ON CONFLICT (rule_id, stream_id) DO UPDATE SET "
 	"run_samples = EXCLUDED.run_samples, "
-	"run_start_us = EXCLUDED.run_start_us) "
+	"run_start_us = EXCLUDED.run_start_us), "
+	"v AS (UPDATE ingest_sessions t SET alarm_runs = y.r "
+	"FROM unnest($9::uuid[], $10::boolean[]) AS y(id, r) "
+	"WHERE t.id = y.id) "
 	"SELECT count(*) FILTER (WHERE a.raised) "
 	"FROM unnest($5::uuid[], $6::uuid[], $7::float8[], $8::text[]) "
 	"AS t(r, d, v, m), LATERAL alarm_raise(t.r, t.d, t.v, t.m) a";
@@ -74,7 +78,7 @@ alarmeval_free(struct alarmeval *e)
 
 bool
 alarmeval_watch(struct alarmeval *e, size_t max, const char *id,
-		long long version, size_t *slot)
+		long long version, bool runs, size_t *slot)
 {
 	struct alarmeval_session *w;
 
@@ -88,6 +92,7 @@ alarmeval_watch(struct alarmeval *e, size_t max, const char *id,
 	for (size_t i = 0; i < UUID_LEN && id[i] != '\0'; i++)
 		w->id[i] = (char)tolower((unsigned char)id[i]);
 	w->version = version;
+	w->runs = runs;
 	*slot = e->ns++;
 	return true;
 }
@@ -263,13 +268,15 @@ read_runs(struct alarmeval *e, const PGresult *res)
 	}
 }
 
-/* The array literal of the ids of the sessions of e that are (loaded)
- * or are not loaded yet, into the empty a; false when there is none. */
+/* The array literal of the ids of the sessions of e not loaded yet, or
+ * (loaded) of those with rules and runs going on, into the empty a;
+ * false when there is none. */
 static bool
 ids(const struct alarmeval *e, bool loaded, struct buf *a)
 {
 	for (size_t i = 0; i < e->ns; i++) {
-		if (e->s[i].loaded != loaded || (loaded && e->s[i].n == 0))
+		if (e->s[i].loaded != loaded ||
+		    (loaded && (e->s[i].n == 0 || !e->s[i].runs)))
 			continue;
 		buf_putc(a, a->len == 0 ? '{' : ',');
 		buf_puts(a, e->s[i].id);
@@ -523,20 +530,32 @@ enum db_status
 alarmeval_write(struct db *db, struct alarmeval *e, unsigned long *raised)
 {
 	/* Runs: rule, stream, samples, from; holds: rule, device, value,
-	 * message. */
-	struct buf a[8];
-	const char *params[8];
+	 * message; sessions: id, runs going on. */
+	struct buf a[10];
+	const char *params[10];
 	PGresult *res = NULL;
 	enum db_status st = DB_ERROR;
 	bool any = false, ok = true;
 
 	*raised = 0;
-	for (int k = 0; k < 8; k++)
+	for (int k = 0; k < 10; k++)
 		buf_init(&a[k], 0);
-	for (size_t i = 0; i < e->ns; i++)
-		for (size_t j = 0; j < e->s[i].n; j++)
+	for (size_t i = 0; i < e->ns; i++) {
+		bool runs = false;
+
+		for (size_t j = 0; j < e->s[i].n; j++) {
 			add_rule(&e->s[i].rules[j], a, &any);
-	for (int k = 0; k < 8; k++) {
+			runs |= e->s[i].rules[j].run > 0;
+		}
+		if (runs == e->s[i].runs || e->s[i].n == 0)
+			continue;
+		elem(&a[8]);
+		buf_puts(&a[8], e->s[i].id);
+		elem(&a[9]);
+		buf_puts(&a[9], runs ? "t" : "f");
+		any = true;
+	}
+	for (int k = 0; k < 10; k++) {
 		if (a[k].len == 0)
 			buf_putc(&a[k], '{');
 		buf_putc(&a[k], '}');
@@ -550,11 +569,11 @@ alarmeval_write(struct db *db, struct alarmeval *e, unsigned long *raised)
 		st = DB_OK;
 		goto out;
 	}
-	if ((st = db_query(db, &res, write_sql, 8, params)) == DB_OK)
+	if ((st = db_query(db, &res, write_sql, 10, params)) == DB_OK)
 		*raised = strtoul(PQgetvalue(res, 0, 0), NULL, 10);
 out:
 	PQclear(res);
-	for (int k = 0; k < 8; k++)
+	for (int k = 0; k < 10; k++)
 		buf_free(&a[k]);
 	return st;
 }

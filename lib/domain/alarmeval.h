@@ -12,9 +12,10 @@
  * database, and the runs of violating samples going on, carried from
  * earlier rounds in alarm_rule_state), hands every stored block of those
  * sessions to alarmeval_block(), and before its commit writes the runs
- * that moved and raises the alarms whose rule held long enough
- * (alarmeval_write, through sql/021's alarm_raise(): the alarm, its event
- * and its deliveries).  A round rolled back raises nothing.
+ * that moved (and the sessions' alarm_runs that changed) and raises the alarms
+ * whose rule held long enough (alarmeval_write, through sql/021's
+ * alarm_raise(): the alarm, its event and its deliveries).  A round rolled back
+ * raises nothing.
  *
  * A rule holds on a stream when at least for_samples consecutive samples
  * violate it (above: value > hi; below: value < lo; outside: either) and
@@ -58,6 +59,7 @@ enum { ALARMEVAL_ABOVE, ALARMEVAL_BELOW, ALARMEVAL_OUTSIDE };
 struct alarmeval_session {
 	char id[UUID_LEN + 1];
 	long long version;
+	bool runs; /* runs going on when the round began */
 	struct alarmeval_rule *rules;
 	size_t n;
 	bool loaded;
@@ -77,11 +79,12 @@ void alarmeval_free(struct alarmeval *e);
 
 /*
  * Adds session id, whose facility's threshold rules are at version, to
- * the round, at most max sessions (the round's); its place in *slot for
- * alarmeval_block().  False when memory runs out.
+ * the round, at most max sessions (the round's); runs: the session has
+ * runs going on (ingest_sessions.alarm_runs: only then are they read);
+ * its place in *slot for alarmeval_block().  False when memory runs out.
  */
 bool alarmeval_watch(struct alarmeval *e, size_t max, const char *id,
-		     long long version, size_t *slot);
+		     long long version, bool runs, size_t *slot);
 
 /*
  * Loads the rules on the streams of the watched sessions, each with its

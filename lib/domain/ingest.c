@@ -233,6 +233,7 @@ struct live {
 	bool limited;	      /* its facility has a quota (lock_sql) */
 	bool watched;	      /* its facility has threshold rules (lock_sql) */
 	long long rules_version; /* their version (lock_sql) */
+	bool alarm_runs;	 /* a rule has a run going on (lock_sql) */
 	size_t eval_slot;	 /* its place in the round's alarmeval */
 };
 
@@ -677,7 +678,7 @@ static const char lock_sql[] =
 	"EXISTS (SELECT 1 FROM facility_storage q WHERE q.facility_id = "
 	"s.facility_id AND q.quota_bytes IS NOT NULL), "
 	"(SELECT a.version FROM alarm_rule_sets a WHERE a.facility_id = "
-	"s.facility_id AND a.rules > 0) "
+	"s.facility_id AND a.rules > 0), s.alarm_runs "
 	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
 	"WHERE s.id = ANY ($1::uuid[]) ORDER BY s.id FOR UPDATE OF s";
 
@@ -690,7 +691,7 @@ static const char lock_skip_sql[] =
 	"EXISTS (SELECT 1 FROM facility_storage q WHERE q.facility_id = "
 	"s.facility_id AND q.quota_bytes IS NOT NULL), "
 	"(SELECT a.version FROM alarm_rule_sets a WHERE a.facility_id = "
-	"s.facility_id AND a.rules > 0) "
+	"s.facility_id AND a.rules > 0), s.alarm_runs "
 	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
 	"WHERE s.id = ANY ($1::uuid[]) ORDER BY s.id FOR UPDATE OF s "
 	"SKIP LOCKED";
@@ -881,6 +882,7 @@ read_live(struct round *r, const PGresult *res)
 		l->limited = PQgetvalue(res, i, 9)[0] == 't';
 		l->watched = !PQgetisnull(res, i, 10);
 		l->rules_version = strtoll(PQgetvalue(res, i, 10), NULL, 10);
+		l->alarm_runs = PQgetvalue(res, i, 11)[0] == 't';
 		l->def = cache_copy(l->id);
 	}
 }
@@ -1100,7 +1102,8 @@ watch_sessions(struct db *db, struct round *r, char *detail, size_t dlen)
 
 		if (pick_watched(l) &&
 		    !alarmeval_watch(&r->eval, r->nlive, l->id,
-				     l->rules_version, &l->eval_slot))
+				     l->rules_version, l->alarm_runs,
+				     &l->eval_slot))
 			st = DB_ERROR;
 	}
 	if (st == DB_OK && r->eval.ns > 0)

@@ -126,6 +126,8 @@ test_runs(void)
 	is_str(open_alarms(), "0 -", "no alarm: the rule needs three");
 	is_str(one("SELECT run_samples FROM alarm_rule_state", NULL), "2",
 	       "the run of two is kept");
+	is_str(one("SELECT alarm_runs FROM ingest_sessions", NULL), "t",
+	       "the session says a run goes on");
 	is_int(send(b, 1), INGEST_OK, "a third in the next batch");
 	is_str(open_alarms(), "1 33", "one alarm, with the value");
 	is_str(count("alarm_events"), "1", "one event (the outbox row)");
@@ -135,6 +137,9 @@ test_runs(void)
 	is_int(send(d, 1), INGEST_OK, "a third over again");
 	is_str(open_alarms(), "1 42", "the same alarm, its value moved");
 	is_str(count("alarm_events"), "1", "no second event");
+	is_int(send((const double[]){5}, 1), INGEST_OK, "a sample within");
+	is_str(one("SELECT alarm_runs FROM ingest_sessions", NULL), "f",
+	       "no run goes on: the next rounds read none");
 }
 
 static void
