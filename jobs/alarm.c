@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * xmhub-alarm - the alarm runner (doc/alarms.md): raises the alarms of
- * silent devices and delivers alarm events to webhooks.
+ * silent devices and of facilities over their storage rules, and delivers
+ * alarm events to webhooks.
  *
  *   xmhub-alarm --once   one pass (cron), exit 0, 1 on failure
  *   xmhub-alarm --loop   a pass every XMHUB_ALARM_INTERVAL seconds
  *                        (default 1) until SIGTERM or SIGINT
  *
- * A pass: the silence rules, then every due delivery (lib/domain/alarmrun).
+ * A pass: the silence and storage rules, then every due delivery
+ * (lib/domain/alarmrun).
  * Several runners may run at once: each delivery is claimed with FOR
  * UPDATE SKIP LOCKED.  Settings (environment or env file,
  * lib/core/conf): XMHUB_DATABASE_URL, XMHUB_ALARM_INTERVAL,
@@ -49,7 +51,7 @@ pass(struct jobmain *m)
 	const struct alarmrun_conf *c = m->arg;
 	unsigned long raised, cleared, sent = 0, failed = 0;
 	enum alarmrun_step s = ALARMRUN_IDLE;
-	enum db_status st = alarmrun_silence(m->db, &raised, &cleared);
+	enum db_status st = alarmrun_rules(m->db, &raised, &cleared);
 
 	while (st == DB_OK && !runner_stopping() &&
 	       (s = alarmrun_deliver(m->db, c)) != ALARMRUN_IDLE &&
@@ -58,7 +60,7 @@ pass(struct jobmain *m)
 		failed += s == ALARMRUN_FAILED;
 	}
 	if (raised + cleared + sent + failed > 0)
-		printf(NAME ": %lu silence alarm(s) raised, %lu cleared; %lu "
+		printf(NAME ": %lu alarm(s) raised, %lu cleared; %lu "
 			    "delivery(ies) made, %lu failed\n",
 		       raised, cleared, sent, failed);
 	fflush(stdout);

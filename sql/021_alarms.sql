@@ -191,6 +191,11 @@ DECLARE
 	ev uuid;
 BEGIN
 	SELECT * INTO rule FROM alarm_rules WHERE id = r;
+	-- Deleted since the caller read it: nothing to raise.
+	IF NOT FOUND THEN
+		raised := false;
+		RETURN;
+	END IF;
 	INSERT INTO alarms (facility_id, rule_id, device_id, severity,
 		message, value)
 	VALUES (rule.facility_id, r, d, rule.severity, m, v)

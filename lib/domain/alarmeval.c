@@ -37,14 +37,17 @@ static const char runs_sql[] =
 	"JOIN alarm_rule_state x ON x.stream_id = st.id AND x.run_samples > 0 "
 	"WHERE st.session_id = ANY ($1::uuid[])";
 
-/* The runs that moved, the sessions whose alarm_runs changed, then the
- * rules that held: each raises its alarm (sql/021 alarm_raise); the
- * count of new ones. */
+/* The runs that moved (of rules not deleted meanwhile), the sessions
+ * whose alarm_runs changed, then the rules that held: each raises its
+ * alarm (sql/021 alarm_raise), in rule and device order, so that two
+ * rounds raising the same alarms wait for each other rather than
+ * deadlock; the count of new ones. */
 static const char write_sql[] =
 	"WITH u AS (INSERT INTO alarm_rule_state AS o (rule_id, stream_id, "
 	"run_samples, run_start_us) "
-	"SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], "
-	"$4::numeric[]) "
+	"SELECT x.* FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], "
+	"$4::numeric[]) AS x(rule, stream, n, t) "
+	"JOIN alarm_rules r ON r.id = x.rule "
 	"ON CONFLICT (rule_id, stream_id) DO UPDATE SET "
 	"run_samples = EXCLUDED.run_samples, "
 	"run_start_us = EXCLUDED.run_start_us), "
@@ -52,8 +55,9 @@ static const char write_sql[] =
 	"FROM unnest($9::uuid[], $10::boolean[]) AS y(id, r) "
 	"WHERE t.id = y.id) "
 	"SELECT count(*) FILTER (WHERE a.raised) "
-	"FROM unnest($5::uuid[], $6::uuid[], $7::float8[], $8::text[]) "
-	"AS t(r, d, v, m), LATERAL alarm_raise(t.r, t.d, t.v, t.m) a";
+	"FROM (SELECT * FROM unnest($5::uuid[], $6::uuid[], $7::float8[], "
+	"$8::text[]) AS x(r, d, v, m) ORDER BY r, d) t, "
+	"LATERAL alarm_raise(t.r, t.d, t.v, t.m) a";
 
 static const char *const op_names[] = {
 	[ALARMEVAL_ABOVE] = "above",

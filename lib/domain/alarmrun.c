@@ -42,22 +42,65 @@ static const char unsilence_sql[] =
 	"SELECT id, 'cleared' FROM c) "
 	"SELECT count(*) FROM c";
 
-enum db_status
-alarmrun_silence(struct db *db, unsigned long *raised, unsigned long *cleared)
+/* Facilities of storage rules at or over the rule's percent of their
+ * quota, without an open alarm of the rule, raise one (no device); the
+ * value is the percent used. */
+static const char storage_sql[] =
+	"SELECT count(*) FILTER (WHERE a.raised) FROM "
+	"(SELECT r.id AS rule, 100.0 * (u.upload_bytes + u.sample_bytes) / "
+	"u.quota_bytes AS p FROM alarm_rules r "
+	"JOIN facility_usage u ON u.facility_id = r.facility_id "
+	"WHERE r.kind = 'storage' AND r.enabled AND u.quota_bytes > 0 "
+	"AND 100.0 * (u.upload_bytes + u.sample_bytes) / u.quota_bytes >= "
+	"r.storage_percent "
+	"AND NOT EXISTS (SELECT 1 FROM alarms o WHERE o.rule_id = r.id "
+	"AND o.state <> 'cleared')) s, "
+	"LATERAL alarm_raise(s.rule, NULL, s.p::float8, "
+	"format('storage at %s%% of the quota', round(s.p))) a";
+
+/* Open storage alarms of facilities back under the rule's percent (or
+ * without a quota any more). */
+static const char unstorage_sql[] =
+	"WITH c AS (UPDATE alarms a SET state = 'cleared', cleared_at = now() "
+	"FROM alarm_rules r, facility_usage u WHERE r.id = a.rule_id "
+	"AND r.kind = 'storage' AND u.facility_id = r.facility_id "
+	"AND a.state <> 'cleared' AND (u.quota_bytes IS NULL OR "
+	"u.quota_bytes = 0 OR 100.0 * (u.upload_bytes + u.sample_bytes) / "
+	"u.quota_bytes < r.storage_percent) RETURNING a.id), "
+	"h AS (INSERT INTO alarm_history (alarm_id, state) "
+	"SELECT id, 'cleared' FROM c) "
+	"SELECT count(*) FROM c";
+
+/* Runs the statements of a rule kind: raising, then clearing; adds
+ * their counts. */
+static enum db_status
+raise_clear(struct db *db, const char *raise_sql, const char *clear_sql,
+	    unsigned long *raised, unsigned long *cleared)
 {
 	PGresult *res = NULL;
 	enum db_status st;
 
-	*raised = *cleared = 0;
-	if ((st = db_query(db, &res, silence_sql, 0, NULL)) != DB_OK)
+	if ((st = db_query(db, &res, raise_sql, 0, NULL)) != DB_OK)
 		goto out;
-	*raised = strtoul(PQgetvalue(res, 0, 0), NULL, 10);
+	*raised += strtoul(PQgetvalue(res, 0, 0), NULL, 10);
 	PQclear(res);
-	if ((st = db_query(db, &res, unsilence_sql, 0, NULL)) == DB_OK)
-		*cleared = strtoul(PQgetvalue(res, 0, 0), NULL, 10);
+	if ((st = db_query(db, &res, clear_sql, 0, NULL)) == DB_OK)
+		*cleared += strtoul(PQgetvalue(res, 0, 0), NULL, 10);
 out:
 	PQclear(res);
 	return st;
+}
+
+enum db_status
+alarmrun_rules(struct db *db, unsigned long *raised, unsigned long *cleared)
+{
+	enum db_status st;
+
+	*raised = *cleared = 0;
+	if ((st = raise_clear(db, silence_sql, unsilence_sql, raised,
+			      cleared)) != DB_OK)
+		return st;
+	return raise_clear(db, storage_sql, unstorage_sql, raised, cleared);
 }
 
 bool

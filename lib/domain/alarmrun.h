@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * alarmrun.h - the alarm runner's work (jobs/alarm.c, doc/alarms.md):
- * the time-based rules and the delivery of alarm events to webhooks.
+ * the rules not evaluated at ingest and the delivery of alarm events to
+ * webhooks.
  *
  * Silence: a device of a silence rule (the rule's device, or every active
  * device of its facility) whose last data (devices.last_seen_at) is older
  * than the rule's minutes raises the rule's alarm (sql/021
  * alarm_raise: the alarm, its event and its deliveries); a device that
  * sends again clears it.  A device that never sent is not silent.
+ *
+ * Storage: a facility with a quota whose stored bytes (facility_usage,
+ * sql/019) reach the rule's percent of it raises the rule's alarm, with
+ * no device and the percent as its value; going back under clears it.
  *
  * Delivery: one pending delivery whose next_at has come is claimed with
  * FOR UPDATE SKIP LOCKED, in a transaction that stays open while the
@@ -52,10 +57,12 @@ enum alarmrun_step {
 	ALARMRUN_DB	    /* the database failed */
 };
 
-/* Raises the alarms of silent devices and clears those of devices that
- * sent again; *raised, *cleared: how many.  DB_OK or the failure. */
-enum db_status alarmrun_silence(struct db *db, unsigned long *raised,
-				unsigned long *cleared);
+/* Raises the alarms of silent devices and of facilities over their
+ * storage rule's percent, and clears those of devices that sent again
+ * and of facilities back under it; *raised, *cleared: how many.  DB_OK
+ * or the failure. */
+enum db_status alarmrun_rules(struct db *db, unsigned long *raised,
+			      unsigned long *cleared);
 
 /* Claims one due delivery and posts it (above). */
 enum alarmrun_step alarmrun_deliver(struct db *db,
