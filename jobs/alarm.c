@@ -1,15 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * xmhub-alarm - the alarm runner (doc/alarms.md): raises the alarms of
- * silent devices and of facilities over their storage rules, and delivers
- * alarm events to webhooks.
+ * the rules not evaluated at ingest (silence, storage, session error, job
+ * failed), and delivers alarm events to webhooks.
  *
  *   xmhub-alarm --once   one pass (cron), exit 0, 1 on failure
  *   xmhub-alarm --loop   a pass every XMHUB_ALARM_INTERVAL seconds
  *                        (default 1) until SIGTERM or SIGINT
  *
- * A pass: the silence and storage rules, then every due delivery
- * (lib/domain/alarmrun).
+ * A pass: those rules, then every due delivery (lib/domain/alarmrun).
  * Several runners may run at once: each delivery is claimed with FOR
  * UPDATE SKIP LOCKED.  Settings (environment or env file,
  * lib/core/conf): XMHUB_DATABASE_URL, XMHUB_ALARM_INTERVAL,

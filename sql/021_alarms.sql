@@ -91,7 +91,29 @@ CREATE TABLE alarm_rule_state (
 CREATE INDEX alarm_rule_state_running ON alarm_rule_state (stream_id)
 	WHERE run_samples > 0;
 ALTER TABLE ingest_sessions
-	ADD COLUMN alarm_runs boolean NOT NULL DEFAULT false;
+	ADD COLUMN alarm_runs boolean NOT NULL DEFAULT false,
+	-- when the session went to error (the reaper), for session_error
+	-- rules; set by the trigger below
+	ADD COLUMN errored_at timestamptz;
+
+-- Only statements that set status fire it (ingest's rounds do not).
+CREATE FUNCTION ingest_sessions_errored() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	NEW.errored_at := now();
+	RETURN NEW;
+END
+$$;
+CREATE TRIGGER ingest_sessions_errored BEFORE UPDATE OF status
+	ON ingest_sessions FOR EACH ROW
+	WHEN (NEW.status = 'error' AND OLD.status <> 'error')
+	EXECUTE FUNCTION ingest_sessions_errored();
+-- The runner's questions: sessions ended in error and failed transcode
+-- jobs of a facility since a time (lib/domain/alarmrun.c).
+CREATE INDEX ingest_sessions_errored ON ingest_sessions
+	(facility_id, errored_at) WHERE status = 'error';
+CREATE INDEX transcode_jobs_failed ON transcode_jobs
+	(facility_id, completed_at) WHERE status = 'failed';
 
 -- Alarms: at most one not cleared per rule and device (alarms_open),
 -- so a limit crossed again and again updates last_seen_at and

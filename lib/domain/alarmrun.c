@@ -71,8 +71,40 @@ static const char unstorage_sql[] =
 	"SELECT id, 'cleared' FROM c) "
 	"SELECT count(*) FROM c";
 
-/* Runs the statements of a rule kind: raising, then clearing; adds
- * their counts. */
+/* Devices with sessions ended in error since their session_error rule
+ * was made and since its last alarm on them, without an open one, raise
+ * it; the value is how many. */
+static const char session_error_sql[] =
+	"SELECT count(*) FILTER (WHERE a.raised) FROM "
+	"(SELECT r.id AS rule, s.device_id AS device, count(*)::float8 AS n "
+	"FROM alarm_rules r JOIN ingest_sessions s ON s.facility_id = "
+	"r.facility_id AND (r.device_id IS NULL OR s.device_id = r.device_id) "
+	"WHERE r.kind = 'session_error' AND r.enabled AND s.status = 'error' "
+	"AND s.errored_at > r.created_at AND s.errored_at > coalesce((SELECT "
+	"max(o.first_seen_at) FROM alarms o WHERE o.rule_id = r.id "
+	"AND o.device_id = s.device_id), '-infinity') "
+	"AND NOT EXISTS (SELECT 1 FROM alarms o WHERE o.rule_id = r.id "
+	"AND o.device_id = s.device_id AND o.state <> 'cleared') "
+	"GROUP BY r.id, s.device_id) x, "
+	"LATERAL alarm_raise(x.rule, x.device, x.n, "
+	"format('%s ingest session(s) ended in error', x.n)) a";
+
+/* The same for transcode jobs failed (for good) since: no device. */
+static const char job_failed_sql[] =
+	"SELECT count(*) FILTER (WHERE a.raised) FROM "
+	"(SELECT r.id AS rule, count(*)::float8 AS n "
+	"FROM alarm_rules r JOIN transcode_jobs j ON j.facility_id = "
+	"r.facility_id WHERE r.kind = 'job_failed' AND r.enabled "
+	"AND j.status = 'failed' AND j.completed_at > r.created_at "
+	"AND j.completed_at > coalesce((SELECT max(o.first_seen_at) "
+	"FROM alarms o WHERE o.rule_id = r.id), '-infinity') "
+	"AND NOT EXISTS (SELECT 1 FROM alarms o WHERE o.rule_id = r.id "
+	"AND o.state <> 'cleared') GROUP BY r.id) x, "
+	"LATERAL alarm_raise(x.rule, NULL, x.n, "
+	"format('%s transcode job(s) failed', x.n)) a";
+
+/* Runs the statements of a rule kind: raising, then clearing (when
+ * clear_sql is not NULL); adds their counts. */
 static enum db_status
 raise_clear(struct db *db, const char *raise_sql, const char *clear_sql,
 	    unsigned long *raised, unsigned long *cleared)
@@ -84,7 +116,9 @@ raise_clear(struct db *db, const char *raise_sql, const char *clear_sql,
 		goto out;
 	*raised += strtoul(PQgetvalue(res, 0, 0), NULL, 10);
 	PQclear(res);
-	if ((st = db_query(db, &res, clear_sql, 0, NULL)) == DB_OK)
+	res = NULL;
+	if (clear_sql != NULL &&
+	    (st = db_query(db, &res, clear_sql, 0, NULL)) == DB_OK)
 		*cleared += strtoul(PQgetvalue(res, 0, 0), NULL, 10);
 out:
 	PQclear(res);
@@ -98,9 +132,13 @@ alarmrun_rules(struct db *db, unsigned long *raised, unsigned long *cleared)
 
 	*raised = *cleared = 0;
 	if ((st = raise_clear(db, silence_sql, unsilence_sql, raised,
-			      cleared)) != DB_OK)
+			      cleared)) != DB_OK ||
+	    (st = raise_clear(db, storage_sql, unstorage_sql, raised,
+			      cleared)) != DB_OK ||
+	    (st = raise_clear(db, session_error_sql, NULL, raised, cleared)) !=
+		    DB_OK)
 		return st;
-	return raise_clear(db, storage_sql, unstorage_sql, raised, cleared);
+	return raise_clear(db, job_failed_sql, NULL, raised, cleared);
 }
 
 bool

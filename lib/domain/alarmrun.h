@@ -14,6 +14,12 @@
  * sql/019) reach the rule's percent of it raises the rule's alarm, with
  * no device and the percent as its value; going back under clears it.
  *
+ * Session error: a device with ingest sessions that went to error (the
+ * reaper; ingest_sessions.errored_at) since the rule was made and since
+ * the rule's last alarm on it raises it, the count as its value.  Job
+ * failed: the same for the facility's transcode jobs failed for good, no
+ * device.  Both are cleared by a person.
+ *
  * Delivery: one pending delivery whose next_at has come is claimed with
  * FOR UPDATE SKIP LOCKED, in a transaction that stays open while the
  * event is POSTed: a runner that dies leaves the row pending and
@@ -57,10 +63,9 @@ enum alarmrun_step {
 	ALARMRUN_DB	    /* the database failed */
 };
 
-/* Raises the alarms of silent devices and of facilities over their
- * storage rule's percent, and clears those of devices that sent again
- * and of facilities back under it; *raised, *cleared: how many.  DB_OK
- * or the failure. */
+/* Raises the alarms of the rules above, and clears those of devices
+ * that sent again and of facilities back under their percent; *raised,
+ * *cleared: how many.  DB_OK or the failure. */
 enum db_status alarmrun_rules(struct db *db, unsigned long *raised,
 			      unsigned long *cleared);
 
