@@ -12,7 +12,8 @@
  * Several runners may run at once: each delivery is claimed with FOR
  * UPDATE SKIP LOCKED.  Settings (environment or env file,
  * lib/core/conf): XMHUB_DATABASE_URL, XMHUB_ALARM_INTERVAL,
- * XMHUB_ALARM_TIMEOUT, XMHUB_ALARM_RETRY_BASE, XMHUB_ALARM_MAX_ATTEMPTS.
+ * XMHUB_ALARM_TIMEOUT, XMHUB_ALARM_RETRY_BASE, XMHUB_ALARM_MAX_ATTEMPTS,
+ * XMHUB_ALARM_SENDMAIL.
  * The rest of the main: lib/domain/jobmain.
  */
 #include "config.h"
@@ -40,6 +41,7 @@ setup(struct jobmain *m)
 			  "(xmhub.env(5))");
 		return false;
 	}
+	c->sendmail = conf_str("XMHUB_ALARM_SENDMAIL", NULL);
 	return true;
 }
 

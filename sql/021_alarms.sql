@@ -154,12 +154,15 @@ CREATE TABLE alarm_history (
 CREATE INDEX alarm_history_alarm ON alarm_history (alarm_id, id);
 
 -- Where a facility's alarm events go: a POST of the event's JSON, signed
--- with secret (HMAC-SHA256, doc/alarms.md "Webhooks").
+-- with secret (HMAC-SHA256, doc/alarms.md "Webhooks"), or an e-mail
+-- through the local MTA (url mailto:ADDRESS, when the runner has one).
 CREATE TABLE webhook_endpoints (
 	id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
 	facility_id uuid NOT NULL REFERENCES facilities ON DELETE CASCADE,
 	name text NOT NULL CHECK (name <> ''),
-	url text NOT NULL CHECK (url ~ '^https?://'),
+	-- mailto: one plain address, nothing a mail header could be made of
+	url text NOT NULL CHECK (url ~ '^https?://'
+		OR url ~ '^mailto:[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+$'),
 	secret text NOT NULL CHECK (length(secret) >= 16),
 	enabled boolean NOT NULL DEFAULT true,
 	created_at timestamptz NOT NULL DEFAULT now(),

@@ -298,8 +298,10 @@ alarmsapi_webhook_post(struct app_ctx *ctx)
 	if (!scope_create(ctx, &v[W_FACILITY], &facility_id))
 		goto out;
 	if (strncmp(v[W_URL].str, "http://", 7) != 0 &&
-	    strncmp(v[W_URL].str, "https://", 8) != 0) {
-		http_error(ctx->resp, 400, "url must be http:// or https://");
+	    strncmp(v[W_URL].str, "https://", 8) != 0 &&
+	    strncmp(v[W_URL].str, "mailto:", 7) != 0) {
+		http_error(ctx->resp, 400,
+			   "url must be http://, https:// or mailto:");
 		goto out;
 	}
 	s = alarms_endpoint_create(ctx->db, facility_id, v[W_NAME].str,

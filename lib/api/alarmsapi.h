@@ -28,8 +28,8 @@ void alarmsapi_deliveries(struct app_ctx *ctx);
  * fit the kind; 409 when the name is taken. */
 void alarmsapi_rule_post(struct app_ctx *ctx);
 
-/* POST /api/v1/webhooks: {name, url, secret, facility_id?}: 201 Webhook
- * (without its secret). */
+/* POST /api/v1/webhooks: {name, url (http, https or mailto:ADDRESS),
+ * secret, facility_id?}: 201 Webhook (without its secret). */
 void alarmsapi_webhook_post(struct app_ctx *ctx);
 
 /* DELETE /api/v1/alarm-rules/{id}, /api/v1/webhooks/{id}: 204. */

@@ -40,6 +40,12 @@
  * connection, a timeout) is a failed attempt: next_at moves to now +
  * retry_base * 2^(attempts - 1) seconds, at most an hour; after
  * max_attempts the delivery is dead (kept, shown in the console).
+ *
+ * An endpoint whose url is mailto:ADDRESS gets the event's JSON as an
+ * e-mail instead: sendmail -i -- ADDRESS (c->sendmail, spawned without a
+ * shell, with no environment but PATH), the message on its standard
+ * input; exit 0 delivers, anything else fails the attempt as above (no
+ * sendmail configured included).
  */
 #ifndef XMHUB_ALARMRUN_H
 #define XMHUB_ALARMRUN_H
@@ -50,6 +56,7 @@
 #include "core/db.h"
 
 struct alarmrun_conf {
+	const char *sendmail; /* the MTA's sendmail; NULL: e-mail is off */
 	long long timeout;    /* seconds a POST may take */
 	long long retry_base; /* seconds before the first retry */
 	long long max_attempts;

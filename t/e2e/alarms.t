@@ -15,6 +15,8 @@
 #   minute and a runner period or two;
 # - a facility over a storage rule's percent of its quota: an alarm of
 #   no device, cleared when the quota grows;
+# - a mailto: endpoint: the event mailed through the local MTA's sendmail
+#   (a stand-in program here), a header in the address refused;
 # - a second facility with the same rule and its own endpoint sees
 #   nothing of the first's, and its data under the limit raises nothing.
 use strict;
@@ -36,9 +38,23 @@ my %secret = ('/a' => 'a-secret-of-facility-a', '/b' => 'b-secret-of-b-0000',
 my $hook = Xmhub::Webhook->new(secrets => \%secret);
 $hook->start;
 
+# The local MTA's sendmail, as the runner spawns it: a program that keeps
+# its arguments, its environment and the message it reads, in a
+# directory the stack's user (xmhub, as root) may write.
+my $mta = tempdir(CLEANUP => 1);
+chmod 0777, $mta;
+{
+	open my $f, '>', "$mta/sendmail" or die "$mta/sendmail: $!";
+	print $f "#!/bin/sh\n{ printf '%s\\n' \"\$*\"; env; cat; } "
+	    . ">\"$mta/mail.\$\$\"\n";
+	close $f;
+	chmod 0755, "$mta/sendmail";
+}
+
 # Retries after 1, 2, 4, 8 and 16 s: dead at the 6th failure, 31 s on.
 my $p = Xmhub::Platform->start(env => {XMHUB_ALARM_RETRY_BASE => 1,
-	XMHUB_ALARM_MAX_ATTEMPTS => 6, XMHUB_ALARM_TIMEOUT => 5});
+	XMHUB_ALARM_MAX_ATTEMPTS => 6, XMHUB_ALARM_TIMEOUT => 5,
+	XMHUB_ALARM_SENDMAIL => "$mta/sendmail"});
 my $stack = $p->stack;
 $ENV{XMHUB_ENV_FILE} = $stack->env_file;
 my $dir = tempdir(CLEANUP => 1);
@@ -157,6 +173,32 @@ sleep 2;
 is(scalar(@al), 1, 'more data over the limit: still one alarm');
 is($al[0]{value}, 43, 'its value and last_seen_at move');
 is(scalar(requests_to('/a')), 1, 'and no second webhook request');
+
+# --- e-mail through the local MTA (a mailto: endpoint) ---
+{
+	my $d = tenant('Alarm D', 7);
+	my ($st) = $p->req(POST => '/api/v1/webhooks', token => $d->{token},
+		json => {name => 'bad', url => "mailto:ops\@example.org\nBcc: x\@y",
+			secret => 'mail-secret-0000-0000'});
+	is($st, 400, 'a mailto: address with a header in it is refused');
+	xmhub_json(['alarm', 'rule-create', '--facility', $d->{fac},
+		'--name', 'hot', '--kind', 'threshold', '--stream', 's0',
+		'--op', 'below', '--lo', 0]);
+	xmhub_json(['alarm', 'webhook-create', '--facility', $d->{fac},
+		'--name', 'ops', '--url', 'mailto:ops@example.org',
+		'--secret', 'mail-secret-0000-0000']);
+	send_values($d, -1);
+	ok(within(10, sub { grep { $_->{state} eq 'delivered' } deliveries($d) }),
+		'the e-mail is delivered');
+	my @mails = glob("$mta/mail.*");
+	is(scalar(@mails), 1, 'sendmail ran once');
+	my $text = do { local $/; open my $f, '<', $mails[0] or die; <$f> };
+	like($text, qr/^-i -- ops\@example\.org\n/, 'as sendmail -i -- ADDRESS');
+	like($text, qr/^To: ops\@example\.org$/m, 'to the address');
+	like($text, qr/"type":\s*"alarm\.raised"/, "with the event's JSON");
+	unlike($text, qr/XMHUB_|postgres/i,
+		'its environment has nothing of the settings');
+}
 
 # --- the runner killed between claim and delivery ---
 xmhub_json(['alarm', 'clear', $al[0]{id}]);
