@@ -28,6 +28,7 @@
 
 #include "domain/admin.h"
 #include "domain/apikey.h"
+#include "alarm.h"
 #include "backup.h"
 #include "device.h"
 #include "codec/buf.h"
@@ -130,6 +131,20 @@ static const struct cmd cmds[] = {
 	{"api-key", "delete", "ID", NULL, cmd_delete,
 	 "deletes an API key no upload was made with"},
 	{"device", "list", LIST_ARGS, NULL, cmd_list, "lists the devices"},
+	{"alarm", "rule-create", ALARM_RULE_ARGS, NULL, alarm_rule_create,
+	 "creates an alarm rule"},
+	{"alarm", "rules", ALARM_LIST_ARGS, NULL, alarm_rules,
+	 "lists the alarm rules"},
+	{"alarm", "webhook-create", ALARM_WEBHOOK_ARGS, NULL,
+	 alarm_webhook_create, "creates a webhook endpoint for alarm events"},
+	{"alarm", "webhooks", ALARM_LIST_ARGS, NULL, alarm_webhooks,
+	 "lists the webhook endpoints"},
+	{"alarm", "list", ALARM_LIST_ARGS, NULL, alarm_list,
+	 "lists the alarms"},
+	{"alarm", "deliveries", ALARM_LIST_ARGS, NULL, alarm_deliveries,
+	 "lists the webhook deliveries"},
+	{"alarm", "ack", "ID", NULL, alarm_ack, "acknowledges an alarm"},
+	{"alarm", "clear", "ID", NULL, alarm_clear, "clears an alarm"},
 	{"httpd-conf", NULL,
 	 "lighttpd|apache|htaccess [--var DIR] [--log DIR] [--port N] "
 	 "[--face-port N] [--ws-port N] [--authz-port N] [--addr A] [--hsts V] "

@@ -8,6 +8,7 @@
 #include "core/conf.h"
 #include "core/jobmetrics.h"
 #include "core/log.h"
+#include "domain/alarms.h"
 #include "web/allow.h"
 
 static struct allow allowed;
@@ -56,6 +57,7 @@ metricsapi_get(struct app_ctx *ctx)
 			   "super_admin token",
 		.credentials = super_admin,
 		.jobs = &transcode_jobs,
+		.more = alarms_metrics,
 	};
 
 	app_metrics(ctx, &gate);

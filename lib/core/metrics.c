@@ -112,6 +112,12 @@ static const struct {
 			      "PostgreSQL calls that failed."},
 	[METRIC_FACE_INFERENCES] = {"xmhub_face_inferences_total", "",
 				    "Face model runs."},
+	[METRIC_ALARM_CHECKS] = {"xmhub_alarm_rule_checks_total", "",
+				 "Samples checked against a threshold rule "
+				 "at ingest, once per rule."},
+	[METRIC_ALARMS_RAISED] = {"xmhub_alarms_raised_total", "",
+				  "Alarms raised by threshold rules at "
+				  "ingest."},
 };
 
 static const struct {

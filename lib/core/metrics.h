@@ -33,6 +33,8 @@ enum metrics_counter {
 	METRIC_RATE_LIMIT_ADMIN,  /* face admin logins refused (blocked IP) */
 	METRIC_DB_ERRORS,	  /* failed PostgreSQL calls */
 	METRIC_FACE_INFERENCES,	  /* face model runs */
+	METRIC_ALARM_CHECKS,	  /* samples checked by threshold rules */
+	METRIC_ALARMS_RAISED,	  /* alarms raised at ingest */
 	METRIC_COUNTERS
 };
 

@@ -19,6 +19,7 @@
 #include "codec/xmbp.h"
 #include "codec/xmch.h"
 #include "core/auth.h"
+#include "domain/alarmeval.h"
 #include "domain/ingest.h"
 #include "core/metrics.h"
 #include "domain/quota.h"
@@ -230,6 +231,10 @@ struct live {
 	struct pending *pend; /* per stream of def, once a block is stored */
 	struct room *room;    /* its facility's quota; NULL: no limit */
 	bool limited;	      /* its facility has a quota (lock_sql) */
+	bool watched;	      /* its facility has threshold rules (lock_sql) */
+	long long rules_version; /* their version (lock_sql) */
+	bool alarm_runs;	 /* a rule has a run going on (lock_sql) */
+	size_t eval_slot;	 /* its place in the round's alarmeval */
 };
 
 /* What a facility with a quota may still store in a round (its
@@ -662,14 +667,18 @@ digest_of(const uint8_t *batch, size_t len, char out[DIGEST_HEX])
 /* The rows of the sessions of a round, locked in id order (so that two
  * writers never wait for each other in a cycle): their counters, the
  * digests of their last batches, their device, whether their facility
- * has a storage quota (only then is its row locked, lock_rooms()). */
+ * has a storage quota (only then is its row locked, lock_rooms()) and
+ * the version of its threshold rules, when it has any (only then are
+ * they evaluated, watch_sessions()). */
 static const char lock_sql[] =
 	"SELECT s.id, s.facility_id, s.status, s.last_batch_seq, "
 	"s.missed_batches, s.total_samples, "
 	"encode(s.recent_digests, 'hex'), "
 	"d.device_uid, s.device_id, "
 	"EXISTS (SELECT 1 FROM facility_storage q WHERE q.facility_id = "
-	"s.facility_id AND q.quota_bytes IS NOT NULL) "
+	"s.facility_id AND q.quota_bytes IS NOT NULL), "
+	"(SELECT a.version FROM alarm_rule_sets a WHERE a.facility_id = "
+	"s.facility_id AND a.rules > 0), s.alarm_runs "
 	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
 	"WHERE s.id = ANY ($1::uuid[]) ORDER BY s.id FOR UPDATE OF s";
 
@@ -680,7 +689,9 @@ static const char lock_skip_sql[] =
 	"encode(s.recent_digests, 'hex'), "
 	"d.device_uid, s.device_id, "
 	"EXISTS (SELECT 1 FROM facility_storage q WHERE q.facility_id = "
-	"s.facility_id AND q.quota_bytes IS NOT NULL) "
+	"s.facility_id AND q.quota_bytes IS NOT NULL), "
+	"(SELECT a.version FROM alarm_rule_sets a WHERE a.facility_id = "
+	"s.facility_id AND a.rules > 0), s.alarm_runs "
 	"FROM ingest_sessions s JOIN devices d ON d.id = s.device_id "
 	"WHERE s.id = ANY ($1::uuid[]) ORDER BY s.id FOR UPDATE OF s "
 	"SKIP LOCKED";
@@ -839,8 +850,9 @@ struct round {
 	size_t nrooms;
 	size_t *which; /* per job: its session in lv */
 	struct rows rows;
-	struct xmbp_batch *b; /* the batch being looked at */
-	size_t stored;	      /* batches stored (not retries) */
+	struct xmbp_batch *b;  /* the batch being looked at */
+	size_t stored;	       /* batches stored (not retries) */
+	struct alarmeval eval; /* the threshold rules of watched sessions */
 	bool broken; /* memory ran out: nothing of the round is stored */
 	bool waits;  /* it holds a batch deferred once: no more skipping */
 };
@@ -868,6 +880,12 @@ static bool
 pick_missing(const struct live *l)
 {
 	return !l->found;
+}
+
+static bool
+pick_watched(const struct live *l)
+{
+	return l->found && !l->held && l->watched;
 }
 
 /* Starts the next element of an array literal in a. */
@@ -941,6 +959,9 @@ read_live(struct round *r, const PGresult *res)
 		snprintf(l->device_id, sizeof(l->device_id), "%s",
 			 PQgetvalue(res, i, 8));
 		l->limited = PQgetvalue(res, i, 9)[0] == 't';
+		l->watched = !PQgetisnull(res, i, 10);
+		l->rules_version = strtoll(PQgetvalue(res, i, 10), NULL, 10);
+		l->alarm_runs = PQgetvalue(res, i, 11)[0] == 't';
 		l->def = cache_copy(l->id);
 	}
 }
@@ -1148,6 +1169,43 @@ out:
 	return st == DB_OK ? INGEST_OK : db_fail(st, detail, dlen);
 }
 
+/* Loads the threshold rules of the sessions of r whose facility has
+ * some: INGEST_OK or a database failure. */
+static int
+watch_sessions(struct db *db, struct round *r, char *detail, size_t dlen)
+{
+	enum db_status st = DB_OK;
+
+	for (size_t i = 0; i < r->nlive; i++) {
+		struct live *l = &r->lv[i];
+
+		if (pick_watched(l) &&
+		    !alarmeval_watch(&r->eval, r->nlive, l->id,
+				     l->rules_version, l->alarm_runs,
+				     &l->eval_slot))
+			st = DB_ERROR;
+	}
+	if (st == DB_OK && r->eval.ns > 0)
+		st = alarmeval_load(db, &r->eval);
+	return st == DB_OK ? INGEST_OK : db_fail(st, detail, dlen);
+}
+
+/* Hands the blocks of the stored batch b of the watched session l to the
+ * round's threshold rules. */
+static void
+watch_batch(struct round *r, const struct live *l, const struct xmbp_batch *b)
+{
+	struct xmbp_stream st;
+
+	if (!pick_watched(l))
+		return;
+	for (uint16_t i = 0; i < b->stream_count; i++) {
+		xmbp_stream_at(b, i, &st);
+		alarmeval_block(&r->eval, l->eval_slot,
+				find_stream(l->def, st.stream_id)->id, &st);
+	}
+}
+
 /* Charges batch b to the quota of l's facility: false, with j answered,
  * when it does not fit whole (doc/storage.md "Quotas and retention"). */
 static bool
@@ -1221,6 +1279,7 @@ take(struct round *r, struct ingest_job *j, size_t i)
 		snprintf(j->detail, sizeof(j->detail), "out of memory");
 		return;
 	}
+	watch_batch(r, l, r->b);
 	ingest_gap_account(&l->gap, r->b->batch_seq);
 	l->total += samples;
 	l->add_samples += samples;
@@ -1370,9 +1429,11 @@ ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
 	bool refused = false, changed = false;
 	int status;
 	enum db_status st;
+	unsigned long raised;
 
 	memset(&r, 0, sizeof(r));
 	rows_init(&r.rows);
+	alarmeval_init(&r.eval);
 	for (size_t i = 0; i < n; i++) {
 		jobs[i]->status = INGEST_OK;
 		jobs[i]->detail[0] = '\0';
@@ -1400,6 +1461,8 @@ ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
 	if ((status = lock_sessions(db, &r, detail, sizeof(detail))) !=
 		    INGEST_OK ||
 	    (status = lock_rooms(db, &r, detail, sizeof(detail))) !=
+		    INGEST_OK ||
+	    (status = watch_sessions(db, &r, detail, sizeof(detail))) !=
 		    INGEST_OK) {
 		fail_pending(jobs, n, status, detail);
 		goto out;
@@ -1432,11 +1495,15 @@ ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
 		fail_pending(jobs, n, status, detail);
 		goto out;
 	}
-	if ((st = db_commit(db)) != DB_OK)
+	if ((st = alarmeval_write(db, &r.eval, &raised)) != DB_OK ||
+	    (st = db_commit(db)) != DB_OK)
 		fail_pending(jobs, n, db_fail(st, detail, sizeof(detail)),
 			     detail);
-	else if (r.stored > 0)
+	else if (r.stored > 0) {
 		count_round(&r);
+		metrics_add(METRIC_ALARM_CHECKS, r.eval.checks);
+		metrics_add(METRIC_ALARMS_RAISED, raised);
+	}
 out:
 	db_rollback(db);
 	for (size_t i = 0; r.lv != NULL && i < r.nlive; i++) {
@@ -1445,6 +1512,7 @@ out:
 		free(r.lv[i].def);
 	}
 	rows_free(&r.rows);
+	alarmeval_free(&r.eval);
 	free(r.rooms);
 	free(r.lv);
 	free(r.which);

@@ -548,8 +548,13 @@ app_metrics(struct app_ctx *ctx, const struct app_metrics_gate *g)
 	http_no_store(resp);
 	resp->status = 200;
 	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
-	if (g->jobs != NULL && ctx->db != NULL &&
-	    (st = jobmetrics_render(ctx->db, g->jobs, &resp->body)) != DB_OK) {
+	if (ctx->db == NULL)
+		return;
+	if ((g->jobs != NULL &&
+	     (st = jobmetrics_render(ctx->db, g->jobs, &resp->body)) !=
+		     DB_OK) ||
+	    (g->more != NULL &&
+	     (st = g->more(ctx->db, &resp->body)) != DB_OK)) {
 		resp->body.len = 0;
 		http_db_error(resp, st);
 	}

@@ -179,14 +179,16 @@ struct app_metrics_gate {
 	 * 403, 429). */
 	bool (*credentials)(struct app_ctx *ctx);
 	const struct jobmetrics *jobs; /* a job table's figures, or NULL */
+	/* More figures read from the database (appended to out), or NULL. */
+	enum db_status (*more)(struct db *db, struct buf *out);
 };
 
 /*
  * Answers a scrape of the shared counters (lib/core/metrics): for a client
  * in g->allowed, or one whose credentials g->credentials accepts (403 with
  * g->refusal when none are sent), 200 text/plain; version=0.0.4 with
- * metrics_render()'s text, then g->jobs' figures read from ctx->db (none
- * while ctx->db is NULL; a database failure is answered as
+ * metrics_render()'s text, then g->jobs' and g->more's figures read from
+ * ctx->db (none while ctx->db is NULL; a database failure is answered as
  * http_db_error).  503 naming g->setting when counting is off.
  */
 void app_metrics(struct app_ctx *ctx, const struct app_metrics_gate *g);

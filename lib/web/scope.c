@@ -83,23 +83,6 @@ answer_rows(struct app_ctx *ctx, enum db_status st, const PGresult *rows)
 }
 
 void
-scope_list_rows(struct app_ctx *ctx, const char *sql)
-{
-	const char *facility_id;
-	PGresult *res = NULL;
-	enum db_status st;
-
-	if (!scope_list(ctx, &facility_id))
-		return;
-	/* A list may lag: a replica's, when it holds the caller's writes. */
-	if ((st = db_query_ro(db_reader(ctx->db), &res, sql, 1,
-			      &facility_id)) == DB_UNAVAILABLE)
-		st = db_query_ro(ctx->db, &res, sql, 1, &facility_id);
-	answer_rows(ctx, st, res);
-	PQclear(res);
-}
-
-void
 scope_list_answer(struct app_ctx *ctx, scope_lister list)
 {
 	const char *facility_id;
@@ -108,23 +91,12 @@ scope_list_answer(struct app_ctx *ctx, scope_lister list)
 
 	if (!scope_list(ctx, &facility_id))
 		return;
-	/* As scope_list_rows(): a replica's rows when they may be. */
+	/* A list may lag: a replica's, when it holds the caller's writes. */
 	if ((st = list(db_reader(ctx->db), facility_id, &res)) ==
 	    DB_UNAVAILABLE)
 		st = list(ctx->db, facility_id, &res);
 	answer_rows(ctx, st, res);
 	PQclear(res);
-}
-
-bool
-scope_row(struct app_ctx *ctx, const char *sql, const char *what)
-{
-	PGresult *res;
-
-	if (!scope_fetch(ctx, sql, 0, what, &res))
-		return false;
-	PQclear(res);
-	return true;
 }
 
 void

@@ -37,17 +37,13 @@ bool scope_create(struct app_ctx *ctx, const struct valid_value *given,
  * 403 in the answer. */
 bool scope_check(struct app_ctx *ctx, const char *row_facility);
 
-/*
- * Answers a facility-scoped list: sql takes $1, the facility of
- * scope_list() (NULL for all), and its rows are answered as a JSON array.
- */
-void scope_list_rows(struct app_ctx *ctx, const char *sql);
-
 /* A domain function that lists the rows of facility_id (NULL: all). */
 typedef enum db_status (*scope_lister)(struct db *db, const char *facility_id,
 				       PGresult **rows);
 
-/* As scope_list_rows(), the rows listed by list. */
+/* Answers a facility-scoped list: the rows list (a domain function)
+ * gives for the facility of scope_list() (NULL for all), as a JSON
+ * array; a replica's when they may be (lib/core/db's db_reader()). */
 void scope_list_answer(struct app_ctx *ctx, scope_lister list);
 
 /* A domain function that reads the row of id, naming its facility_id. */
@@ -55,8 +51,8 @@ typedef enum db_status (*scope_reader)(struct db *db, const char *id,
 				       PGresult **rows);
 
 /*
- * As scope_row(), the row read by read (a domain function) for the
- * route's {id}: true when the caller may go on with it; false with 404
+ * Checks the row read by read (a domain function) for the route's
+ * {id}: true when the caller may go on with it; false with 404
  * "<what> not found", 403 or the database's error answered.
  */
 bool scope_owned(struct app_ctx *ctx, scope_reader read, const char *what);
@@ -69,14 +65,6 @@ bool scope_owned(struct app_ctx *ctx, scope_reader read, const char *what);
  */
 bool scope_found(struct app_ctx *ctx, enum db_status st, const PGresult *rows,
 		 const char *what);
-
-/*
- * Checks the row whose id is the route's {id}: sql takes the id as $1
- * and returns the row's facility_id.  404 "<what> not found" without a
- * row, 403 as scope_check(), 503/500 on database failure; true when the
- * caller may go on with the row.
- */
-bool scope_row(struct app_ctx *ctx, const char *sql, const char *what);
 
 /*
  * Answers a failed write of a facility-scoped row: 409 with the detail

@@ -312,6 +312,18 @@ await step('admin: users and API keys', async () => {
 	await shot('api-keys');
 	await go('#/tags', 'Tags');
 	await axe('tags');
+	await go('#/alarms', 'Alarms');
+	const alarm = page.locator('#alarms tbody tr').filter({ hasText: 'sine0 above the limit' });
+	await alarm.waitFor({ timeout: 15000 });
+	check(await alarm.getByText('console sine').count() === 1, 'the sim\'s sine over its limit is an alarm, with its rule');
+	await page.locator('#deliveries tbody tr').first().waitFor({ timeout: 15000 });
+	check(/pending|dead/.test(await page.locator('#deliveries').textContent()),
+		'its webhook delivery, no one answering, is shown pending or dead');
+	await alarm.getByRole('button', { name: 'Acknowledge' }).click();
+	await alarm.getByText('acknowledged').waitFor({ timeout: 10000 });
+	check(true, 'the admin acknowledges it');
+	await axe('alarms');
+	await shot('alarms');
 	await go('#/devices', 'Devices');
 	check(await page.getByRole('cell', { name: 'console device' }).count() === 1, 'the device is listed');
 	await axe('devices');

@@ -76,6 +76,7 @@ my %KIND = (facilities => 'facility', users => 'user',
 	'api-keys' => 'api_key', devices => 'device', tags => 'tag',
 	uploads => 'upload', 'transcode-jobs' => 'job',
 	sessions => 'session', # ingest/sessions, metadata/sessions
+	'alarm-rules' => 'alarm_rule', alarms => 'alarm', webhooks => 'webhook',
 	streams => 'upload');  # doc/streams.md: /streams/{upload_id}
 
 # A facility A caller on B's object: 403 (doc/api.md, lib/web/scope.h)

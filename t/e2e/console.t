@@ -57,6 +57,17 @@ my $key = do {
 		json => {facility_id => $fa, name => 'device key'});
 	$k->{key};
 };
+# An alarm rule the sim's sine (amplitude 1) crosses at once, and an
+# endpoint no one answers: the Alarms page has an alarm and a delivery
+# being retried (doc/alarms.md).
+($st) = $p->req(POST => '/api/v1/alarm-rules', token => $super_t,
+	json => {facility_id => $fa, name => 'console sine', kind => 'threshold',
+		stream_name => 'sine0', op => 'above', hi => 0.5, for_samples => 3});
+is($st, 201, 'an alarm rule');
+($st) = $p->req(POST => '/api/v1/webhooks', token => $super_t,
+	json => {facility_id => $fa, name => 'console hook',
+		url => 'http://127.0.0.1:9/console', secret => 'console secret 0123'});
+is($st, 201, 'a webhook endpoint');
 # The device is `xmhub sim` (doc/sender.md), as a user would run it before
 # the first real device exists: two streams (a sine and noise, f32) at
 # 100 Hz, ten batches a second, for longer than the browser needs; it is

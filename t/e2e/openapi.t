@@ -249,6 +249,27 @@ call(GET => "/api/v1/devices/$dev", token => $tu, want => 200);
 call(PATCH => "/api/v1/devices/$dev", token => $admin, want => 200,
     json => {firmware_version => '1.2'});
 
+# Alarms (doc/alarms.md): an alarm raised as ingest or the runner raise
+# them (sql/021 alarm_raise), acknowledged and cleared.
+($st, $b) = call(POST => '/api/v1/alarm-rules', token => $admin, want => 201,
+    json => {name => 'hot', kind => 'threshold', device_id => $dev,
+	stream_name => 'temp', op => 'outside', lo => -10, hi => 40.5,
+	for_samples => 3, severity => 'critical'});
+my $rule = $b->{id};
+call(GET => '/api/v1/alarm-rules', token => $tu, want => 200);
+($st, $b) = call(POST => '/api/v1/webhooks', token => $admin, want => 201,
+    json => {name => 'pager', url => 'http://127.0.0.1:9/hook',
+	secret => 'sixteen bytes at least'});
+call(GET => '/api/v1/webhooks', token => $admin, want => 200);
+my $alarm = $p->sql("SELECT alarm FROM alarm_raise('$rule', '$dev', 41, "
+    . "'temp outside the limits')");
+call(GET => '/api/v1/alarms', token => $tu, want => 200);
+call(GET => '/api/v1/webhook-deliveries', token => $admin, want => 200);
+call(POST => "/api/v1/alarms/$alarm/acknowledge", token => $tu, want => 200);
+call(POST => "/api/v1/alarms/$alarm/clear", token => $admin, want => 200);
+call(DELETE => "/api/v1/webhooks/$b->{id}", token => $admin, want => 204);
+call(DELETE => "/api/v1/alarm-rules/$rule", token => $admin, want => 204);
+
 ($st, $b) = call(POST => '/api/v1/tags', token => $admin, want => 200,
     json => {name => 'bird', color => '#A0b0C0'});
 my $tag = $b->{id};

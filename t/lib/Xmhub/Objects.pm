@@ -4,12 +4,14 @@ package Xmhub::Objects;
 # One object of every kind a route's {id} can name, made in one facility
 # through the API by that facility's admin (t/e2e/authz-matrix.t): a user,
 # an API key, a device, a tag, an upload (a tiny WAV) with its transcode
-# job, and an ingest session with one f32 stream.  Every name given holds
+# job, an ingest session with one f32 stream, an alarm rule, a webhook
+# endpoint and an alarm.  Every name given holds
 # $mark, so that a test can tell when an answer shows them.
 #
 #   my $o = Xmhub::Objects->make($p, $facility_id, $admin_token, 'mxb');
 #   $o->{id}{upload}        # the upload's id (kinds: facility user
-#                           # api_key device tag upload job session)
+#                           # api_key device tag upload job session
+#                           # alarm_rule webhook alarm)
 #   $o->{key}               # the plaintext of its API key (upload, ingest)
 #   $o->{texts}             # every name and id made, for leak checks
 #   my $wav = Xmhub::Objects::wav(8);   # 8 silent 16-bit mono samples
@@ -90,6 +92,20 @@ sub make {
 				value_type => 'f32'}]}));
 	$id{session} = $s->{id};
 	push @texts, $s->{name}, "$mark site", "$mark stream", $s->{device_id};
+	my $r = want('alarm rule', 201, $p->req(POST => '/api/v1/alarm-rules',
+		token => $admin, json => {name => "$mark rule", kind => 'silence',
+			device_id => $d->{id}, silence_minutes => 60}));
+	$id{alarm_rule} = $r->{id};
+	push @texts, $r->{name};
+	my $w = want('webhook', 201, $p->req(POST => '/api/v1/webhooks',
+		token => $admin, json => {name => "$mark hook",
+			url => "http://127.0.0.1:9/$mark", secret => "$mark secret 0123456789"}));
+	$id{webhook} = $w->{id};
+	push @texts, $w->{name}, $w->{url};
+	# An alarm as the runner raises them (sql/021 alarm_raise).
+	$id{alarm} = $p->sql("SELECT alarm FROM alarm_raise('$r->{id}', "
+		. "'$d->{id}', 61, '$mark silent')");
+	push @texts, "$mark silent";
 	push @texts, values %id;
 	return bless {id => \%id, key => $k->{key}, texts => \@texts}, $class;
 }

@@ -10,6 +10,7 @@ import { Uploads, UploadPage } from './uploads.mjs';
 import { Sessions, SessionPage } from './sessions.mjs';
 import { Face, FaceVideo } from './face.mjs';
 import { Overview } from './overview.mjs';
+import { Alarms } from './alarms.mjs';
 
 function SignIn() {
 	const [run, busy, error] = useAction();
@@ -33,6 +34,7 @@ const PAGES = [
 	{ path: 'overview', name: 'Overview', page: Overview },
 	{ path: 'uploads', name: 'Uploads', page: Uploads },
 	{ path: 'sessions', name: 'Sessions', page: Sessions },
+	{ path: 'alarms', name: 'Alarms', page: Alarms },
 	{ path: 'devices', name: 'Devices', page: Devices },
 	{ path: 'tags', name: 'Tags', page: Tags },
 	{ path: 'users', name: 'Users', page: Users, admin: true },

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alarm.c - xmhub alarm ...: rules, webhooks, alarms from the command line.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "alarm.h"
+#include "core/conf.h"
+#include "domain/alarms.h"
+#include "usage.h"
+#include "web/dbjson.h"
+
+/* The settings and a database handle, or NULL after a message. */
+static struct db *
+open_db(void)
+{
+	char detail[512];
+	const char *url;
+	struct db *db = NULL;
+
+	if (!conf_init(detail, sizeof(detail)))
+		fprintf(stderr, "alarm: %s\n", detail);
+	else if ((url = conf_get("XMHUB_DATABASE_URL")) == NULL)
+		fprintf(stderr, "alarm: XMHUB_DATABASE_URL is not set\n");
+	else if ((db = db_new(url)) == NULL)
+		fprintf(stderr, "alarm: out of memory\n");
+	return db;
+}
+
+/* Prints the rows of res as JSON: one object (one) or an array; the exit
+ * status. */
+static int
+print_json(const PGresult *res, bool one)
+{
+	json_object *j = one ? dbjson_row(res, 0) : dbjson_rows(res);
+	int rc = 1;
+
+	if (j != NULL &&
+	    puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN)) >=
+		    0 &&
+	    fflush(stdout) == 0)
+		rc = 0;
+	json_object_put(j);
+	return rc;
+}
+
+/* Says why s (st) came to nothing; the exit status. */
+static int
+refused(enum alarms_status s, enum db_status st, const char *what)
+{
+	static const char *const why[] = {
+		[ALARMS_NOT_FOUND] = "not found",
+		[ALARMS_STATE] = "is not in a state that allows it",
+		[ALARMS_INVALID] = "refused as invalid (see the log above)",
+		[ALARMS_CONFLICT] = "the name is taken in the facility",
+		[ALARMS_DB] = "the database failed (see the log above)",
+	};
+
+	(void)st;
+	fprintf(stderr, "alarm: %s: %s\n", what, why[s]);
+	return 1;
+}
+
+int
+alarm_rule_create(int argc, char *argv[])
+{
+	struct usage_opt o[] = {
+		{"facility", false, true, NULL},
+		{"name", false, true, NULL},
+		{"kind", false, true, NULL},
+		{"severity", false, false, NULL},
+		{"device", false, false, NULL},
+		{"stream", false, false, NULL},
+		{"op", false, false, NULL},
+		{"lo", false, false, NULL},
+		{"hi", false, false, NULL},
+		{"for-samples", false, false, NULL},
+		{"for-seconds", false, false, NULL},
+		{"silence-minutes", false, false, NULL},
+		{"storage-percent", false, false, NULL},
+	};
+	struct alarms_rule r;
+	PGresult *res = NULL;
+	enum db_status st;
+	enum alarms_status s;
+	struct db *db;
+	int rc;
+
+	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), NULL, NULL))
+		return 2;
+	r = (struct alarms_rule){
+		.facility_id = o[0].value,
+		.name = o[1].value,
+		.kind = o[2].value,
+		.severity = o[3].value,
+		.device_id = o[4].value,
+		.stream_name = o[5].value,
+		.op = o[6].value,
+		.lo = o[7].value,
+		.hi = o[8].value,
+		.for_samples = o[9].value,
+		.for_seconds = o[10].value,
+		.silence_minutes = o[11].value,
+		.storage_percent = o[12].value,
+	};
+	if ((db = open_db()) == NULL)
+		return 1;
+	if ((s = alarms_rule_create(db, &r, &res, &st)) == ALARMS_OK)
+		rc = print_json(res, true);
+	else
+		rc = refused(s, st, r.name);
+	PQclear(res);
+	db_free(db);
+	return rc;
+}
+
+int
+alarm_webhook_create(int argc, char *argv[])
+{
+	struct usage_opt o[] = {
+		{"facility", false, true, NULL},
+		{"name", false, true, NULL},
+		{"url", false, true, NULL},
+		{"secret", false, true, NULL},
+	};
+	PGresult *res = NULL;
+	enum db_status st;
+	enum alarms_status s;
+	struct db *db;
+	int rc;
+
+	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), NULL, NULL))
+		return 2;
+	if ((db = open_db()) == NULL)
+		return 1;
+	if ((s = alarms_endpoint_create(db, o[0].value, o[1].value, o[2].value,
+					o[3].value, &res, &st)) == ALARMS_OK)
+		rc = print_json(res, true);
+	else
+		rc = refused(s, st, o[1].value);
+	PQclear(res);
+	db_free(db);
+	return rc;
+}
+
+/* A list of what, with --facility. */
+static int
+list(int argc, char *argv[], enum alarms_list what)
+{
+	struct usage_opt o[] = {{"facility", false, false, NULL}};
+	PGresult *res = NULL;
+	struct db *db;
+	int rc;
+
+	if (!usage_opts(argc, argv, o, 1, NULL, NULL))
+		return 2;
+	if ((db = open_db()) == NULL)
+		return 1;
+	if (alarms_list(db, what, o[0].value, &res) == DB_OK)
+		rc = print_json(res, false);
+	else
+		rc = refused(ALARMS_DB, DB_ERROR, "the list");
+	PQclear(res);
+	db_free(db);
+	return rc;
+}
+
+int
+alarm_rules(int argc, char *argv[])
+{
+	return list(argc, argv, ALARMS_LIST_RULES);
+}
+
+int
+alarm_webhooks(int argc, char *argv[])
+{
+	return list(argc, argv, ALARMS_LIST_ENDPOINTS);
+}
+
+int
+alarm_list(int argc, char *argv[])
+{
+	return list(argc, argv, ALARMS_LIST_ALARMS);
+}
+
+int
+alarm_deliveries(int argc, char *argv[])
+{
+	return list(argc, argv, ALARMS_LIST_DELIVERIES);
+}
+
+/* Moves alarm ID to state. */
+static int
+move(int argc, char *argv[], const char *state)
+{
+	const char *id;
+	PGresult *res = NULL;
+	enum db_status st;
+	enum alarms_status s;
+	struct db *db;
+	int rc;
+
+	if (!usage_opts(argc, argv, NULL, 0, "ID", &id))
+		return 2;
+	if ((db = open_db()) == NULL)
+		return 1;
+	if ((s = alarms_move(db, NULL, id, state, NULL, &res, &st)) ==
+	    ALARMS_OK)
+		rc = print_json(res, true);
+	else
+		rc = refused(s, st, id);
+	PQclear(res);
+	db_free(db);
+	return rc;
+}
+
+int
+alarm_ack(int argc, char *argv[])
+{
+	return move(argc, argv, "acknowledged");
+}
+
+int
+alarm_clear(int argc, char *argv[])
+{
+	return move(argc, argv, "cleared");
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xmhub-alarm - the alarm runner (doc/alarms.md): raises the alarms of
+ * the rules not evaluated at ingest (silence, storage, session error, job
+ * failed), and delivers alarm events to webhooks.
+ *
+ *   xmhub-alarm --once   one pass (cron), exit 0, 1 on failure
+ *   xmhub-alarm --loop   a pass every XMHUB_ALARM_INTERVAL seconds
+ *                        (default 1) until SIGTERM or SIGINT
+ *
+ * A pass: those rules, then every due delivery (lib/domain/alarmrun).
+ * Several runners may run at once: each delivery is claimed with FOR
+ * UPDATE SKIP LOCKED.  Settings (environment or env file,
+ * lib/core/conf): XMHUB_DATABASE_URL, XMHUB_ALARM_INTERVAL,
+ * XMHUB_ALARM_TIMEOUT, XMHUB_ALARM_RETRY_BASE, XMHUB_ALARM_MAX_ATTEMPTS,
+ * XMHUB_ALARM_SENDMAIL.
+ * The rest of the main: lib/domain/jobmain.
+ */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "core/conf.h"
+#include "core/log.h"
+#include "core/runner.h"
+#include "domain/alarmrun.h"
+#include "domain/jobmain.h"
+
+#define NAME "xmhub-alarm"
+
+static bool
+setup(struct jobmain *m)
+{
+	struct alarmrun_conf *c = m->arg;
+
+	if (!conf_get_int("XMHUB_ALARM_INTERVAL", &m->interval) ||
+	    !conf_get_int("XMHUB_ALARM_TIMEOUT", &c->timeout) ||
+	    !conf_get_int("XMHUB_ALARM_RETRY_BASE", &c->retry_base) ||
+	    !conf_get_int("XMHUB_ALARM_MAX_ATTEMPTS", &c->max_attempts)) {
+		log_error("an XMHUB_ALARM_* setting is out of its range "
+			  "(xmhub.env(5))");
+		return false;
+	}
+	c->sendmail = conf_str("XMHUB_ALARM_SENDMAIL", NULL);
+	return true;
+}
+
+/* One pass; false when the database failed. */
+static bool
+pass(struct jobmain *m)
+{
+	const struct alarmrun_conf *c = m->arg;
+	unsigned long raised, cleared, sent = 0, failed = 0;
+	enum alarmrun_step s = ALARMRUN_IDLE;
+	enum db_status st = alarmrun_rules(m->db, &raised, &cleared);
+
+	while (st == DB_OK && !runner_stopping() &&
+	       (s = alarmrun_deliver(m->db, c)) != ALARMRUN_IDLE &&
+	       s != ALARMRUN_DB) {
+		sent += s == ALARMRUN_DELIVERED;
+		failed += s == ALARMRUN_FAILED;
+	}
+	if (raised + cleared + sent + failed > 0)
+		printf(NAME ": %lu alarm(s) raised, %lu cleared; %lu "
+			    "delivery(ies) made, %lu failed\n",
+		       raised, cleared, sent, failed);
+	fflush(stdout);
+	if (st != DB_OK || s == ALARMRUN_DB) {
+		log_error("the database failed (see above); will retry");
+		return false;
+	}
+	return true;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct jobmain_def def = {
+		.name = NAME,
+		.setup = setup,
+		.pass = pass,
+	};
+	struct alarmrun_conf c;
+
+	return jobmain_run(&def, &c, argc, argv);
+}

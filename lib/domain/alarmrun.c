@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alarmrun.c - silence rules and webhook deliveries of the alarm runner.
+ */
+#include "config.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "codec/buf.h"
+#include "core/log.h"
+#include "domain/alarmrun.h"
+
+/* Silent devices without an open alarm of the rule raise one; the value
+ * is the minutes since their last data. */
+static const char silence_sql[] =
+	"SELECT count(*) FILTER (WHERE a.raised) FROM "
+	"(SELECT r.id AS rule, d.id AS device, "
+	"floor(extract(epoch FROM now() - d.last_seen_at) / 60)::float8 AS m "
+	"FROM alarm_rules r JOIN devices d ON d.facility_id = r.facility_id "
+	"AND (r.device_id IS NULL OR d.id = r.device_id) "
+	"WHERE r.kind = 'silence' AND r.enabled AND d.is_active "
+	"AND d.last_seen_at < now() - make_interval(mins => r.silence_minutes) "
+	"AND NOT EXISTS (SELECT 1 FROM alarms o WHERE o.rule_id = r.id "
+	"AND o.device_id = d.id AND o.state <> 'cleared')) s, "
+	"LATERAL alarm_raise(s.rule, s.device, s.m, "
+	"format('no data for %s minutes', s.m)) a";
+
+/* The open silence alarms of devices that sent since they were raised. */
+static const char unsilence_sql[] =
+	"WITH c AS (UPDATE alarms a SET state = 'cleared', cleared_at = now() "
+	"FROM alarm_rules r, devices d WHERE r.id = a.rule_id "
+	"AND r.kind = 'silence' AND d.id = a.device_id "
+	"AND a.state <> 'cleared' AND d.last_seen_at > a.first_seen_at "
+	"RETURNING a.id), "
+	"h AS (INSERT INTO alarm_history (alarm_id, state) "
+	"SELECT id, 'cleared' FROM c) "
+	"SELECT count(*) FROM c";
+
+/* Facilities of storage rules at or over the rule's percent of their
+ * quota, without an open alarm of the rule, raise one (no device); the
+ * value is the percent used. */
+static const char storage_sql[] =
+	"SELECT count(*) FILTER (WHERE a.raised) FROM "
+	"(SELECT r.id AS rule, 100.0 * (u.upload_bytes + u.sample_bytes) / "
+	"u.quota_bytes AS p FROM alarm_rules r "
+	"JOIN facility_usage u ON u.facility_id = r.facility_id "
+	"WHERE r.kind = 'storage' AND r.enabled AND u.quota_bytes > 0 "
+	"AND 100.0 * (u.upload_bytes + u.sample_bytes) / u.quota_bytes >= "
+	"r.storage_percent "
+	"AND NOT EXISTS (SELECT 1 FROM alarms o WHERE o.rule_id = r.id "
+	"AND o.state <> 'cleared')) s, "
+	"LATERAL alarm_raise(s.rule, NULL, s.p::float8, "
+	"format('storage at %s%% of the quota', round(s.p))) a";
+
+/* Open storage alarms of facilities back under the rule's percent (or
+ * without a quota any more). */
+static const char unstorage_sql[] =
+	"WITH c AS (UPDATE alarms a SET state = 'cleared', cleared_at = now() "
+	"FROM alarm_rules r, facility_usage u WHERE r.id = a.rule_id "
+	"AND r.kind = 'storage' AND u.facility_id = r.facility_id "
+	"AND a.state <> 'cleared' AND (u.quota_bytes IS NULL OR "
+	"u.quota_bytes = 0 OR 100.0 * (u.upload_bytes + u.sample_bytes) / "
+	"u.quota_bytes < r.storage_percent) RETURNING a.id), "
+	"h AS (INSERT INTO alarm_history (alarm_id, state) "
+	"SELECT id, 'cleared' FROM c) "
+	"SELECT count(*) FROM c";
+
+/* Devices with sessions ended in error since their session_error rule
+ * was made and since its last alarm on them, without an open one, raise
+ * it; the value is how many. */
+static const char session_error_sql[] =
+	"SELECT count(*) FILTER (WHERE a.raised) FROM "
+	"(SELECT r.id AS rule, s.device_id AS device, count(*)::float8 AS n "
+	"FROM alarm_rules r JOIN ingest_sessions s ON s.facility_id = "
+	"r.facility_id AND (r.device_id IS NULL OR s.device_id = r.device_id) "
+	"WHERE r.kind = 'session_error' AND r.enabled AND s.status = 'error' "
+	"AND s.errored_at > r.created_at AND s.errored_at > coalesce((SELECT "
+	"max(o.first_seen_at) FROM alarms o WHERE o.rule_id = r.id "
+	"AND o.device_id = s.device_id), '-infinity') "
+	"AND NOT EXISTS (SELECT 1 FROM alarms o WHERE o.rule_id = r.id "
+	"AND o.device_id = s.device_id AND o.state <> 'cleared') "
+	"GROUP BY r.id, s.device_id) x, "
+	"LATERAL alarm_raise(x.rule, x.device, x.n, "
+	"format('%s ingest session(s) ended in error', x.n)) a";
+
+/* The same for transcode jobs failed (for good) since: no device. */
+static const char job_failed_sql[] =
+	"SELECT count(*) FILTER (WHERE a.raised) FROM "
+	"(SELECT r.id AS rule, count(*)::float8 AS n "
+	"FROM alarm_rules r JOIN transcode_jobs j ON j.facility_id = "
+	"r.facility_id WHERE r.kind = 'job_failed' AND r.enabled "
+	"AND j.status = 'failed' AND j.completed_at > r.created_at "
+	"AND j.completed_at > coalesce((SELECT max(o.first_seen_at) "
+	"FROM alarms o WHERE o.rule_id = r.id), '-infinity') "
+	"AND NOT EXISTS (SELECT 1 FROM alarms o WHERE o.rule_id = r.id "
+	"AND o.state <> 'cleared') GROUP BY r.id) x, "
+	"LATERAL alarm_raise(x.rule, NULL, x.n, "
+	"format('%s transcode job(s) failed', x.n)) a";
+
+/* Runs the statements of a rule kind: raising, then clearing (when
+ * clear_sql is not NULL); adds their counts. */
+static enum db_status
+raise_clear(struct db *db, const char *raise_sql, const char *clear_sql,
+	    unsigned long *raised, unsigned long *cleared)
+{
+	PGresult *res = NULL;
+	enum db_status st;
+
+	if ((st = db_query(db, &res, raise_sql, 0, NULL)) != DB_OK)
+		goto out;
+	*raised += strtoul(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	res = NULL;
+	if (clear_sql != NULL &&
+	    (st = db_query(db, &res, clear_sql, 0, NULL)) == DB_OK)
+		*cleared += strtoul(PQgetvalue(res, 0, 0), NULL, 10);
+out:
+	PQclear(res);
+	return st;
+}
+
+enum db_status
+alarmrun_rules(struct db *db, unsigned long *raised, unsigned long *cleared)
+{
+	enum db_status st;
+
+	*raised = *cleared = 0;
+	if ((st = raise_clear(db, silence_sql, unsilence_sql, raised,
+			      cleared)) != DB_OK ||
+	    (st = raise_clear(db, storage_sql, unstorage_sql, raised,
+			      cleared)) != DB_OK ||
+	    (st = raise_clear(db, session_error_sql, NULL, raised, cleared)) !=
+		    DB_OK)
+		return st;
+	return raise_clear(db, job_failed_sql, NULL, raised, cleared);
+}
+
+bool
+alarmrun_sign(const char *secret, long long ts, const char *body, size_t len,
+	      char *out)
+{
+	unsigned char mac[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	struct buf msg;
+	bool ok;
+
+	/* The one-shot HMAC(): HMAC_CTX is deprecated in OpenSSL 3. */
+	buf_init(&msg, 0);
+	buf_printf(&msg, "%lld.", ts);
+	buf_append(&msg, body, len);
+	ok = !msg.failed &&
+	     HMAC(EVP_sha256(), secret, (int)strlen(secret), msg.p, msg.len,
+		  mac, &n) != NULL &&
+	     n == 32;
+	buf_free(&msg);
+	if (!ok)
+		return false;
+	memcpy(out, "sha256=", 7);
+	for (unsigned i = 0; i < n; i++)
+		snprintf(out + 7 + 2 * i, 3, "%02x", mac[i]);
+	return true;
+}
+
+/* The oldest due pending delivery, locked for the transaction. */
+static const char claim_sql[] =
+	"SELECT d.id, d.event_id, d.attempts, w.url, w.secret, e.payload::text "
+	"FROM alarm_deliveries d "
+	"JOIN alarm_events e ON e.id = d.event_id "
+	"JOIN webhook_endpoints w ON w.id = d.endpoint_id "
+	"WHERE d.state = 'pending' AND d.next_at <= now() "
+	"ORDER BY d.next_at LIMIT 1 FOR UPDATE OF d SKIP LOCKED";
+
+/* $2 status (NULL: none), $3 error (NULL: delivered), $4 the retry
+ * base, $5 the most attempts. */
+static const char done_sql[] =
+	"UPDATE alarm_deliveries SET attempts = attempts + 1, "
+	"last_status = $2::integer, last_error = $3::text, "
+	"state = CASE WHEN $3::text IS NULL THEN 'delivered' "
+	"WHEN attempts + 1 >= $5::integer THEN 'dead' ELSE 'pending' END, "
+	"delivered_at = CASE WHEN $3::text IS NULL THEN now() END, "
+	"next_at = now() + make_interval(secs => least(3600, $4::float8 * "
+	"power(2, attempts))) "
+	"WHERE id = $1::uuid";
+
+/* What a POST came to: the HTTP status (0: none) and, unless 2xx, why. */
+struct outcome {
+	long status;
+	char error[256];
+};
+
+/* Discards an answer's body: only the status counts. */
+static size_t
+discard(char *p, size_t size, size_t n, void *arg)
+{
+	(void)p;
+	(void)arg;
+	return size * n;
+}
+
+/* POSTs body to url, signed with secret (alarmrun.h), into *o. */
+static void
+post(const struct alarmrun_conf *c, const char *url, const char *secret,
+     const char *event_id, const char *delivery_id, const char *body,
+     struct outcome *o)
+{
+	char sig[ALARMRUN_SIG_LEN + 1], line[160];
+	struct curl_slist *h = NULL;
+	long long ts = (long long)time(NULL);
+	CURL *curl = NULL;
+	CURLcode rc;
+
+	o->status = 0;
+	o->error[0] = '\0';
+	if (!alarmrun_sign(secret, ts, body, strlen(body), sig)) {
+		snprintf(o->error, sizeof(o->error), "signing failed");
+		return;
+	}
+	if ((curl = curl_easy_init()) == NULL) {
+		snprintf(o->error, sizeof(o->error), "out of memory");
+		return;
+	}
+	h = curl_slist_append(h, "Content-Type: application/json");
+	snprintf(line, sizeof(line), "Idempotency-Key: %s", event_id);
+	h = curl_slist_append(h, line);
+	h = curl_slist_append(h, "X-Xmhub-Event: alarm.raised");
+	snprintf(line, sizeof(line), "X-Xmhub-Delivery: %s", delivery_id);
+	h = curl_slist_append(h, line);
+	snprintf(line, sizeof(line), "X-Xmhub-Timestamp: %lld", ts);
+	h = curl_slist_append(h, line);
+	snprintf(line, sizeof(line), "X-Xmhub-Signature: %s", sig);
+	h = curl_slist_append(h, line);
+	/* No Expect: 100-continue round trip for a small body. */
+	h = curl_slist_append(h, "Expect:");
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)c->timeout);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(curl, CURLOPT_USERAGENT, "xmhub-alarm/" VERSION);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard);
+	if (h == NULL)
+		snprintf(o->error, sizeof(o->error), "out of memory");
+	else if ((rc = curl_easy_perform(curl)) != CURLE_OK)
+		snprintf(o->error, sizeof(o->error), "%s",
+			 curl_easy_strerror(rc));
+	else {
+		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &o->status);
+		if (o->status < 200 || o->status > 299)
+			snprintf(o->error, sizeof(o->error), "HTTP status %ld",
+				 o->status);
+	}
+	curl_slist_free_all(h);
+	curl_easy_cleanup(curl);
+}
+
+/* Writes the len bytes at p to fd whole; false on an error. */
+static bool
+write_all(int fd, const char *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* Mails body to the address of url (mailto:, checked by the schema)
+ * through c->sendmail, spawned without a shell, into *o. */
+static void
+mail(const struct alarmrun_conf *c, const char *url, const char *event_id,
+     const char *body, struct outcome *o)
+{
+	/* Nothing of the runner's environment (the env file's secrets). */
+	static char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+	const char *to = url + strlen("mailto:");
+	char *argv[] = {(char *)"sendmail", (char *)"-i", (char *)"--",
+			(char *)to, NULL};
+	posix_spawn_file_actions_t fa;
+	struct buf m;
+	int fds[2] = {-1, -1}, status = 0, rc;
+	pid_t pid = -1;
+
+	o->status = 0;
+	o->error[0] = '\0';
+	if (c->sendmail == NULL) {
+		snprintf(o->error, sizeof(o->error),
+			 "e-mail is off (XMHUB_ALARM_SENDMAIL is not set)");
+		return;
+	}
+	buf_init(&m, 0);
+	buf_printf(&m,
+		   "To: %s\nSubject: [xmhub] alarm raised\n"
+		   "Content-Type: application/json\nX-Xmhub-Event: %s\n\n%s\n",
+		   to, event_id, body);
+	if (m.failed || pipe(fds) != 0) {
+		snprintf(o->error, sizeof(o->error), "out of resources");
+		goto out;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
+	posix_spawn_file_actions_addclose(&fa, fds[0]);
+	posix_spawn_file_actions_addclose(&fa, fds[1]);
+	rc = posix_spawn(&pid, c->sendmail, &fa, NULL, argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[0]);
+	if (rc != 0) {
+		snprintf(o->error, sizeof(o->error), "%s: %s", c->sendmail,
+			 strerror(rc));
+		goto out;
+	}
+	if (!write_all(fds[1], (const char *)m.p, m.len))
+		snprintf(o->error, sizeof(o->error), "%s: %s", c->sendmail,
+			 strerror(errno));
+	close(fds[1]);
+	fds[1] = -1;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (o->error[0] == '\0' &&
+	    (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
+		snprintf(o->error, sizeof(o->error), "%s exited with %d",
+			 c->sendmail,
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+out:
+	if (fds[1] >= 0)
+		close(fds[1]);
+	buf_free(&m);
+}
+
+enum alarmrun_step
+alarmrun_deliver(struct db *db, const struct alarmrun_conf *c)
+{
+	char status[24], base[24], max[24];
+	const char *params[5] = {NULL, NULL, NULL, base, max};
+	PGresult *res = NULL, *up = NULL;
+	struct outcome o;
+	enum alarmrun_step step = ALARMRUN_DB;
+
+	if (db_begin(db) != DB_OK ||
+	    db_query(db, &res, claim_sql, 0, NULL) != DB_OK)
+		goto out;
+	if (PQntuples(res) == 0) {
+		step = ALARMRUN_IDLE;
+		goto out;
+	}
+	if (strncmp(PQgetvalue(res, 0, 3), "mailto:", 7) == 0)
+		mail(c, PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 1),
+		     PQgetvalue(res, 0, 5), &o);
+	else
+		post(c, PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 4),
+		     PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 0),
+		     PQgetvalue(res, 0, 5), &o);
+	snprintf(status, sizeof(status), "%ld", o.status);
+	snprintf(base, sizeof(base), "%lld", c->retry_base);
+	snprintf(max, sizeof(max), "%lld", c->max_attempts);
+	params[0] = PQgetvalue(res, 0, 0);
+	params[1] = o.status != 0 ? status : NULL;
+	params[2] = o.error[0] != '\0' ? o.error : NULL;
+	if (db_query(db, &up, done_sql, 5, params) != DB_OK ||
+	    db_commit(db) != DB_OK)
+		goto out;
+	if (o.error[0] != '\0')
+		log_error("delivery %s (attempt %d): %s", params[0],
+			  atoi(PQgetvalue(res, 0, 2)) + 1, o.error);
+	step = o.error[0] == '\0' ? ALARMRUN_DELIVERED : ALARMRUN_FAILED;
+out:
+	db_rollback(db);
+	PQclear(up);
+	PQclear(res);
+	return step;
+}

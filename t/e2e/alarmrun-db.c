@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alarmrun-db - the alarm runner's rules (lib/domain/alarmrun.c
+ * alarmrun_rules) against a real PostgreSQL, no stack: the states the
+ * other programs leave (a device's last data, a session the reaper moved
+ * to error, a transcode job failed for good) are written here as those
+ * programs write them.  Silence raises once and clears when the device
+ * sends again; a session in error raises once per device, not again for
+ * the same sessions once cleared, again for a newer one; a failed job
+ * raises a facility's alarm of no device; a session that went to error
+ * before the rule was made raises nothing.  t/e2e/alarms.t proves
+ * silence and storage through the stack and the webhooks.  Run by
+ * t/e2e/alarmrun-db.t with a migrated database of its own in
+ * XMHUB_TEST_DATABASE_URL.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/conf.h"
+#include "domain/alarmrun.h"
+#include "domain/alarms.h"
+#include "domain/ingest.h"
+#include "tap.h"
+#include "testdb.h"
+
+static struct db *db;
+static char fac[64];
+
+static const char *
+one(const char *sql, const char *param)
+{
+	static char out[256];
+
+	testdb_one(db, sql, param, out, sizeof(out));
+	return out;
+}
+
+/* A pass of the rules: "raised cleared". */
+static const char *
+pass(void)
+{
+	static char out[64];
+	unsigned long raised = 99, cleared = 99;
+
+	if (alarmrun_rules(db, &raised, &cleared) != DB_OK)
+		return "failed";
+	snprintf(out, sizeof(out), "%lu %lu", raised, cleared);
+	return out;
+}
+
+/* A new session of device uid; its id into sid. */
+static void
+session(uint32_t uid, char *sid)
+{
+	char detail[256];
+
+	if (ingest_session_create(db, fac, uid, NULL, NULL,
+				  "[{\"stream_index\":0,\"name\":\"t\","
+				  "\"value_type\":\"f32\"}]",
+				  sid, detail, sizeof(detail)) != INGEST_OK)
+		printf("Bail out! session: %s\n", detail);
+}
+
+static void
+rule(const char *name, const char *kind, const char *minutes)
+{
+	struct alarms_rule r = {.facility_id = fac,
+				.name = name,
+				.kind = kind,
+				.silence_minutes = minutes};
+	PGresult *res = NULL;
+	enum db_status st;
+
+	is_int(alarms_rule_create(db, &r, &res, &st), ALARMS_OK,
+	       "rule %s created", name);
+	PQclear(res);
+}
+
+static const char *
+alarms_of(const char *name)
+{
+	return one("SELECT count(*) FILTER (WHERE a.state <> 'cleared') || ' ' "
+		   "|| count(*) FROM alarms a JOIN alarm_rules r ON r.id = "
+		   "a.rule_id WHERE r.name = $1",
+		   name);
+}
+
+/* The reaper's move of session sid to error. */
+static void
+reap(const char *sid)
+{
+	one("UPDATE ingest_sessions SET status = 'error' WHERE id = $1::uuid "
+	    "RETURNING errored_at IS NOT NULL",
+	    sid);
+}
+
+static void
+test_silence(void)
+{
+	char sid[64];
+
+	session(1, sid);
+	rule("quiet", "silence", "5");
+	is_str(pass(), "0 0", "a device that never sent is not silent");
+	one("UPDATE devices SET last_seen_at = now() - interval '6 minutes' "
+	    "WHERE device_uid = $1::bigint RETURNING 1",
+	    "1");
+	is_str(pass(), "1 0", "silent for 6 minutes of 5: raised");
+	is_str(pass(), "0 0", "once");
+	is_str(alarms_of("quiet"), "1 1", "one open alarm");
+	one("UPDATE devices SET last_seen_at = now() WHERE device_uid = "
+	    "$1::bigint RETURNING 1",
+	    "1");
+	is_str(pass(), "0 1", "the device sent again: cleared");
+	is_str(alarms_of("quiet"), "0 1", "no open alarm");
+}
+
+static void
+test_session_error(void)
+{
+	char old[64], s1[64], s2[64], s3[64];
+	PGresult *res = NULL;
+	enum db_status st;
+
+	session(2, old);
+	reap(old);
+	/* The rule is made after: its created_at is later. */
+	one("SELECT pg_sleep(0.01)", NULL);
+	rule("errors", "session_error", NULL);
+	is_str(pass(), "0 0", "a session in error before the rule: nothing");
+	session(2, s1);
+	session(3, s2);
+	reap(s1);
+	reap(s2);
+	is_str(pass(), "2 0", "two devices' sessions in error: two alarms");
+	is_str(pass(), "0 0", "once");
+	is_str(one("SELECT value FROM alarms WHERE device_id = (SELECT "
+		   "device_id FROM ingest_sessions WHERE id = $1::uuid)",
+		   s1),
+	       "1", "the count as the value");
+	is_int(alarms_move(
+		       db, NULL,
+		       one("SELECT id FROM alarms WHERE device_id = (SELECT "
+			   "device_id FROM ingest_sessions WHERE id = "
+			   "$1::uuid) AND state = 'active'",
+			   s1),
+		       "cleared", NULL, &res, &st),
+	       ALARMS_OK, "the first device's alarm cleared");
+	PQclear(res);
+	is_str(pass(), "0 0", "the same sessions do not raise it again");
+	session(2, s3);
+	reap(s3);
+	is_str(pass(), "1 0", "a newer session in error does");
+	is_str(alarms_of("errors"), "2 3", "two open, three in all");
+}
+
+static void
+test_job_failed(void)
+{
+	char key[64], up[64];
+
+	rule("jobs", "job_failed", NULL);
+	testdb_one(db,
+		   "INSERT INTO api_keys (facility_id, name, key_prefix, "
+		   "key_hash) VALUES ($1, 'k', 'xmh_alarmrun', "
+		   "repeat('0', 64)) RETURNING id",
+		   fac, key, sizeof(key));
+	testdb_one(db,
+		   "INSERT INTO uploads (facility_id, api_key_id, "
+		   "original_filename, original_format, original_size_bytes) "
+		   "SELECT facility_id, id, 'a.wav', 'wav', 4 FROM api_keys "
+		   "WHERE id = $1::uuid RETURNING id",
+		   key, up, sizeof(up));
+	one("INSERT INTO transcode_jobs (upload_id, facility_id, "
+	    "target_format, target_codec, target_container, target_bitrate) "
+	    "SELECT id, facility_id, 'opus', 'opus', 'webm', '128k' FROM "
+	    "uploads WHERE id = $1::uuid RETURNING 1",
+	    up);
+	is_str(pass(), "0 0", "a queued job: nothing");
+	one("UPDATE transcode_jobs SET status = 'failed', completed_at = now() "
+	    "WHERE upload_id = $1::uuid RETURNING 1",
+	    up);
+	is_str(pass(), "1 0", "a failed job: raised");
+	is_str(one("SELECT coalesce(a.device_id::text, 'none') FROM alarms a "
+		   "JOIN alarm_rules r ON r.id = a.rule_id WHERE r.name = $1",
+		   "jobs"),
+	       "none", "an alarm of no device");
+	is_str(pass(), "0 0", "once");
+}
+
+int
+main(void)
+{
+	const char *url = getenv("XMHUB_TEST_DATABASE_URL");
+	char detail[256];
+
+	if (url == NULL) {
+		printf("1..0 # SKIP XMHUB_TEST_DATABASE_URL is not set\n");
+		return 0;
+	}
+	setenv("XMHUB_ENV_FILE", "/dev/null", 1);
+	if (!conf_init(detail, sizeof(detail)) || (db = db_new(url)) == NULL) {
+		printf("Bail out! %s\n", detail);
+		return 1;
+	}
+	testdb_one(db,
+		   "INSERT INTO facilities (name, slug) VALUES "
+		   "('alarmrun', $1) RETURNING id",
+		   "alarmrun", fac, sizeof(fac));
+	test_silence();
+	test_session_error();
+	test_job_failed();
+	db_free(db);
+	return tap_done();
+}

@@ -1,0 +1,354 @@
+#!/usr/bin/env perl
+# SPDX-License-Identifier: MIT
+# Alarms end to end (doc/alarms.md), with a webhook receiver started here
+# (t/lib/Xmhub/Webhook.pm) that checks each request's signature and
+# records its Idempotency-Key:
+# - a threshold crossed by `xmhub send` data: one alarm, one delivery with
+#   a valid signature; more data over the limit raises no second alarm;
+# - the runner killed with SIGKILL while the receiver holds its POST: after
+#   the supervisor restarts it the event is posted again with the same
+#   key, and delivered once;
+# - the receiver down for 10 s: the delivery fails, is retried with
+#   backoff, and arrives once it is back;
+# - an endpoint that never answers: dead after XMHUB_ALARM_MAX_ATTEMPTS;
+# - a device that stops sending: its silence alarm within the rule's
+#   minute and a runner period or two;
+# - a facility over a storage rule's percent of its quota: an alarm of
+#   no device, cleared when the quota grows;
+# - a mailto: endpoint: the event mailed through the local MTA's sendmail
+#   (a stand-in program here), a header in the address refused;
+# - a second facility with the same rule and its own endpoint sees
+#   nothing of the first's, and its data under the limit raises nothing.
+use strict;
+use warnings;
+use Test::More;
+use File::Temp qw(tempdir);
+use JSON::PP;
+use Time::HiRes qw(sleep time);
+use Xmhub::Ingest;
+use HTTP::Tiny;
+use Xmhub::Platform;
+use Xmhub::Prom qw(prom_samples prom_check);
+use Xmhub::Test qw(xmhub xmhub_json);
+use Xmhub::Webhook;
+
+my $json = JSON::PP->new->utf8->canonical;
+my %secret = ('/a' => 'a-secret-of-facility-a', '/b' => 'b-secret-of-b-0000',
+	'/c' => 'c-secret-of-c-0000');
+my $hook = Xmhub::Webhook->new(secrets => \%secret);
+$hook->start;
+
+# The local MTA's sendmail, as the runner spawns it: a program that keeps
+# its arguments, its environment and the message it reads, in a
+# directory the stack's user (xmhub, as root) may write.
+my $mta = tempdir(CLEANUP => 1);
+chmod 0777, $mta;
+{
+	open my $f, '>', "$mta/sendmail" or die "$mta/sendmail: $!";
+	print $f "#!/bin/sh\n{ printf '%s\\n' \"\$*\"; env; cat; } "
+	    . ">\"$mta/mail.\$\$\"\n";
+	close $f;
+	chmod 0755, "$mta/sendmail";
+}
+
+# Retries after 1, 2, 4, 8 and 16 s: dead at the 6th failure, 31 s on.
+my $p = Xmhub::Platform->start(env => {XMHUB_ALARM_RETRY_BASE => 1,
+	XMHUB_ALARM_MAX_ATTEMPTS => 6, XMHUB_ALARM_TIMEOUT => 5,
+	XMHUB_ALARM_SENDMAIL => "$mta/sendmail"});
+my $stack = $p->stack;
+$ENV{XMHUB_ENV_FILE} = $stack->env_file;
+my $dir = tempdir(CLEANUP => 1);
+my $url = $stack->url('');
+
+# A facility with an admin, an ingest key and a session of one f64
+# stream (named s0) on device $uid.
+sub tenant {
+	my ($name, $uid) = @_;
+	my $fac = $p->facility($name);
+	my $token = $p->token($p->user('facility_admin', $fac));
+	my $key = $p->api_key($token, 'ingest');
+	my $in = Xmhub::Ingest->new($p, $key);
+	my $t = {fac => $fac, token => $token, key => $key, in => $in};
+	session($t, $uid);
+	return $t;
+}
+
+# A new session of $t on device $uid, its --streams file and device id.
+sub session {
+	my ($t, $uid) = @_;
+	my $s = $t->{in}->session($uid, [0, 'f64']);
+	my $f = "$dir/session-$s->{id}.json";
+	open my $fh, '>', $f or die "$f: $!";
+	print $fh $json->encode($s);
+	close $fh;
+	$t->{session} = $s;
+	$t->{streams} = $f;
+	$t->{device} = $p->sql("SELECT device_id FROM ingest_sessions "
+		. "WHERE id = '$s->{id}'");
+	return $t;
+}
+
+my $ts = 1_000_000;
+# send($t, @values): the values to $t's session, one sample each, 1 ms
+# apart, through `xmhub send`; dies unless all are acknowledged.
+sub send_values {
+	my ($t, @v) = @_;
+	my $csv = join '', map { '0,' . ($ts += 1000) . ",$_\n" } @v;
+	my ($st, $out, $err) = xmhub(['send', '--url', $url, '--key', $t->{key},
+		'--session', $t->{session}{id}, '--streams', "\@$t->{streams}",
+		'--spool', "$dir/spool-$t->{session}{id}", '-'], $csv);
+	die "send: $st $err" if $st != 0;
+}
+
+# Waits up to $secs for $cond to be true; its last value.
+sub within {
+	my ($secs, $cond) = @_;
+	my $end = time + $secs;
+	my $v;
+	until (($v = $cond->()) || time > $end) { sleep 0.1 }
+	return $v;
+}
+
+sub alarms { return @{xmhub_json(['alarm', 'list', '--facility', $_[0]{fac}])} }
+sub deliveries {
+	return @{xmhub_json(['alarm', 'deliveries', '--facility', $_[0]{fac}])};
+}
+sub requests_to { my ($path) = @_; return grep { $_->{path} eq $path } $hook->requests }
+
+my $a = tenant('Alarm A', 7);
+my $b = tenant('Alarm B', 7);
+my $c = tenant('Alarm C', 7);
+for my $t ([$a, '/a'], [$b, '/b'], [$c, '/c']) {
+	my ($tt, $path) = @$t;
+	xmhub_json(['alarm', 'rule-create', '--facility', $tt->{fac},
+		'--name', 'hot', '--kind', 'threshold', '--stream', 's0',
+		'--op', 'above', '--hi', 30, '--for-samples', 3,
+		'--severity', 'critical']);
+	xmhub_json(['alarm', 'webhook-create', '--facility', $tt->{fac},
+		'--name', 'hook', '--secret', $secret{$path},
+		'--url', $path eq '/c' ? 'http://127.0.0.1:' . Xmhub::Stack::free_port()
+		    . '/c' : $hook->url($path)]);
+}
+
+# A device that sends once and then stops, under a silence rule of one
+# minute: checked at the end.
+my $quiet = {%$a};
+session($quiet, 8);
+send_values($quiet, 1);
+my $silence_rule = xmhub_json(['alarm', 'rule-create', '--facility', $a->{fac},
+	'--name', 'quiet', '--kind', 'silence', '--device', $quiet->{device},
+	'--silence-minutes', 1]);
+my $quiet_since = time;
+
+# An alarm of the third facility, whose endpoint no one answers: its
+# delivery is checked dead at the end, 31 s on.
+send_values($c, 90, 91, 92);
+
+# --- a threshold crossed ---
+send_values($a, 20, 25, 31, 32);
+is(scalar(alarms($a)), 0, 'two samples over the limit of three: no alarm');
+send_values($a, 33, 29);
+my @al = alarms($a);
+is(scalar(@al), 1, 'the third sample over the limit raises one alarm');
+is($al[0]{state}, 'active', 'active');
+is($al[0]{severity}, 'critical', "with its rule's severity");
+is($al[0]{value}, 33, 'the value that raised it');
+is($al[0]{device_id}, $a->{device}, 'on the device');
+ok(within(5, sub { scalar requests_to('/a') }), 'a webhook request came');
+my @r = requests_to('/a');
+is(scalar(@r), 1, 'one request');
+ok($r[0]{valid}, 'its signature is the HMAC-SHA256 of timestamp and body');
+cmp_ok(abs($r[0]{ts} - time), '<', 30, 'its timestamp is now');
+my $ev = $json->decode($r[0]{body});
+is($r[0]{key}, $ev->{id}, "the Idempotency-Key is the event's id");
+is($ev->{type}, 'alarm.raised', 'type alarm.raised');
+is($ev->{alarm}{id}, $al[0]{id}, 'the alarm');
+is($ev->{alarm}{rule_name}, 'hot', 'its rule');
+ok(within(5, sub { (grep { $_->{state} eq 'delivered' } deliveries($a)) == 1 }),
+	'the delivery is delivered');
+
+send_values($a, 40, 41, 42, 43);
+sleep 2;
+@al = alarms($a);
+is(scalar(@al), 1, 'more data over the limit: still one alarm');
+is($al[0]{value}, 43, 'its value and last_seen_at move');
+is(scalar(requests_to('/a')), 1, 'and no second webhook request');
+
+# --- e-mail through the local MTA (a mailto: endpoint) ---
+{
+	my $d = tenant('Alarm D', 7);
+	my ($st) = $p->req(POST => '/api/v1/webhooks', token => $d->{token},
+		json => {name => 'bad', url => "mailto:ops\@example.org\nBcc: x\@y",
+			secret => 'mail-secret-0000-0000'});
+	is($st, 400, 'a mailto: address with a header in it is refused');
+	xmhub_json(['alarm', 'rule-create', '--facility', $d->{fac},
+		'--name', 'hot', '--kind', 'threshold', '--stream', 's0',
+		'--op', 'below', '--lo', 0]);
+	xmhub_json(['alarm', 'webhook-create', '--facility', $d->{fac},
+		'--name', 'ops', '--url', 'mailto:ops@example.org',
+		'--secret', 'mail-secret-0000-0000']);
+	send_values($d, -1);
+	ok(within(10, sub { grep { $_->{state} eq 'delivered' } deliveries($d) }),
+		'the e-mail is delivered');
+	my @mails = glob("$mta/mail.*");
+	is(scalar(@mails), 1, 'sendmail ran once');
+	my $text = do { local $/; open my $f, '<', $mails[0] or die; <$f> };
+	like($text, qr/^-i -- ops\@example\.org\n/, 'as sendmail -i -- ADDRESS');
+	like($text, qr/^To: ops\@example\.org$/m, 'to the address');
+	like($text, qr/"type":\s*"alarm\.raised"/, "with the event's JSON");
+	unlike($text, qr/XMHUB_|postgres/i,
+		'its environment has nothing of the settings');
+}
+
+# --- the runner killed between claim and delivery ---
+xmhub_json(['alarm', 'clear', $al[0]{id}]);
+$hook->hold(1);
+send_values($a, 50, 51, 52);
+ok(within(10, sub { requests_to('/a') == 2 }), 'the new alarm is posted');
+my $runner = $stack->running('alarm');
+ok($runner, 'the alarm runner runs');
+kill 'KILL', $runner;
+$hook->hold(0);
+ok(within(20, sub { my $n = $stack->running('alarm'); $n && $n != $runner }),
+	'the supervisor starts the runner again');
+ok(within(20, sub { (grep { $_->{state} eq 'delivered' } deliveries($a)) == 2 }),
+	'the delivery is delivered after the restart');
+@r = requests_to('/a');
+my %keys;
+$keys{$_->{key}}++ for @r[1 .. $#r];
+is(scalar(keys %keys), 1, 'every request after the kill has the same key');
+cmp_ok(scalar(@r) - 1, '>=', 2, 'it was posted again after the kill');
+ok(!(grep { !$_->{valid} } @r), 'every signature is valid');
+
+# --- the receiver down for 10 s ---
+@al = grep { $_->{state} ne 'cleared' } alarms($a);
+xmhub_json(['alarm', 'clear', $al[0]{id}]);
+$hook->stop;
+my $before = () = requests_to('/a');
+send_values($a, 60, 61, 62);
+ok(within(10, sub { grep { $_->{state} eq 'pending' && $_->{attempts} >= 1
+	&& defined $_->{last_error} } deliveries($a) }),
+	'the delivery failed and is pending');
+sleep 10;
+$hook->start;
+ok(within(20, sub { (grep { $_->{state} eq 'delivered' } deliveries($a)) == 3 }),
+	'delivered once the receiver is back');
+@r = requests_to('/a');
+is(scalar(@r) - $before, 1, 'received once');
+ok($r[-1]{valid}, 'with a valid signature');
+
+
+# --- storage over a rule's percent of the quota ---
+{
+	my $used = $p->sql('SELECT upload_bytes + sample_bytes FROM '
+		. "facility_usage WHERE facility_id = '$c->{fac}'");
+	cmp_ok($used, '>', 0, 'the third facility stores samples');
+	my $rule = xmhub_json(['alarm', 'rule-create', '--facility', $c->{fac},
+		'--name', 'full', '--kind', 'storage', '--storage-percent', 40]);
+	my $super = $p->token($p->user('super_admin'));
+	my ($st) = $p->req(PATCH => "/api/v1/facilities/$c->{fac}/storage",
+		token => $super, json => {quota_bytes => 2 * $used});
+	is($st, 200, 'a quota of twice what it stores');
+	my $open = sub { grep { $_->{rule_id} eq $rule->{id}
+		&& $_->{state} eq 'active' } alarms($c) };
+	ok(within(10, $open), 'at 50% of the quota: the storage alarm');
+	my ($al) = $open->();
+	cmp_ok(abs(($al->{value} // 0) - 50), '<', 1, 'its value: the percent');
+	is($al->{device_id}, undef, 'of no device');
+	($st) = $p->req(PATCH => "/api/v1/facilities/$c->{fac}/storage",
+		token => $super, json => {quota_bytes => 100 * $used});
+	ok(within(10, sub { !$open->() }), 'back under: cleared');
+}
+
+# --- an endpoint that never answers: dead ---
+ok(within(45, sub { grep { $_->{state} eq 'dead' } deliveries($c) }),
+	'a delivery no one takes ends dead');
+my ($dead) = grep { $_->{state} eq 'dead' } deliveries($c);
+is($dead->{attempts}, 6, 'after XMHUB_ALARM_MAX_ATTEMPTS attempts');
+like($dead->{last_error}, qr/connect|refused/i, 'saying why');
+
+# --- a device that stopped ---
+ok(within(60 + 30 - (time - $quiet_since), sub {
+	grep { $_->{rule_id} eq $silence_rule->{id} } alarms($a) }),
+	'the silent device raises its silence alarm');
+ok(within(10, sub { grep { index($_->{body}, $silence_rule->{id}) >= 0 }
+	requests_to('/a') }), 'and it is delivered');
+
+# --- the second facility ---
+send_values($b, 1, 2, 3, 4);
+sleep 2;
+is(scalar(alarms($b)), 0, 'the second facility: no alarm');
+is(scalar(requests_to('/b')), 0, 'and no webhook request');
+is(scalar(deliveries($b)), 0, 'and no delivery');
+ok(!(grep { $_->{body} =~ /\Q$b->{fac}\E/ } requests_to('/a')),
+	"no request names the second facility");
+
+# --- the API: roles and isolation ---
+{
+	my $user_a = $p->token($p->user('user', $a->{fac}));
+	my ($st, $body) = $p->req(GET => '/api/v1/alarms', token => $user_a);
+	is($st, 200, 'a user of the facility lists its alarms');
+	ok((grep { $_->{rule_id} eq $silence_rule->{id} } @$body),
+		'the silence alarm among them');
+	my ($open) = grep { $_->{state} eq 'active' } @$body;
+	($st) = $p->req(POST => '/api/v1/alarm-rules', token => $user_a,
+		json => {name => 'x', kind => 'silence', silence_minutes => 5});
+	is($st, 403, 'a user may not create rules');
+	($st) = $p->req(POST => "/api/v1/alarms/$open->{id}/clear",
+		token => $user_a);
+	is($st, 403, 'nor clear an alarm');
+	($st) = $p->req(POST => "/api/v1/alarms/$open->{id}/acknowledge",
+		token => $b->{token});
+	is($st, 403, "another facility's admin may not acknowledge it");
+	($st, $body) = $p->req(POST => "/api/v1/alarms/$open->{id}/acknowledge",
+		token => $user_a);
+	is($st, 200, 'a user of the facility acknowledges it');
+	is($body->{state}, 'acknowledged', 'acknowledged');
+	($st) = $p->req(POST => "/api/v1/alarms/$open->{id}/acknowledge",
+		token => $user_a);
+	is($st, 409, 'not twice');
+	($st, $body) = $p->req(POST => "/api/v1/alarms/$open->{id}/clear",
+		token => $a->{token});
+	is($body->{state}, 'cleared', 'its admin clears it');
+	for my $path (qw(/api/v1/alarms /api/v1/alarm-rules /api/v1/webhooks
+	    /api/v1/webhook-deliveries)) {
+		($st, $body) = $p->req(GET => $path, token => $b->{token});
+		is($st, 200, "$path of the second facility");
+		ok(!(grep { $_->{facility_id} && $_->{facility_id} ne $b->{fac} }
+			@$body), 'shows nothing of the first');
+	}
+	($st, $body) = $p->req(GET => '/api/v1/webhooks', token => $a->{token});
+	ok(!(grep { exists $_->{secret} } @$body), 'no secret is shown');
+	my $hist = $p->sql("SELECT string_agg(state, ',' ORDER BY id) FROM "
+		. "alarm_history WHERE alarm_id = '$open->{id}'");
+	is($hist, 'active,acknowledged,cleared', 'the history of the alarm');
+}
+
+# --- the metrics ---
+{
+	my $r = HTTP::Tiny->new->get($stack->url('/api/metrics'));
+	is($r->{status}, 200, '/api/metrics');
+	my $m = prom_samples($r->{content});
+	cmp_ok($m->{xmhub_alarms_raised_total} // 0, '>=', 4,
+		'the alarms raised at ingest are counted');
+	cmp_ok($m->{xmhub_alarm_rule_checks_total} // 0, '>', 0,
+		'and the samples checked');
+	cmp_ok($m->{'xmhub_alarm_deliveries{state="dead"}'} // 0, '>=', 1,
+		'the dead delivery');
+	cmp_ok($m->{'xmhub_alarm_deliveries{state="delivered"}'} // 0, '>=', 4,
+		'the delivered ones');
+	cmp_ok($m->{xmhub_alarm_delivery_failures} // 0, '>=', 6,
+		'the failed attempts');
+	cmp_ok($m->{'xmhub_alarms{state="cleared"}'} // 0, '>=', 3,
+		'alarms by state');
+	prom_check($r->{content}, 'the scrape');
+}
+
+# What the runner said, when something failed.
+if (!Test::More->builder->is_passing) {
+	open my $f, '<', $stack->var . '/log/alarm.log' or die;
+	my @l = <$f>;
+	diag 'alarm.log: ', @l[-20 < -@l ? 0 : -20 .. -1];
+	diag 'deliveries: ', $json->encode([deliveries($_)]) for $a, $c;
+}
+done_testing();
