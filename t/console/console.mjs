@@ -322,6 +322,26 @@ await step('admin: users and API keys', async () => {
 	await alarm.getByRole('button', { name: 'Acknowledge' }).click();
 	await alarm.getByText('acknowledged').waitFor({ timeout: 10000 });
 	check(true, 'the admin acknowledges it');
+	const rf = page.getByRole('form', { name: 'new alarm rule' });
+	await rf.getByLabel('Name').fill('console quiet');
+	await rf.getByLabel('Kind').selectOption('silence');
+	await rf.getByLabel('Silent minutes').fill('5');
+	await rf.getByRole('button', { name: 'Create rule' }).click();
+	const rule = page.locator('#rules tbody tr').filter({ hasText: 'console quiet' });
+	await rule.waitFor({ timeout: 10000 });
+	check(await rule.getByText('silent for 5 min').count() === 1, 'the admin makes a silence rule');
+	const wf = page.getByRole('form', { name: 'new webhook' });
+	await wf.getByLabel('Name').fill('console receiver');
+	await wf.getByLabel('URL').fill('http://127.0.0.1:9/receiver');
+	await wf.getByLabel('Secret').fill('a secret of 16 bytes or more');
+	await wf.getByRole('button', { name: 'Add webhook' }).click();
+	await page.locator('#webhooks tbody tr').filter({ hasText: 'console receiver' })
+		.waitFor({ timeout: 10000 });
+	check(true, 'and a webhook endpoint');
+	page.once('dialog', (d) => d.accept());
+	await rule.getByRole('button', { name: 'delete rule console quiet' }).click();
+	await rule.waitFor({ state: 'detached', timeout: 10000 });
+	check(true, 'and deletes the rule');
 	await axe('alarms');
 	await shot('alarms');
 	await go('#/devices', 'Devices');

@@ -3,12 +3,13 @@
 # Alarms end to end (doc/alarms.md), with a webhook receiver started here
 # (t/lib/Xmhub/Webhook.pm) that checks each request's signature and
 # records its Idempotency-Key:
-# - a threshold crossed by `xmhub send` data: one alarm, one delivery with
-#   a valid signature; more data over the limit raises no second alarm;
+# - a threshold crossed by `xmhub send` data, and by `xmhub sim`'s sine:
+#   one alarm, one delivery with a valid signature; more data over the
+#   limit raises no second alarm;
 # - the runner killed with SIGKILL while the receiver holds its POST: after
 #   the supervisor restarts it the event is posted again with the same
 #   key, and delivered once;
-# - the receiver down for 10 s: the delivery fails, is retried with
+# - the receiver down for 30 s: the delivery fails, is retried with
 #   backoff, and arrives once it is back;
 # - an endpoint that never answers: dead after XMHUB_ALARM_MAX_ATTEMPTS;
 # - a device that stops sending: its silence alarm within the rule's
@@ -34,7 +35,7 @@ use Xmhub::Webhook;
 
 my $json = JSON::PP->new->utf8->canonical;
 my %secret = ('/a' => 'a-secret-of-facility-a', '/b' => 'b-secret-of-b-0000',
-	'/c' => 'c-secret-of-c-0000');
+	'/c' => 'c-secret-of-c-0000', '/d' => 'd-secret-of-d-0000');
 my $hook = Xmhub::Webhook->new(secrets => \%secret);
 $hook->start;
 
@@ -51,9 +52,9 @@ chmod 0777, $mta;
 	chmod 0755, "$mta/sendmail";
 }
 
-# Retries after 1, 2, 4, 8 and 16 s: dead at the 6th failure, 31 s on.
+# Retries after 1, 2, 4, 8, 16 and 32 s: dead at the 7th failure, 63 s on.
 my $p = Xmhub::Platform->start(env => {XMHUB_ALARM_RETRY_BASE => 1,
-	XMHUB_ALARM_MAX_ATTEMPTS => 6, XMHUB_ALARM_TIMEOUT => 5,
+	XMHUB_ALARM_MAX_ATTEMPTS => 7, XMHUB_ALARM_TIMEOUT => 5,
 	XMHUB_ALARM_SENDMAIL => "$mta/sendmail"});
 my $stack = $p->stack;
 $ENV{XMHUB_ENV_FILE} = $stack->env_file;
@@ -220,7 +221,8 @@ is(scalar(keys %keys), 1, 'every request after the kill has the same key');
 cmp_ok(scalar(@r) - 1, '>=', 2, 'it was posted again after the kill');
 ok(!(grep { !$_->{valid} } @r), 'every signature is valid');
 
-# --- the receiver down for 10 s ---
+# --- the receiver down for 30 s (retries 1, 2, 4, 8, 16 s apart, then
+# 32: the 7th attempt, the last, is due 63 s after the first) ---
 @al = grep { $_->{state} ne 'cleared' } alarms($a);
 xmhub_json(['alarm', 'clear', $al[0]{id}]);
 $hook->stop;
@@ -229,9 +231,9 @@ send_values($a, 60, 61, 62);
 ok(within(10, sub { grep { $_->{state} eq 'pending' && $_->{attempts} >= 1
 	&& defined $_->{last_error} } deliveries($a) }),
 	'the delivery failed and is pending');
-sleep 10;
+sleep 30;
 $hook->start;
-ok(within(20, sub { (grep { $_->{state} eq 'delivered' } deliveries($a)) == 3 }),
+ok(within(40, sub { (grep { $_->{state} eq 'delivered' } deliveries($a)) == 3 }),
 	'delivered once the receiver is back');
 @r = requests_to('/a');
 is(scalar(@r) - $before, 1, 'received once');
@@ -261,10 +263,10 @@ ok($r[-1]{valid}, 'with a valid signature');
 }
 
 # --- an endpoint that never answers: dead ---
-ok(within(45, sub { grep { $_->{state} eq 'dead' } deliveries($c) }),
+ok(within(70, sub { grep { $_->{state} eq 'dead' } deliveries($c) }),
 	'a delivery no one takes ends dead');
 my ($dead) = grep { $_->{state} eq 'dead' } deliveries($c);
-is($dead->{attempts}, 6, 'after XMHUB_ALARM_MAX_ATTEMPTS attempts');
+is($dead->{attempts}, 7, 'after XMHUB_ALARM_MAX_ATTEMPTS attempts');
 like($dead->{last_error}, qr/connect|refused/i, 'saying why');
 
 # --- a device that stopped ---
@@ -273,6 +275,30 @@ ok(within(60 + 30 - (time - $quiet_since), sub {
 	'the silent device raises its silence alarm');
 ok(within(10, sub { grep { index($_->{body}, $silence_rule->{id}) >= 0 }
 	requests_to('/a') }), 'and it is delivered');
+
+# --- a threshold crossed by `xmhub sim` data (its sine, amplitude 1) ---
+{
+	my $fac = $p->facility('Alarm D');
+	my $key = $p->api_key($p->token($p->user('facility_admin', $fac)),
+		'ingest');
+	my $d = {fac => $fac};
+	xmhub_json(['alarm', 'rule-create', '--facility', $fac, '--name',
+		'sine', '--kind', 'threshold', '--stream', 'sine0', '--op',
+		'above', '--hi', 0.5, '--for-samples', 3]);
+	xmhub_json(['alarm', 'webhook-create', '--facility', $fac, '--name',
+		'hook', '--secret', $secret{'/d'}, '--url', $hook->url('/d')]);
+	my ($st, $out, $err) = xmhub(['sim', '--url', $url, '--key', $key,
+		'--device-uid', 4343, '--streams', 1, '--rate', 100,
+		'--duration', 3]);
+	is($st, 0, 'xmhub sim sends 3 s of a sine') or diag $err;
+	ok(within(10, sub { scalar requests_to('/d') }),
+		'its crossing is posted to the webhook');
+	sleep 2;
+	my @dr = requests_to('/d');
+	is(scalar(@dr), 1, 'once, however often the sine crosses again');
+	ok($dr[0]{valid}, 'with a valid signature');
+	is(scalar(alarms($d)), 1, 'one alarm');
+}
 
 # --- the second facility ---
 send_values($b, 1, 2, 3, 4);

@@ -1,11 +1,116 @@
 // SPDX-License-Identifier: MIT
 // alarms.mjs - the Alarms page (doc/alarms.md): a facility's alarms, newest
 // first, acknowledged by any of its users and cleared by its admins; for
-// admins its rules and the webhook deliveries, dead ones first.
+// admins its rules and webhook endpoints, made and deleted here, and the
+// webhook deliveries, dead ones first.
 import { api } from './api.mjs';
+import { useFacilities } from './admin.mjs';
 import {
-	html, useLoad, Loaded, ErrorBox, useAction, when, Badge, isAdmin, facQuery, view,
+	html, useState, useLoad, Loaded, ErrorBox, useAction, fields, when, Badge, isAdmin,
+	facQuery, view, FacilityField,
 } from './ui.mjs';
+
+// The fields of each kind of rule (the API refuses the others).
+const KINDS = {
+	threshold: ['stream_name', 'op', 'lo', 'hi', 'for_samples', 'for_seconds'],
+	silence: ['silence_minutes'],
+	session_error: [],
+	job_failed: [],
+	storage: ['storage_percent'],
+};
+const NUMBERS = ['lo', 'hi', 'for_samples', 'for_seconds', 'silence_minutes', 'storage_percent'];
+
+// A rule's condition in words.
+function condition(r) {
+	switch (r.kind) {
+	case 'threshold': {
+		const band = { above: `> ${r.hi}`, below: `< ${r.lo}`, outside: `outside ${r.lo}…${r.hi}` }[r.op];
+		const hold = [r.for_samples && `${r.for_samples} samples`, r.for_seconds && `${r.for_seconds} s`]
+			.filter(Boolean).join(', ');
+		return `${r.stream_name} ${band}${hold ? ` for ${hold}` : ''}`;
+	}
+	case 'silence': return `silent for ${r.silence_minutes} min`;
+	case 'storage': return `storage above ${r.storage_percent}% of the quota`;
+	case 'session_error': return 'an ingest session ends in error';
+	default: return 'a transcode job fails';
+	}
+}
+
+// The form's fields for the rule's kind, numbers as numbers.
+function ruleBody(form) {
+	const all = fields(form);
+	const keep = ['name', 'kind', 'severity', 'facility_id', ...KINDS[all.kind]];
+	const b = {};
+	for (const k of keep) if (all[k] !== undefined) b[k] = NUMBERS.includes(k) ? Number(all[k]) : all[k];
+	return b;
+}
+
+// Admins: the facility's rules and webhook endpoints, made and deleted.
+function Setup({ rules }) {
+	const facs = useFacilities();
+	const hooks = useLoad(() => api('GET', '/api/v1/webhooks', { query: facQuery() }), [view.facility]);
+	const [kind, setKind] = useState('threshold');
+	const [run, busy, error] = useAction();
+	const create = (e, path, body, st) => {
+		e.preventDefault();
+		const f = e.target;
+		run(async () => {
+			await api('POST', path, { json: body(f) });
+			f.reset();
+			setKind('threshold');
+			st.reload();
+		});
+	};
+	const del = (path, what, st) => run(async () => {
+		if (!confirm(`Delete ${what}?`)) return;
+		await api('DELETE', path);
+		st.reload();
+	});
+	const has = (k) => KINDS[kind].includes(k);
+	return html`<h2>Rules</h2>
+	<form class="inline" data-edit aria-label="new alarm rule"
+		onSubmit=${(e) => create(e, '/api/v1/alarm-rules', ruleBody, rules)}>
+		<label>Name <input name="name" required maxlength="200" /></label>
+		<label>Kind <select name="kind" value=${kind} onChange=${(e) => setKind(e.target.value)}>
+			${Object.keys(KINDS).map((k) => html`<option value=${k}>${k.replace('_', ' ')}</option>`)}
+		</select></label>
+		${has('stream_name') && html`<label>Stream <input name="stream_name" required maxlength="256" /></label>
+		<label>Condition <select name="op"><option>above</option><option>below</option><option>outside</option></select></label>
+		<label>Low <input name="lo" type="number" step="any" /></label>
+		<label>High <input name="hi" type="number" step="any" /></label>
+		<label>For samples <input name="for_samples" type="number" min="1" /></label>
+		<label>For seconds <input name="for_seconds" type="number" min="0" /></label>`}
+		${has('silence_minutes') && html`<label>Silent minutes <input name="silence_minutes" type="number" min="1" required /></label>`}
+		${has('storage_percent') && html`<label>Storage % <input name="storage_percent" type="number" min="1" max="100" required /></label>`}
+		<label>Severity <select name="severity"><option>warning</option><option>critical</option><option>info</option></select></label>
+		<${FacilityField} facilities=${facs.data} />
+		<button disabled=${busy}>Create rule</button>
+	</form>
+	<${ErrorBox} error=${error} />
+	<${Loaded} st=${rules} empty="No rules.">${(rows) => html`
+	<table id="rules"><thead><tr><th>Name</th><th>Condition</th><th>Severity</th><th><span class="sr">Actions</span></th></tr></thead>
+	<tbody>${rows.map((r) => html`<tr>
+		<td>${r.name}</td><td>${condition(r)}</td><td><${Badge} s=${r.severity} /></td>
+		<td><button type="button" class="small danger" data-edit aria-label=${`delete rule ${r.name}`}
+			onClick=${() => del(`/api/v1/alarm-rules/${r.id}`, `the rule ${r.name}`, rules)}>Delete</button></td>
+	</tr>`)}</tbody></table>`}<//>
+	<h2>Webhooks</h2>
+	<form class="inline" data-edit aria-label="new webhook"
+		onSubmit=${(e) => create(e, '/api/v1/webhooks', fields, hooks)}>
+		<label>Name <input name="name" required maxlength="200" /></label>
+		<label>URL <input name="url" type="url" required /></label>
+		<label>Secret <input name="secret" type="password" minlength="16" required autocomplete="new-password" /></label>
+		<${FacilityField} facilities=${facs.data} />
+		<button disabled=${busy}>Add webhook</button>
+	</form>
+	<${Loaded} st=${hooks} empty="No webhooks.">${(rows) => html`
+	<table id="webhooks"><thead><tr><th>Name</th><th>URL</th><th><span class="sr">Actions</span></th></tr></thead>
+	<tbody>${rows.map((w) => html`<tr>
+		<td>${w.name}</td><td>${w.url}</td>
+		<td><button type="button" class="small danger" data-edit aria-label=${`delete webhook ${w.name}`}
+			onClick=${() => del(`/api/v1/webhooks/${w.id}`, `the webhook ${w.name}`, hooks)}>Delete</button></td>
+	</tr>`)}</tbody></table>`}<//>`;
+}
 
 // The deliveries that need someone: dead first, then pending, then the
 // rest, each newest first (the API's order).
@@ -40,7 +145,8 @@ export function Alarms() {
 		${admin && a.state !== 'cleared' && html`<button type="button" class="small" data-edit disabled=${busy}
 			onClick=${() => move(a, 'clear')}>Clear</button>`}</td>
 	</tr>`)}</tbody></table>`}<//>
-	${admin && html`<h2>Webhook deliveries</h2>
+	${admin && html`<${Setup} rules=${rules} />
+	<h2>Webhook deliveries</h2>
 	<${Loaded} st=${dl} empty="No deliveries.">${(rows) => html`
 	<table id="deliveries"><thead><tr><th>State</th><th>Attempts</th><th>Last error</th><th>Next attempt</th><th>Delivered</th></tr></thead>
 	<tbody>${[...rows].sort(byState).map((d) => html`<tr>
