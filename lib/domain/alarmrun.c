@@ -2,6 +2,7 @@
 /*
  * alarmrun.c - silence rules and webhook deliveries of the alarm runner.
  */
+#define _GNU_SOURCE /* posix_spawn_file_actions_addclosefrom_np */
 #include "config.h"
 
 #include <curl/curl.h>
@@ -317,6 +318,8 @@ mail(const struct alarmrun_conf *c, const char *url, const char *event_id,
 	posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
 	posix_spawn_file_actions_addclose(&fa, fds[0]);
 	posix_spawn_file_actions_addclose(&fa, fds[1]);
+	/* Nor its other descriptors: the PostgreSQL connection among them. */
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
 	rc = posix_spawn(&pid, c->sendmail, &fa, NULL, argv, env);
 	posix_spawn_file_actions_destroy(&fa);
 	close(fds[0]);
