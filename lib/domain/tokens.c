@@ -84,6 +84,15 @@ val(const PGresult *res, const char *name)
 	return c < 0 || PQgetisnull(res, 0, c) ? NULL : PQgetvalue(res, 0, c);
 }
 
+/* As val(), "" for SQL NULL: for the columns that are never NULL. */
+static const char *
+text(const PGresult *res, const char *name)
+{
+	const char *v = val(res, name);
+
+	return v != NULL ? v : "";
+}
+
 /* A boolean column: true only for a present "t". */
 static bool
 is_true(const PGresult *res, const char *name)
@@ -117,13 +126,13 @@ profile_of(const PGresult *res, struct tokens_profile *who)
 	const char *fac = val(res, "facility_id");
 
 	memset(who, 0, sizeof(*who));
-	snprintf(who->id, sizeof(who->id), "%s", val(res, "id"));
+	snprintf(who->id, sizeof(who->id), "%s", text(res, "id"));
 	snprintf(who->facility_id, sizeof(who->facility_id), "%s",
 		 fac != NULL ? fac : "");
-	who->email = strdup(val(res, "email"));
-	who->display_name = strdup(val(res, "display_name"));
+	who->email = strdup(text(res, "email"));
+	who->display_name = strdup(text(res, "display_name"));
 	if (who->email == NULL || who->display_name == NULL ||
-	    !auth_role_from_name(val(res, "role"), &who->role)) {
+	    !auth_role_from_name(text(res, "role"), &who->role)) {
 		log_error("tokens: the user %s could not be read", who->id);
 		tokens_profile_free(who);
 		return false;
@@ -188,18 +197,18 @@ tokens_login(struct db *db, const struct tokens_signer *s, const char *email,
 		goto out;
 	}
 	/* Verified first whatever the state: the same time for all. */
-	match = auth_password_verify(val(user, "password_hash"), password);
+	match = auth_password_verify(text(user, "password_hash"), password);
 	if (!match || !is_true(user, "active") ||
-	    !auth_role_from_name(val(user, "role"), &role))
+	    !auth_role_from_name(text(user, "role"), &role))
 		goto out;
 	if (!auth_uuid(family) ||
-	    !issue_pair(s, val(user, "id"), role, val(user, "facility_id"),
-			val(user, "token_version"), pair, &rc, hash)) {
+	    !issue_pair(s, text(user, "id"), role, val(user, "facility_id"),
+			text(user, "token_version"), pair, &rc, hash)) {
 		*r = TOKENS_UNSIGNED;
 		goto out;
 	}
 	snprintf(exp, sizeof(exp), "%lld", rc.exp);
-	p[0] = val(user, "id");
+	p[0] = text(user, "id");
 	p[1] = rc.jti;
 	p[2] = family;
 	p[3] = hash;
@@ -239,7 +248,7 @@ tokens_refresh(struct db *db, const struct tokens_signer *s,
 	p[0] = hash;
 	if ((st = db_query(db, &tok, token_sql, 1, p)) != DB_OK)
 		goto out;
-	if (PQntuples(tok) != 1 || strcmp(val(tok, "user_id"), c->sub) != 0)
+	if (PQntuples(tok) != 1 || strcmp(text(tok, "user_id"), c->sub) != 0)
 		goto out;
 	if (is_true(tok, "spent")) {
 		/* Reuse: end the whole login, keep that, refuse. */
@@ -260,7 +269,7 @@ tokens_refresh(struct db *db, const struct tokens_signer *s,
 	if ((st = db_query(db, &usr, user_state_sql, 1, p)) != DB_OK)
 		goto out;
 	if (PQntuples(usr) != 1 || !is_true(usr, "active") ||
-	    !auth_role_from_name(val(usr, "role"), &role)) {
+	    !auth_role_from_name(text(usr, "role"), &role)) {
 		*r = TOKENS_INACTIVE;
 		goto out;
 	}
@@ -268,7 +277,7 @@ tokens_refresh(struct db *db, const struct tokens_signer *s,
 	if ((st = db_query(db, &res, use_sql, 1, p)) != DB_OK)
 		goto out;
 	if (!issue_pair(s, c->sub, role, val(usr, "facility_id"),
-			val(usr, "token_version"), pair, &rc, nhash)) {
+			text(usr, "token_version"), pair, &rc, nhash)) {
 		*r = TOKENS_UNSIGNED;
 		goto out;
 	}
