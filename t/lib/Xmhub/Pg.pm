@@ -105,7 +105,8 @@ sub replica {
 		my ($uid, $gid) = (getpwnam('xmhub'))[2, 3];
 		chown $uid, $gid, $r->{dir};
 	}
-	as_svc("$r->{bin}/pg_basebackup", '-D', "$r->{dir}/data", '-R', '-X',
+	as_svc("$r->{bin}/pg_basebackup", '-D', "$r->{dir}/data", '-R',
+		'--checkpoint=fast', '-X',
 		'stream', '-h', '127.0.0.1', '-p', $self->{port}, '-U', 'xmhub');
 	eval {
 		as_svc("$r->{bin}/pg_ctl", '-D', "$r->{dir}/data", '-l',
