@@ -49,9 +49,14 @@ print_json(const PGresult *res, bool one)
 	return rc;
 }
 
-/* Says why s (st) came to nothing; the exit status. */
+/*
+ * What every sub-command ends with: the rows of res printed as JSON (one
+ * object when one) when s is ALARMS_OK, else why what came to nothing;
+ * res and db freed.  The exit status.
+ */
 static int
-refused(enum alarms_status s, enum db_status st, const char *what)
+finish(struct db *db, PGresult *res, enum alarms_status s, bool one,
+       const char *what)
 {
 	static const char *const why[] = {
 		[ALARMS_NOT_FOUND] = "not found",
@@ -60,10 +65,15 @@ refused(enum alarms_status s, enum db_status st, const char *what)
 		[ALARMS_CONFLICT] = "the name is taken in the facility",
 		[ALARMS_DB] = "the database failed (see the log above)",
 	};
+	int rc = 1;
 
-	(void)st;
-	fprintf(stderr, "alarm: %s: %s\n", what, why[s]);
-	return 1;
+	if (s == ALARMS_OK)
+		rc = print_json(res, one);
+	else
+		fprintf(stderr, "alarm: %s: %s\n", what, why[s]);
+	PQclear(res);
+	db_free(db);
+	return rc;
 }
 
 int
@@ -89,7 +99,6 @@ alarm_rule_create(int argc, char *argv[])
 	enum db_status st;
 	enum alarms_status s;
 	struct db *db;
-	int rc;
 
 	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), NULL, NULL))
 		return 2;
@@ -110,13 +119,8 @@ alarm_rule_create(int argc, char *argv[])
 	};
 	if ((db = open_db()) == NULL)
 		return 1;
-	if ((s = alarms_rule_create(db, &r, &res, &st)) == ALARMS_OK)
-		rc = print_json(res, true);
-	else
-		rc = refused(s, st, r.name);
-	PQclear(res);
-	db_free(db);
-	return rc;
+	s = alarms_rule_create(db, &r, &res, &st);
+	return finish(db, res, s, true, r.name);
 }
 
 int
@@ -132,20 +136,14 @@ alarm_webhook_create(int argc, char *argv[])
 	enum db_status st;
 	enum alarms_status s;
 	struct db *db;
-	int rc;
 
 	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), NULL, NULL))
 		return 2;
 	if ((db = open_db()) == NULL)
 		return 1;
-	if ((s = alarms_endpoint_create(db, o[0].value, o[1].value, o[2].value,
-					o[3].value, &res, &st)) == ALARMS_OK)
-		rc = print_json(res, true);
-	else
-		rc = refused(s, st, o[1].value);
-	PQclear(res);
-	db_free(db);
-	return rc;
+	s = alarms_endpoint_create(db, o[0].value, o[1].value, o[2].value,
+				   o[3].value, &res, &st);
+	return finish(db, res, s, true, o[1].value);
 }
 
 /* A list of what, with --facility. */
@@ -154,20 +152,16 @@ list(int argc, char *argv[], enum alarms_list what)
 {
 	struct usage_opt o[] = {{"facility", false, false, NULL}};
 	PGresult *res = NULL;
+	enum alarms_status s;
 	struct db *db;
-	int rc;
 
 	if (!usage_opts(argc, argv, o, 1, NULL, NULL))
 		return 2;
 	if ((db = open_db()) == NULL)
 		return 1;
-	if (alarms_list(db, what, o[0].value, &res) == DB_OK)
-		rc = print_json(res, false);
-	else
-		rc = refused(ALARMS_DB, DB_ERROR, "the list");
-	PQclear(res);
-	db_free(db);
-	return rc;
+	s = alarms_list(db, what, o[0].value, &res) == DB_OK ? ALARMS_OK
+							     : ALARMS_DB;
+	return finish(db, res, s, false, "the list");
 }
 
 int
@@ -203,20 +197,13 @@ move(int argc, char *argv[], const char *state)
 	enum db_status st;
 	enum alarms_status s;
 	struct db *db;
-	int rc;
 
 	if (!usage_opts(argc, argv, NULL, 0, "ID", &id))
 		return 2;
 	if ((db = open_db()) == NULL)
 		return 1;
-	if ((s = alarms_move(db, NULL, id, state, NULL, &res, &st)) ==
-	    ALARMS_OK)
-		rc = print_json(res, true);
-	else
-		rc = refused(s, st, id);
-	PQclear(res);
-	db_free(db);
-	return rc;
+	s = alarms_move(db, NULL, id, state, NULL, &res, &st);
+	return finish(db, res, s, true, id);
 }
 
 int

@@ -216,24 +216,12 @@ test_band(void)
 int
 main(void)
 {
-	const char *url = getenv("XMHUB_TEST_DATABASE_URL");
 	char detail[256];
 	PGresult *res = NULL;
 	enum db_status st;
 
-	if (url == NULL) {
-		printf("1..0 # SKIP XMHUB_TEST_DATABASE_URL is not set\n");
-		return 0;
-	}
-	setenv("XMHUB_ENV_FILE", "/dev/null", 1);
-	if (!conf_init(detail, sizeof(detail)) || (db = db_new(url)) == NULL) {
-		printf("Bail out! %s\n", detail);
+	if ((db = testdb_start("alarmeval", fac, sizeof(fac))) == NULL)
 		return 1;
-	}
-	testdb_one(db,
-		   "INSERT INTO facilities (name, slug) VALUES "
-		   "('alarmeval', $1) RETURNING id",
-		   "alarmeval", fac, sizeof(fac));
 	if (ingest_session_create(db, fac, 7, NULL, NULL,
 				  "[{\"stream_index\":0,\"name\":\"temp\","
 				  "\"value_type\":\"f64\"},"

@@ -194,22 +194,8 @@ test_job_failed(void)
 int
 main(void)
 {
-	const char *url = getenv("XMHUB_TEST_DATABASE_URL");
-	char detail[256];
-
-	if (url == NULL) {
-		printf("1..0 # SKIP XMHUB_TEST_DATABASE_URL is not set\n");
-		return 0;
-	}
-	setenv("XMHUB_ENV_FILE", "/dev/null", 1);
-	if (!conf_init(detail, sizeof(detail)) || (db = db_new(url)) == NULL) {
-		printf("Bail out! %s\n", detail);
+	if ((db = testdb_start("alarmrun", fac, sizeof(fac))) == NULL)
 		return 1;
-	}
-	testdb_one(db,
-		   "INSERT INTO facilities (name, slug) VALUES "
-		   "('alarmrun', $1) RETURNING id",
-		   "alarmrun", fac, sizeof(fac));
 	test_silence();
 	test_session_error();
 	test_job_failed();

@@ -219,23 +219,11 @@ test_authenticate(const char *fac)
 int
 main(void)
 {
-	const char *url = getenv("XMHUB_TEST_DATABASE_URL");
 	char fac[64];
 
-	if (url == NULL) {
-		printf("1..0 # SKIP XMHUB_TEST_DATABASE_URL is not set\n");
-		return 0;
-	}
-	if ((db = db_new(url)) == NULL) {
-		printf("Bail out! db_new\n");
+	if ((db = testdb_start("apikeys-db", fac, sizeof(fac))) == NULL)
 		return 1;
-	}
 	test_scopes_parse();
-	one("INSERT INTO facilities (name, slug) VALUES ('apikeys-db', $1) "
-	    "RETURNING id",
-	    "apikeys-db", fac, sizeof(fac));
-	if (!ok(fac[0] != '\0', "a facility"))
-		return tap_done();
 	test_create(fac);
 	test_authenticate(fac);
 	db_free(db);

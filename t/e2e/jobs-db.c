@@ -197,28 +197,16 @@ test_list(const char *fac, const char *up, const char *up2)
 int
 main(void)
 {
-	const char *url = getenv("XMHUB_TEST_DATABASE_URL");
 	char detail[256], fac[64], key[64], up[64], up2[64];
 
-	if (url == NULL) {
-		printf("1..0 # SKIP XMHUB_TEST_DATABASE_URL is not set\n");
-		return 0;
-	}
-	setenv("XMHUB_ENV_FILE", "/dev/null", 1);
 	setenv("XMHUB_TRANSCODE_MAX_ATTEMPTS", "2", 1);
 	setenv("XMHUB_TRANSCODE_BACKOFF", "0", 1);
-	if (!conf_init(detail, sizeof(detail)) ||
-	    !jobs_init(detail, sizeof(detail))) {
+	if ((db = testdb_start("jobs-db", fac, sizeof(fac))) == NULL)
+		return 1;
+	if (!jobs_init(detail, sizeof(detail))) {
 		printf("Bail out! %s\n", detail);
 		return 1;
 	}
-	if ((db = db_new(url)) == NULL) {
-		printf("Bail out! db_new\n");
-		return 1;
-	}
-	one("INSERT INTO facilities (name, slug) VALUES ('jobs-db', $1) "
-	    "RETURNING id",
-	    "jobs-db", fac, sizeof(fac));
 	one("INSERT INTO api_keys (facility_id, name, key_prefix, key_hash) "
 	    "VALUES ($1, 'k', 'xmh_jobsdb00', repeat('0', 64)) RETURNING id",
 	    fac, key, sizeof(key));
