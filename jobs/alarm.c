@@ -23,6 +23,7 @@
 #include "core/conf.h"
 #include "core/log.h"
 #include "core/runner.h"
+#include "core/settings.h"
 #include "domain/alarmrun.h"
 #include "domain/jobmain.h"
 
@@ -38,6 +39,12 @@ setup(struct jobmain *m)
 	    !conf_get_int("XMHUB_ALARM_RETRY_BASE", &c->retry_base) ||
 	    !conf_get_int("XMHUB_ALARM_MAX_ATTEMPTS", &c->max_attempts)) {
 		log_error("an XMHUB_ALARM_* setting is out of its range "
+			  "(xmhub.env(5))");
+		return false;
+	}
+	if (!settings_bool(conf_str("XMHUB_ALARM_PRIVATE_HOSTS", "false"),
+			   &c->private_hosts)) {
+		log_error("XMHUB_ALARM_PRIVATE_HOSTS is not a boolean "
 			  "(xmhub.env(5))");
 		return false;
 	}

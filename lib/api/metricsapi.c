@@ -9,7 +9,7 @@
 #include "core/jobmetrics.h"
 #include "core/log.h"
 #include "domain/alarms.h"
-#include "web/allow.h"
+#include "core/allow.h"
 
 static struct allow allowed;
 static const char *secret;

@@ -5,8 +5,10 @@
 #define _GNU_SOURCE /* posix_spawn_file_actions_addclosefrom_np */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <spawn.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "codec/buf.h"
+#include "core/allow.h"
 #include "core/log.h"
 #include "domain/alarmrun.h"
 
@@ -208,6 +211,55 @@ discard(char *p, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
+/*
+ * Where a webhook may not go unless XMHUB_ALARM_PRIVATE_HOSTS: this host,
+ * private and shared (CGNAT) networks, link-local, benchmarking,
+ * multicast and reserved addresses (RFC 6890), in both families; an
+ * IPv4-mapped IPv6 address is matched as IPv4 (core/allow).  A facility
+ * admin names the URL: without this, the runner would POST into the
+ * networks it sits in.
+ */
+static const char nonpublic[] =
+	"0.0.0.0/8 10.0.0.0/8 100.64.0.0/10 127.0.0.0/8 169.254.0.0/16 "
+	"172.16.0.0/12 192.0.0.0/24 192.168.0.0/16 198.18.0.0/15 "
+	"224.0.0.0/3 ::/128 ::1/128 fc00::/7 fe80::/10 ff00::/8";
+
+/* What open_public() checks against, and why it refused. */
+struct guard {
+	struct allow refused;
+	char why[128];
+};
+
+/*
+ * libcurl's socket opener: refuses an address of g->refused.  It runs
+ * after the name was resolved, for each address tried, so a name that
+ * resolves to a private address is refused as the address is.
+ */
+static curl_socket_t
+open_public(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	struct guard *g = arg;
+	char host[INET6_ADDRSTRLEN] = "";
+	const void *in = NULL;
+
+	if (a->family == AF_INET)
+		in = &((const struct sockaddr_in *)(const void *)&a->addr)
+			      ->sin_addr;
+	else if (a->family == AF_INET6)
+		in = &((const struct sockaddr_in6 *)(const void *)&a->addr)
+			      ->sin6_addr;
+	if (purpose != CURLSOCKTYPE_IPCXN || in == NULL ||
+	    inet_ntop(a->family, in, host, sizeof(host)) == NULL ||
+	    allow_match(&g->refused, host)) {
+		snprintf(g->why, sizeof(g->why),
+			 "the address %s is not public "
+			 "(XMHUB_ALARM_PRIVATE_HOSTS)",
+			 host[0] != '\0' ? host : "(not IP)");
+		return CURL_SOCKET_BAD;
+	}
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
 /* POSTs body to url, signed with secret (alarmrun.h), into *o. */
 static void
 post(const struct alarmrun_conf *c, const char *url, const char *secret,
@@ -215,6 +267,7 @@ post(const struct alarmrun_conf *c, const char *url, const char *secret,
      struct outcome *o)
 {
 	char sig[ALARMRUN_SIG_LEN + 1], line[160];
+	struct guard g = {.why = ""};
 	struct curl_slist *h = NULL;
 	long long ts = (long long)time(NULL);
 	CURL *curl = NULL;
@@ -226,6 +279,9 @@ post(const struct alarmrun_conf *c, const char *url, const char *secret,
 		snprintf(o->error, sizeof(o->error), "signing failed");
 		return;
 	}
+	if (!c->private_hosts &&
+	    !allow_parse(&g.refused, nonpublic, o->error, sizeof(o->error)))
+		return;
 	if ((curl = curl_easy_init()) == NULL) {
 		snprintf(o->error, sizeof(o->error), "out of memory");
 		return;
@@ -250,11 +306,15 @@ post(const struct alarmrun_conf *c, const char *url, const char *secret,
 	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(curl, CURLOPT_USERAGENT, "xmhub-alarm/" VERSION);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard);
+	if (!c->private_hosts) {
+		curl_easy_setopt(curl, CURLOPT_OPENSOCKETFUNCTION, open_public);
+		curl_easy_setopt(curl, CURLOPT_OPENSOCKETDATA, &g);
+	}
 	if (h == NULL)
 		snprintf(o->error, sizeof(o->error), "out of memory");
 	else if ((rc = curl_easy_perform(curl)) != CURLE_OK)
 		snprintf(o->error, sizeof(o->error), "%s",
-			 curl_easy_strerror(rc));
+			 g.why[0] != '\0' ? g.why : curl_easy_strerror(rc));
 	else {
 		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &o->status);
 		if (o->status < 200 || o->status > 299)

@@ -60,6 +60,8 @@ struct alarmrun_conf {
 	long long timeout;    /* seconds a POST may take */
 	long long retry_base; /* seconds before the first retry */
 	long long max_attempts;
+	bool private_hosts; /* XMHUB_ALARM_PRIVATE_HOSTS: POSTs may reach
+			     * non-public addresses */
 };
 
 /* What one delivery step came to. */

@@ -16,7 +16,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "web/allow.h"
+#include "core/allow.h"
 #include "web/app.h"
 #include "web/authn.h"
 #include "web/cgi.h"

@@ -8,16 +8,22 @@
  * sends again; a session in error raises once per device, not again for
  * the same sessions once cleared, again for a newer one; a failed job
  * raises a facility's alarm of no device; a session that went to error
- * before the rule was made raises nothing.  t/e2e/alarms.t proves
+ * before the rule was made raises nothing.  A webhook at 127.0.0.1 is
+ * not reached unless XMHUB_ALARM_PRIVATE_HOSTS.  t/e2e/alarms.t proves
  * silence and storage through the stack and the webhooks.  Run by
  * t/e2e/alarmrun-db.t with a migrated database of its own in
  * XMHUB_TEST_DATABASE_URL.
  */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "core/conf.h"
 #include "domain/alarmrun.h"
@@ -191,6 +197,82 @@ test_job_failed(void)
 	is_str(pass(), "0 0", "once");
 }
 
+/* A listening socket on 127.0.0.1 that accepts nothing by itself; its
+ * port into *port; -1 on failure. */
+static int
+listener(unsigned *port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    listen(fd, 4) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* Whether a connection reached l since the last call (taken and closed). */
+static bool
+reached(int l)
+{
+	int fd = accept(l, NULL, NULL);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static void
+test_private_hosts(void)
+{
+	struct alarmrun_conf c = {
+		.timeout = 1, .retry_base = 1, .max_attempts = 5};
+	char url[64];
+	unsigned port = 0;
+	int l = listener(&port);
+	PGresult *res = NULL;
+	enum db_status st;
+
+	if (!ok(l >= 0, "a listener on 127.0.0.1"))
+		return;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/hook", port);
+	is_int(alarms_endpoint_create(db, fac, "local", url,
+				      "local-secret-0123", &res, &st),
+	       ALARMS_OK, "an endpoint at %s", url);
+	PQclear(res);
+	rule("private", "job_failed", NULL);
+	is_str(one("SELECT raised FROM alarm_raise((SELECT id FROM "
+		   "alarm_rules WHERE name = $1), NULL, NULL, 'a test')",
+		   "private"),
+	       "t", "an alarm raised: its delivery is due");
+	is_int(alarmrun_deliver(db, &c), ALARMRUN_FAILED,
+	       "XMHUB_ALARM_PRIVATE_HOSTS off: the POST fails");
+	ok(!reached(l), "no connection reached 127.0.0.1");
+	is_str(one("SELECT last_error FROM alarm_deliveries d JOIN "
+		   "webhook_endpoints w ON w.id = d.endpoint_id WHERE "
+		   "w.name = $1",
+		   "local"),
+	       "the address 127.0.0.1 is not public "
+	       "(XMHUB_ALARM_PRIVATE_HOSTS)",
+	       "its last_error says why");
+	one("UPDATE alarm_deliveries SET next_at = now() WHERE state = "
+	    "'pending' RETURNING 1",
+	    NULL);
+	c.private_hosts = true;
+	is_int(alarmrun_deliver(db, &c), ALARMRUN_FAILED,
+	       "on: the POST is sent (and times out: no one answers)");
+	ok(reached(l), "a connection reached 127.0.0.1");
+	close(l);
+}
+
 int
 main(void)
 {
@@ -199,6 +281,7 @@ main(void)
 	test_silence();
 	test_session_error();
 	test_job_failed();
+	test_private_hosts();
 	db_free(db);
 	return tap_done();
 }

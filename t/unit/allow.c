@@ -4,7 +4,7 @@
  */
 #include "config.h"
 
-#include "web/allow.h"
+#include "core/allow.h"
 #include "tap.h"
 
 int

@@ -15,7 +15,7 @@
 #include "core/log.h"
 #include "core/jobmetrics.h"
 #include "core/metrics.h"
-#include "web/allow.h"
+#include "core/allow.h"
 #include "web/app.h"
 #include "web/authn.h"
 #include "face/service/faceapi.h"

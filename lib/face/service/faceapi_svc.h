@@ -14,7 +14,7 @@
 #include "face/service/faceapi_limits.h"
 #include "face/service/faceapi_worker.h"
 #include "store/storage.h"
-#include "web/allow.h"
+#include "core/allow.h"
 #include "web/app.h"
 
 #define FACEAPI_URL_KEY_LEN 64 /* hex digits of a made URL key */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "web/allow.h"
+#include "core/allow.h"
 
 /* Parses "ADDR" into family and addr; false when it is neither form. */
 static bool
