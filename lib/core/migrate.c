@@ -198,6 +198,27 @@ out:
 }
 
 /*
+ * libpq's notice receiver of the migrations: warnings and worse go to
+ * stderr; notices ("already exists, skipping") and below are dropped here
+ * rather than by SET client_min_messages, which would stay on the server
+ * connection a pooler gives the next client.
+ */
+static void
+quiet_notices(void *arg, const PGresult *res)
+{
+	static const char *const quiet[] = {"NOTICE", "INFO", "LOG", "DEBUG"};
+	const char *sev =
+		PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
+
+	(void)arg;
+	for (size_t i = 0; sev != NULL && i < sizeof(quiet) / sizeof(quiet[0]);
+	     i++)
+		if (strcmp(sev, quiet[i]) == 0)
+			return;
+	fprintf(stderr, "migrate: %s", PQresultErrorMessage(res));
+}
+
+/*
  * Lists the migrations of dir and connects to conninfo: *ents and *n
  * (the caller frees them, also on failure) and *conn (PQfinish()).
  * False after saying why; *unavailable when the server was not reached.
@@ -235,9 +256,8 @@ open_run(const char *conninfo, const char *dir, struct dirent ***ents, int *n,
 		*unavailable = true;
 		return false;
 	}
-	/* Quiet "already exists, skipping" notices. */
-	return run_sql(*conn, "connect", "SET client_min_messages = warning", 0,
-		       NULL, NULL);
+	PQsetNoticeReceiver(*conn, quiet_notices, NULL);
+	return true;
 }
 
 /* Frees what open_run() made. */
