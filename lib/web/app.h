@@ -7,7 +7,8 @@
  * of the process, and for each request: parses it (lib/web/http), finds the
  * route (lib/web/route), authenticates the caller as the route asks, calls
  * the handler with a struct app_ctx, sends the answer and frees
- * everything the request allocated.
+ * everything the request allocated.  A program with settings of its own
+ * (the face service's) changes the loop with hooks: app_main_hooks().
  */
 #ifndef XMHUB_APP_H
 #define XMHUB_APP_H
