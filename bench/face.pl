@@ -16,7 +16,11 @@
 #              (bench/face_fastapi.py under uvicorn, 2 workers) on the
 #              same model file, same image, same run; SCRFD and YuNet
 #   py_x       py_ms / http_ms: how many times faster this service
-#              answers (and py_rps, this req/s over FastAPI's, on STDERR)
+#              answers; on STDERR, this service's req/s with 2
+#              connections over FastAPI's, BENCH_ROUNDS (default 3)
+#              rounds of the two in turns, and their median (the speed
+#              aim of doc/limits.md), with the CPU time each used per
+#              request
 #
 # With BENCH_BASELINE_BUILDDIR (another build tree, e.g. of the commit
 # before a change), a second stack runs that build beside this one and
@@ -33,16 +37,19 @@
 # builds and the median of the per-pair ratios go to STDERR, closer
 # interleaving for a machine whose load changes by the second.
 #
-# BENCH_MODELS (names, blank-separated) limits the models measured.
+# BENCH_MODELS (names, blank-separated) limits the models measured;
+# BENCH_FACE_IMAGE names the photo (default grace_hopper.jpg; the speed
+# aim of doc/limits.md is measured on messi5.jpg).
 #
 # Runs from a build tree (make bench, or make bench-face): a throwaway
-# stack (t/lib/Xmhub/Stack.pm) and wrk on loopback.  The image is
-# grace_hopper.jpg (python-matplotlib-data), as face-shim's default.
+# stack (t/lib/Xmhub/Stack.pm) and wrk on loopback.  The shim's image is
+# grace_hopper.jpg (python-matplotlib-data), its default.
 use strict;
 use warnings;
 use File::Temp qw(tempfile);
 use HTTP::Tiny;
 use JSON::PP;
+use POSIX ();
 use Time::HiRes qw(sleep time);
 use lib "$ENV{XMHUB_SRCDIR}/t/lib";
 use Xmhub::Face qw(photo model_names model_dir);
@@ -101,9 +108,10 @@ sub shim {
 }
 shim();
 
-my $image = photo('grace_hopper.jpg');
+my $photo = $ENV{BENCH_FACE_IMAGE} || 'grace_hopper.jpg';
+my $image = photo($photo);
 my ($body, $ct) = Xmhub::Face::multipart(image => $image,
-	filename => 'grace_hopper.jpg');
+	filename => $photo);
 my ($bfh, $bodyfile) = tempfile(UNLINK => 1);
 binmode $bfh;
 print $bfh $body;
@@ -152,7 +160,57 @@ sub wrk {
 	my ($v, $unit) = $out =~ /^\s+50%\s+([\d.]+)(us|ms|s)\b/m
 	    or die "wrk: no median latency in\n$out";
 	my ($rps) = $out =~ /Requests\/sec:\s+([\d.]+)/;
-	return ($v * {us => 0.001, ms => 1, s => 1000}->{$unit}, $rps // 0);
+	my ($n) = $out =~ /(\d+) requests in/;
+	return ($v * {us => 0.001, ms => 1, s => 1000}->{$unit}, $rps // 0,
+	    $n // 0);
+}
+
+# stat_of($pid): the fields of /proc/PID/stat after the command's name
+# (0: state, 1: parent, 2: process group, 11 and 12: user and system
+# clock ticks); () when it is gone.
+sub stat_of {
+	my $st = Xmhub::Face::slurp("/proc/$_[0]/stat") // return ();
+	return split ' ', (split /\)\s+/, $st, 2)[1];
+}
+
+# cpu_s(@pids): CPU seconds (user + system, all threads) they have used.
+sub cpu_s {
+	my $ticks = 0;
+	for (@_) {
+		my @f = stat_of($_) or next;
+		$ticks += $f[11] + $f[12];
+	}
+	return $ticks / POSIX::sysconf(POSIX::_SC_CLK_TCK());
+}
+
+# The processes that serve a detect of stack $s: its image workers, their
+# face processes and the web server that spawned those.
+sub service_pids {
+	my ($s) = @_;
+	my %p;
+	for my $w ($s->workers) {
+		$p{$w} = 1;
+		my $face = (stat_of($w))[1] // next;
+		$p{$face} = 1;
+		$p{(stat_of($face))[1] // next} = 1;
+	}
+	return keys %p;
+}
+
+# The processes of group $pgid (uvicorn and its workers).
+sub group_pids {
+	my ($pgid) = @_;
+	return grep { ((stat_of($_))[2] // 0) == $pgid }
+	    map { m{(\d+)$} } glob '/proc/[0-9]*';
+}
+
+# cpu_wrk($target, $pids): wrk with 2 connections; (req/s, CPU ms the
+# processes @$pids used per request).
+sub cpu_wrk {
+	my ($target, $pids) = @_;
+	my $c = cpu_s(@$pids);
+	my (undef, $rps, $n) = wrk($target, 2);
+	return ($rps, $n ? (cpu_s(@$pids) - $c) * 1000 / $n : 0);
 }
 
 sub median {
@@ -205,7 +263,9 @@ sub fastapi {
 	}
 	my $url = "http://127.0.0.1:$port/api/v1/detect";
 	my $ok;
-	for (1 .. 100) {
+	# uvicorn and its two workers start in seconds, a minute on a loaded
+	# machine
+	for (1 .. 600) {
 		my $r = $http->request(POST => $url,
 			{headers => {'Content-Type' => $ct}, content => $body});
 		$ok = $r->{status} == 200 and last;
@@ -216,9 +276,32 @@ sub fastapi {
 		# both workers warm: more requests than a single one would see
 		$http->request(POST => $url, {headers =>
 			{'Content-Type' => $ct}, content => $body}) for 1 .. 24;
+		# BENCH_ROUNDS rounds, this service and FastAPI in turns
+		# with 2 connections: the machine's load moves between
+		# rounds, less within one.
+		# And the CPU time each spends per request: what two
+		# saturated cores of their own would turn into req/s.
+		my (@rps, @x, @cpu, @pycpu);
+		my @mine = service_pids($f);
+		my @theirs = group_pids($pid);
+		for (1 .. $rounds) {
+			my ($mine, $cm) = cpu_wrk($f, \@mine);
+			my ($rps, $cp) = cpu_wrk($url, \@theirs);
+			push @rps, $rps;
+			push @x, $mine / $rps if $rps > 0;
+			push @cpu, $cm;
+			push @pycpu, $cp;
+		}
+		printf STDERR "%s: req/s with 2 connections over FastAPI's "
+		    . "per round: %s\n", $m,
+		    join(' ', map { sprintf '%.3f', $_ } @x);
+		printf STDERR "%s: CPU ms per request (this service: its "
+		    . "workers, face processes and web server; FastAPI: "
+		    . "uvicorn's processes), median of the rounds: %.1f "
+		    . "against %.1f, %.3fx\n", $m, median(@cpu),
+		    median(@pycpu), median(@pycpu) / median(@cpu);
 		my ($ms) = wrk($url, 1);
-		my (undef, $rps) = wrk($url, 2);
-		@res = ($ms, $rps);
+		@res = ($ms, median(@rps), median(@x));
 	} else {
 		warn "FastAPI baseline did not answer on $m\n";
 	}
@@ -251,10 +334,10 @@ for my $i (0 .. $#models) {
 	    join(' ', map { sprintf '%.3f', $_ } @vs) if @vs;
 	pairs($m) if $base;
 	my (undef, $rps) = wrk($f, 2);
-	my ($py_ms, $py_rps) = fastapi($m);
+	my ($py_ms, $py_rps, $rps_x) = fastapi($m);
 	printf STDERR "%s: FastAPI + OpenCV %.2f ms, %.2f req/s; this "
-	    . "service %.2fx faster, %.2fx the req/s\n", $m, $py_ms, $py_rps,
-	    $py_ms / median(@http), $rps / $py_rps if $py_ms;
+	    . "service %.2fx faster, %.2fx the req/s (median of the rounds)\n",
+	    $m, $py_ms, $py_rps, $py_ms / median(@http), $rps_x if $py_ms;
 	push @rows, [$m, median(@http), $rps, @base ? median(@base) : undef,
 	    @vs ? median(@vs) : undef, $py_ms];
 }

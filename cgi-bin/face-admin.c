@@ -12,7 +12,7 @@
 #include "face/service/faceapi_keys.h"
 
 /* HTTP Basic with FACE_API_ADMIN_USER/_PASSWORD, the IP lockout, and
- * storage required (501 without): faceapi_main. */
+ * storage required (501 without): faceapi.h. */
 #define A ROUTE_BASIC
 
 static const struct route routes[] = {
@@ -43,6 +43,7 @@ static const struct route routes[] = {
 int
 main(void)
 {
-	return faceapi_main("face-admin", FACEAPI_ADMIN_PROGRAM, routes,
-			    sizeof(routes) / sizeof(routes[0]));
+	return app_main_hooks("face-admin", routes,
+			      sizeof(routes) / sizeof(routes[0]),
+			      &faceapi_admin);
 }

@@ -23,6 +23,7 @@ static const struct route routes[] = {
 int
 main(void)
 {
-	return faceapi_main("face-video", FACEAPI_ADMIN_PROGRAM, routes,
-			    sizeof(routes) / sizeof(routes[0]));
+	return app_main_hooks("face-video", routes,
+			      sizeof(routes) / sizeof(routes[0]),
+			      &faceapi_admin);
 }

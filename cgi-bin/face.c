@@ -25,6 +25,7 @@ main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], FACEAPI_WORKER_ARG) == 0)
 		return faceapi_worker_main();
-	return faceapi_main("face", FACEAPI_PUBLIC, routes,
-			    sizeof(routes) / sizeof(routes[0]));
+	return app_main_hooks("face", routes,
+			      sizeof(routes) / sizeof(routes[0]),
+			      &faceapi_public);
 }

@@ -45,9 +45,97 @@ app_db_error(struct app_ctx *ctx, enum db_status status)
 	http_db_error(ctx->resp, status);
 }
 
+/* Finds the route of ctx's request in the n routes of table and fills
+ * ctx->params.  NULL when there is none, with the answer set: 404, 405
+ * (with Allow) or 400 (an {id} that is not a UUID). */
+static const struct route *
+app_route(struct app_ctx *ctx, const struct route *table, size_t n)
+{
+	const struct route *r = NULL;
+	char allow[64];
+
+	switch (route_find(table, n, ctx->req->method, ctx->req->path, &r,
+			   ctx->params, allow, sizeof(allow))) {
+	case ROUTE_FOUND:
+		return r;
+	case ROUTE_NO_METHOD:
+		http_header(ctx->resp, "Allow", "%s", allow);
+		http_error(ctx->resp, 405, "method %s not allowed here",
+			   ctx->req->method);
+		return NULL;
+	case ROUTE_BAD_PARAM:
+		http_error(ctx->resp, 400, "the id in the path is not a UUID");
+		return NULL;
+	default:
+		http_error(ctx->resp, 404, "not found");
+		return NULL;
+	}
+}
+
+/*
+ * A new request id in *id: a UUID (version 4 form) whose first 80 bits are
+ * random, drawn once per process, and whose last 48 count the process's
+ * requests: unique without a getrandom(2) per request.  Thread-safe.
+ */
+static void
+new_request_id(char id[AUTH_UUID_LEN + 1])
+{
+	static _Atomic unsigned long long n;
+
+	memcpy(id, id_base, 24);
+	/* The base's own last 48 bits, counted on. */
+	snprintf(id + 24, AUTH_UUID_LEN + 1 - 24, "%012llx",
+		 (strtoull(id_base + 24, NULL, 16) + n++) & 0xffffffffffffULL);
+}
+
+/*
+ * Gives ctx's request its id: the client's X-Request-Id when it is sane
+ * (log_request_id_valid: a proxy in front may set it), else a new one.  Sets
+ * it on the thread's log lines and as X-Request-Id on resp (so lighttpd's
+ * access log shows it).  After app_request().
+ */
+static void
+request_id(struct app_ctx *ctx, FCGX_Request *fcgi, struct http_resp *resp)
+{
+	const char *in = FCGX_GetParam("HTTP_X_REQUEST_ID", fcgi->envp);
+
+	if (in != NULL && log_request_id_valid(in))
+		snprintf(ctx->request_id, sizeof(ctx->request_id), "%s", in);
+	else
+		new_request_id(ctx->request_id);
+	log_request_id(ctx->request_id);
+	http_header(resp, "X-Request-Id", "%s", ctx->request_id);
+}
+
+/* Ends a request begun at t0 (clock_mono_s()) after http_send(): counts
+ * it (status, duration) and logs its line. */
+static void
+request_done(const struct http_req *req, const struct http_resp *resp,
+	     double t0)
+{
+	double s = clock_mono_s() - t0;
+
+	metrics_request(resp->status, s);
+	if (log_requests || resp->status >= 500)
+		log_request(req->method, req->path, resp->status, s * 1000);
+	log_request_id(NULL);
+}
+
+/* What app_main_hooks() and the others set up before the first
+ * request. */
+struct setup {
+	const struct app_hooks *hooks; /* never NULL (none: no_hooks) */
+	const char *secret;
+	struct db *db;
+	void *app; /* hooks->start's */
+};
+
+static const struct app_hooks no_hooks;
+
 /* Routes, authenticates and runs one request. */
 static void
-dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
+dispatch(struct app_ctx *ctx, const struct route *table, size_t n,
+	 const struct app_hooks *hooks)
 {
 	const struct route *r = app_route(ctx, table, n);
 
@@ -67,6 +155,9 @@ dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
 	if (r->auth == ROUTE_API_KEY &&
 	    !authn_api_key(ctx->req, ctx->db, r->scope, &ctx->who, ctx->resp))
 		return;
+	/* set_up() made sure a ROUTE_BASIC route has its hook. */
+	if (r->auth == ROUTE_BASIC && !hooks->basic(ctx))
+		return;
 	/* Asked as an authorizer about a route with credentials: they
 	 * were the question, the web server reads the body only now
 	 * (http.h).  A public route's handler is the authorizer itself
@@ -82,50 +173,24 @@ dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
 	r->fn(ctx);
 }
 
-/* What app_main() and app_main_threads() set up before the first
- * request. */
-struct setup {
-	const char *secret;
-	struct db *db;
-};
-
-/* Reads the settings, opens the store, runs init, makes the database
- * handle and FastCGI's library ready: false (logged) when it cannot. */
+/* The platform's settings for a program without a start hook: the JWT
+ * secret when table needs it, the database, the object store, the
+ * observability settings; then init.  False (logged) when it cannot. */
 static bool
-set_up(const char *name, const struct route *table, size_t n,
-       bool (*init)(const char *name), struct setup *su)
+set_up_platform(const char *name, const struct route *table, size_t n,
+		bool (*init)(const char *name), struct setup *su)
 {
 	char detail[256];
 	const char *url;
 	bool need_jwt = false;
 
-	su->secret = NULL;
-	su->db = NULL;
-	log_init(name);
-	/* Dies with the web server: an orphan would keep its socket, and a
-	 * web server started again would use it and never respawn it. */
-	if (!fcgiproc_watch_parent()) {
-		log_error("parent watch: %s", strerror(errno));
-		return false;
-	}
-	if (!conf_init(detail, sizeof(detail))) {
-		log_error("%s", detail);
-		return false;
-	}
 	/* Only readiness needs it, which then says the groups can not be
 	 * checked: the program serves on. */
 	if (!fcgiproc_alive(name, detail, sizeof(detail)))
 		log_error("liveness: %s", detail);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		need_jwt |= table[i].auth == ROUTE_JWT ||
 			    table[i].auth == ROUTE_JWT_OR_SIGNED;
-		/* No credentials to check it with: refused, not let in. */
-		if (table[i].auth == ROUTE_BASIC) {
-			log_error("%s %s: ROUTE_BASIC is not served here",
-				  table[i].method, table[i].pattern);
-			return false;
-		}
-	}
 	/* A JWT program without its secret would accept nothing; say so. */
 	if (need_jwt && ((su->secret = conf_get("XMHUB_JWT_SECRET")) == NULL ||
 			 strlen(su->secret) < AUTH_JWT_SECRET_MIN)) {
@@ -144,18 +209,68 @@ set_up(const char *name, const struct route *table, size_t n,
 	app_observe_init(name, false, APP_METRICS_FILE);
 	if (init != NULL && !init(name))
 		goto fail;
-	if ((su->db = db_new(url)) == NULL || FCGX_Init() != 0 ||
-	    !app_stop_on_signals()) {
-		log_error("cannot start");
-		goto fail;
-	}
-	return true;
+	if ((su->db = db_new(url)) != NULL)
+		return true;
+	log_error("cannot start");
 fail:
-	db_free(su->db);
-	su->db = NULL;
 	store_close(store);
 	store = NULL;
 	return false;
+}
+
+/* Frees what set_up() made. */
+static void
+tear_down(struct setup *su)
+{
+	if (su->hooks->start != NULL) {
+		if (su->hooks->stop != NULL)
+			su->hooks->stop(su->app);
+		return;
+	}
+	db_free(su->db);
+	store_close(store);
+	store = NULL;
+}
+
+/* Reads the settings, starts the program (hooks->start, or the
+ * platform's settings and init), makes FastCGI's library ready: false
+ * (logged) when it cannot. */
+static bool
+set_up(const char *name, const struct route *table, size_t n,
+       bool (*init)(const char *name), const struct app_hooks *hooks,
+       struct setup *su)
+{
+	char detail[256];
+
+	memset(su, 0, sizeof(*su));
+	su->hooks = hooks;
+	log_init(name);
+	/* Dies with the web server: an orphan would keep its socket, and a
+	 * web server started again would use it and never respawn it. */
+	if (!fcgiproc_watch_parent()) {
+		log_error("parent watch: %s", strerror(errno));
+		return false;
+	}
+	if (!conf_init(detail, sizeof(detail))) {
+		log_error("%s", detail);
+		return false;
+	}
+	/* No credentials to check it with: refused, not let in. */
+	for (size_t i = 0; i < n; i++)
+		if (table[i].auth == ROUTE_BASIC && hooks->basic == NULL) {
+			log_error("%s %s: ROUTE_BASIC is not served here",
+				  table[i].method, table[i].pattern);
+			return false;
+		}
+	if (hooks->start != NULL ? !hooks->start(name, &su->app, &su->db)
+				 : !set_up_platform(name, table, n, init, su))
+		return false;
+	if (FCGX_Init() != 0 || !app_stop_on_signals()) {
+		log_error("cannot start");
+		tear_down(su);
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -184,6 +299,7 @@ static void
 serve(FCGX_Request *fcgi, const struct route *table, size_t n,
       const struct setup *su, pthread_mutex_t *lock, atomic_int *nbusy)
 {
+	const struct app_hooks *hooks = su->hooks;
 	struct http_req req;
 	struct http_resp resp;
 	struct app_ctx ctx;
@@ -191,25 +307,27 @@ serve(FCGX_Request *fcgi, const struct route *table, size_t n,
 	bool ok;
 
 	ok = app_request(&ctx, &req, &resp, fcgi, su->db);
-	app_request_id(fcgi, &resp);
-	if (ok) {
-		ctx.jwt_secret = su->secret;
-		ctx.store = store;
-		ctx.lock = lock;
-		if (lock != NULL)
-			pthread_mutex_lock(lock);
-		ctx.locked = lock != NULL;
-		dispatch(&ctx, table, n);
-		if (lock != NULL && !ctx.locked)
-			pthread_mutex_lock(lock);
-		/* Before the answer: the client may ask another process
-		 * next. */
+	request_id(&ctx, fcgi, &resp);
+	ctx.jwt_secret = su->secret;
+	ctx.store = store;
+	ctx.app = su->app;
+	ctx.lock = lock;
+	if (lock != NULL)
+		pthread_mutex_lock(lock);
+	ctx.locked = lock != NULL;
+	if ((hooks->begin == NULL || hooks->begin(&ctx)) && ok)
+		dispatch(&ctx, table, n, hooks);
+	if (lock != NULL && !ctx.locked)
+		pthread_mutex_lock(lock);
+	if (hooks->end != NULL)
+		hooks->end(&ctx);
+	/* Before the answer: the client may ask another process next. */
+	if (ok && hooks->start == NULL)
 		authn_settle(su->db);
-		if (lock != NULL)
-			pthread_mutex_unlock(lock);
-	}
+	if (lock != NULL)
+		pthread_mutex_unlock(lock);
 	http_send(&resp, fcgi);
-	app_request_done(&req, &resp, t0);
+	request_done(&req, &resp, t0);
 	http_req_free(&req);
 	http_resp_free(&resp);
 	settle_log(nbusy != NULL ? atomic_load(nbusy) - 1 : 0);
@@ -244,15 +362,16 @@ accept_next(FCGX_Request *fcgi)
 	return FCGX_Accept_r(fcgi) >= 0;
 }
 
-int
-app_main(const char *name, const struct route *table, size_t n,
-	 bool (*init)(const char *name))
+/* The accept loop of app_main() and app_main_hooks(). */
+static int
+run(const char *name, const struct route *table, size_t n,
+    bool (*init)(const char *name), const struct app_hooks *hooks)
 {
 	FCGX_Request fcgi;
 	struct setup su;
 	int rc = 0;
 
-	if (!set_up(name, table, n, init, &su))
+	if (!set_up(name, table, n, init, hooks, &su))
 		return 1;
 	if (cgi_is_cgi()) {
 		rc = serve_cgi(table, n, &su, NULL);
@@ -269,9 +388,22 @@ app_main(const char *name, const struct route *table, size_t n,
 		FCGX_Finish_r(&fcgi);
 	}
 out:
-	db_free(su.db);
-	store_close(store);
+	tear_down(&su);
 	return rc;
+}
+
+int
+app_main(const char *name, const struct route *table, size_t n,
+	 bool (*init)(const char *name))
+{
+	return run(name, table, n, init, &no_hooks);
+}
+
+int
+app_main_hooks(const char *name, const struct route *table, size_t n,
+	       const struct app_hooks *hooks)
+{
+	return run(name, table, n, NULL, hooks);
 }
 
 bool
@@ -382,7 +514,7 @@ app_main_threads(const char *name, const struct route *table, size_t n,
 	sigset_t all, old;
 	int nw = 0, rc = 1;
 
-	if (!set_up(name, table, n, init, &p.su))
+	if (!set_up(name, table, n, init, &no_hooks, &p.su))
 		return 1;
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_mutex_init(&p.mu, NULL);
@@ -450,8 +582,7 @@ out:
 	pthread_cond_destroy(&p.idle);
 	pthread_mutex_destroy(&p.mu);
 	pthread_mutex_destroy(&p.lock);
-	db_free(p.su.db);
-	store_close(store);
+	tear_down(&p.su);
 	return rc;
 }
 
@@ -481,48 +612,6 @@ app_observe_init(const char *name, bool face, const char *file)
 	if (strcasecmp(conf_str(metrics, "on"), "off") != 0 &&
 	    !metrics_init(conf_str(path, file), name, detail, sizeof(detail)))
 		log_error("metrics: %s (not counted)", detail);
-}
-
-/*
- * A new request id in *id: a UUID (version 4 form) whose first 80 bits are
- * random, drawn once per process, and whose last 48 count the process's
- * requests: unique without a getrandom(2) per request.  Thread-safe.
- */
-static void
-new_request_id(char id[AUTH_UUID_LEN + 1])
-{
-	static _Atomic unsigned long long n;
-
-	memcpy(id, id_base, 24);
-	/* The base's own last 48 bits, counted on. */
-	snprintf(id + 24, AUTH_UUID_LEN + 1 - 24, "%012llx",
-		 (strtoull(id_base + 24, NULL, 16) + n++) & 0xffffffffffffULL);
-}
-
-void
-app_request_id(FCGX_Request *fcgi, struct http_resp *resp)
-{
-	const char *in = FCGX_GetParam("HTTP_X_REQUEST_ID", fcgi->envp);
-	char id[AUTH_UUID_LEN + 1];
-
-	if (in == NULL || !log_request_id_valid(in)) {
-		new_request_id(id);
-		in = id;
-	}
-	log_request_id(in);
-	http_header(resp, "X-Request-Id", "%s", in);
-}
-
-void
-app_request_done(const struct http_req *req, const struct http_resp *resp,
-		 double t0)
-{
-	double s = clock_mono_s() - t0;
-
-	metrics_request(resp->status, s);
-	if (log_requests || resp->status >= 500)
-		log_request(req->method, req->path, resp->status, s * 1000);
-	log_request_id(NULL);
 }
 
 void
@@ -607,36 +696,12 @@ app_request(struct app_ctx *ctx, struct http_req *req, struct http_resp *resp,
 		spoolcap_give(slot);
 	memset(ctx, 0, sizeof(*ctx));
 	http_resp_init(resp);
+	ctx->resp = resp;
+	ctx->db = db;
 	if (!http_req_init(req, fcgi, resp))
 		return false;
 	ctx->req = req;
-	ctx->resp = resp;
-	ctx->db = db;
 	return true;
-}
-
-const struct route *
-app_route(struct app_ctx *ctx, const struct route *table, size_t n)
-{
-	const struct route *r = NULL;
-	char allow[64];
-
-	switch (route_find(table, n, ctx->req->method, ctx->req->path, &r,
-			   ctx->params, allow, sizeof(allow))) {
-	case ROUTE_FOUND:
-		return r;
-	case ROUTE_NO_METHOD:
-		http_header(ctx->resp, "Allow", "%s", allow);
-		http_error(ctx->resp, 405, "method %s not allowed here",
-			   ctx->req->method);
-		return NULL;
-	case ROUTE_BAD_PARAM:
-		http_error(ctx->resp, 400, "the id in the path is not a UUID");
-		return NULL;
-	default:
-		http_error(ctx->resp, 404, "not found");
-		return NULL;
-	}
 }
 
 /* libfcgi's accept loop checks this flag when accept() fails with EINTR. */

@@ -7,7 +7,8 @@
  * of the process, and for each request: parses it (lib/web/http), finds the
  * route (lib/web/route), authenticates the caller as the route asks, calls
  * the handler with a struct app_ctx, sends the answer and frees
- * everything the request allocated.
+ * everything the request allocated.  A program with settings of its own
+ * (the face service's) changes the loop with hooks: app_main_hooks().
  */
 #ifndef XMHUB_APP_H
 #define XMHUB_APP_H
@@ -19,6 +20,7 @@
 
 #include "core/auth.h"
 #include "core/db.h"
+#include "core/log.h"
 #include "core/slots.h"
 #include "web/authn.h"
 #include "web/http.h"
@@ -32,7 +34,8 @@ struct store;
 struct app_ctx {
 	struct http_req *req;
 	struct http_resp *resp;
-	struct db *db; /* the process's handle; never NULL */
+	struct db *db; /* the process's handle; NULL only when the start
+			* hook gives none (struct app_hooks) */
 	char params[ROUTE_MAX_PARAMS][ROUTE_UUID_LEN + 1];
 	struct authn_who who;
 	char facility_filter[AUTH_UUID_LEN +
@@ -44,9 +47,43 @@ struct app_ctx {
 	pthread_mutex_t *lock;	 /* app_main_threads: held by the handler */
 	bool locked;		 /* until app_unlock() */
 
-	/* The program's own state, for a loop of its own
-	 * (lib/face/service/faceapi: its struct faceapi). */
+	/* The program's own state: what its start hook made (struct
+	 * app_hooks; lib/face/service/faceapi's struct faceapi). */
 	void *app;
+	/* The request's id (X-Request-Id of the answer, the log lines'). */
+	char request_id[LOG_REQUEST_ID_MAX + 1];
+};
+
+/*
+ * What a program with settings of its own (the face service: doc/face.md)
+ * changes in app_main_hooks()'s loop.  Members left NULL do nothing.
+ */
+struct app_hooks {
+	/*
+	 * Starts the program once the settings are read (conf_init), in
+	 * place of the platform's: without start, app_main reads
+	 * XMHUB_DATABASE_URL, XMHUB_JWT_SECRET and the object store; with
+	 * it none of them, nor XMHUB_ALIVE_DIR nor the XMHUB_ observability
+	 * settings.  Sets *app (every ctx->app) and *db (every ctx->db, which
+	 * may then be NULL).  False stops the program, which start has then
+	 * logged and cleaned up.
+	 */
+	bool (*start)(const char *name, void **app, struct db **db);
+	/* Frees what start made, when the loop ends. */
+	void (*stop)(void *app);
+	/*
+	 * Every request, before it is routed, ctx->req NULL when it could
+	 * not be read (ctx->resp then holds its 400): adds the headers every
+	 * answer carries.  False when it answered the request itself (a CORS
+	 * preflight, a FastCGI authorizer answered for any path).
+	 */
+	bool (*begin)(struct app_ctx *ctx);
+	/* The credentials of a ROUTE_BASIC route (no program serves one
+	 * without): false with the answer set. */
+	bool (*basic)(struct app_ctx *ctx);
+	/* Every request, after its handler, before its answer is sent:
+	 * gives back what a handler left held. */
+	void (*end)(struct app_ctx *ctx);
 };
 
 /*
@@ -60,6 +97,10 @@ struct app_ctx {
  */
 int app_main(const char *name, const struct route *table, size_t n,
 	     bool (*init)(const char *name));
+
+/* As app_main() (no init), changed by hooks (struct app_hooks). */
+int app_main_hooks(const char *name, const struct route *table, size_t n,
+		   const struct app_hooks *hooks);
 
 /*
  * As app_main(), serving up to *threads requests at once (read after
@@ -116,11 +157,11 @@ void app_db_error(struct app_ctx *ctx, enum db_status status);
 bool app_store_needed(const char *name);
 
 /*
- * Starts one request read from fcgi: ctx zeroed with req, resp and db in
- * it, resp empty, req parsed.  False when the request is unusable (resp
+ * Starts one request read from fcgi: ctx zeroed with resp and db in it,
+ * resp empty, req parsed and in ctx.  False when the request is unusable (resp
  * then holds the 400 to send).  req and resp are freed by the caller
  * with http_req_free() and http_resp_free() either way.  For loops of
- * their own (lib/face/service/faceapi, lib/api/wsgate) and app_main.
+ * their own (lib/api/wsgate) and app_main.
  */
 bool app_request(struct app_ctx *ctx, struct http_req *req,
 		 struct http_resp *resp, FCGX_Request *fcgi, struct db *db);
@@ -134,15 +175,6 @@ bool app_request(struct app_ctx *ctx, struct http_req *req,
  */
 void app_authorized(struct app_ctx *ctx);
 
-/*
- * Finds the route of ctx's request in the n routes of table and fills
- * ctx->params.  NULL when there is none, with the answer set: 404, 405
- * (with Allow) or 400 (an {id} that is not a UUID).  For programs with a
- * loop of their own (lib/face/service/faceapi).
- */
-const struct route *app_route(struct app_ctx *ctx, const struct route *table,
-			      size_t n);
-
 /* The platform's shared counters unless XMHUB_METRICS_FILE says. */
 #define APP_METRICS_FILE "/dev/shm/xmhub-metrics"
 
@@ -154,21 +186,6 @@ const struct route *app_route(struct app_ctx *ctx, const struct route *table,
  * and the program runs without counting.
  */
 void app_observe_init(const char *name, bool face, const char *file);
-
-/*
- * Gives the request its id: the client's X-Request-Id when it is sane
- * (log_request_id_valid: a proxy in front may set it), else a new UUID
- * (random per process, then counted: unique, one getrandom per process).
- * Sets it on the thread's log lines and as X-Request-Id on resp (so
- * lighttpd's access log shows it).  Call after app_request().
- */
-void app_request_id(FCGX_Request *fcgi, struct http_resp *resp);
-
-/* Ends a request begun at t0 (clock_mono_s(), lib/core/clock) after
- * http_send(): counts it (status, duration) and logs its line
- * (lib/core/log). */
-void app_request_done(const struct http_req *req, const struct http_resp *resp,
-		      double t0);
 
 /* Who may scrape a program's /metrics, and what it adds. */
 struct app_metrics_gate {

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * faceapi.c - the face service's FastCGI loop.
+ * faceapi.c - the face service's hooks in lib/web/app's loop.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -22,7 +23,6 @@
 #include "face/service/faceapi_keys.h"
 #include "face/service/faceapi_resp.h"
 #include "face/service/faceapi_store.h"
-#include "web/fcgiproc.h"
 
 /*
  * HTTP Basic of the admin endpoints, with the lockout of an IP after
@@ -58,64 +58,104 @@ locked:
 	return false;
 }
 
-static void
-dispatch(struct app_ctx *ctx, const struct route *table, size_t n)
+/*
+ * Every request (app_hooks.begin): the security headers on every answer;
+ * CORS, and the preflights answered; asked as an authorizer, in front of
+ * the POSTs of the public routes, which all take a key
+ * (httpd-conf/programs): any program answers for them, the key is the
+ * question.
+ */
+static bool
+begin(struct app_ctx *ctx)
 {
 	struct faceapi *svc = faceapi_of(ctx);
-	const struct route *r;
 
-	if (faceapi_resp_cors(ctx->req, &svc->conf, ctx->resp))
-		return;
-	/* Asked as an authorizer, in front of the POSTs of the public
-	 * routes, which all take a key (httpd-conf/programs): any program
-	 * answers for them, the key is the question. */
+	faceapi_resp_security(ctx->resp);
+	if (ctx->req == NULL ||
+	    faceapi_resp_cors(ctx->req, &svc->conf, ctx->resp))
+		return false;
 	if (ctx->req->authorizer) {
 		if (faceapi_keys_valid(ctx))
 			app_authorized(ctx);
-		return;
+		return false;
 	}
-	if ((r = app_route(ctx, table, n)) == NULL)
-		return;
-	if (r->auth == ROUTE_BASIC && !admin_auth(ctx))
-		return;
-	if (r->auth != ROUTE_PUBLIC && !svc->conf.storage) {
+	return true;
+}
+
+/* A ROUTE_BASIC route (app_hooks.basic): the admin's, with storage
+ * (501 without). */
+static bool
+admin_route(struct app_ctx *ctx)
+{
+	if (!admin_auth(ctx))
+		return false;
+	if (!faceapi_of(ctx)->conf.storage) {
 		http_error(ctx->resp, 501,
 			   "storage is disabled (FACE_API_STORAGE_ENABLED)");
-		return;
+		return false;
 	}
-	r->fn(ctx);
+	return true;
+}
+
+/* After every request (app_hooks.end): whatever a handler left held goes
+ * back. */
+static void
+end(struct app_ctx *ctx)
+{
+	struct faceapi *svc = faceapi_of(ctx);
+
+	faceapi_request_end(svc->limits);
+	faceapi_inference_end(svc->limits);
+}
+
+static void
+stop(void *app)
+{
+	struct faceapi *svc = app;
+
+	faceapi_worker_close(svc->worker);
+	faceapi_store_close(svc);
+	faceapi_limits_close(svc->limits);
+	free(svc);
 }
 
 /*
- * Settings, (public program) the image worker, state files and storage.
- * The worker is started before the database connection and the store
- * exist, and exec'd with none of the settings (faceapi_worker.h).
+ * Settings, the image worker (public program), state files and storage
+ * (app_hooks.start, after conf_init).  The worker is started before the
+ * database connection and the store exist, and exec'd with none of the
+ * settings (faceapi_worker.h).
  */
 static bool
-start(struct faceapi *svc, const char *name, enum faceapi_program prog)
+start(const char *name, bool image_worker, void **app, struct db **db)
 {
-	struct faceapi_conf *c = &svc->conf;
-	char detail[512], path[FACEAPI_PATH_MAX + 16];
+	struct faceapi *svc;
+	struct faceapi_conf *c;
+	char detail[512], why[256], path[FACEAPI_PATH_MAX + 16];
 
-	log_init(name);
-	if (!conf_init(detail, sizeof(detail)) ||
-	    !faceapi_conf_load(c, detail, sizeof(detail)))
+	if ((svc = calloc(1, sizeof(*svc))) == NULL) {
+		log_error("out of memory");
+		return false;
+	}
+	c = &svc->conf;
+	if (!faceapi_conf_load(c, detail, sizeof(detail)))
 		goto fail;
 	/* The metrics file is in the state directory: made before it is
 	 * opened (the processes of a new stack start at once). */
 	if (mkdir(c->state_dir, 0700) < 0 && errno != EEXIST) {
-		log_error("%s: %s", c->state_dir, strerror(errno));
-		return false;
+		snprintf(detail, sizeof(detail), "%.256s: %s", c->state_dir,
+			 strerror(errno));
+		goto fail;
 	}
 	snprintf(path, sizeof(path), "%s/metrics", c->state_dir);
 	app_observe_init(name, true, path);
 	if (!allow_parse(&svc->metrics_allowed,
 			 conf_str("FACE_API_METRICS_ALLOW", ALLOW_LOOPBACK),
-			 detail, sizeof(detail))) {
-		log_error("FACE_API_METRICS_ALLOW: %s", detail);
-		return false;
+			 why, sizeof(why))) {
+		snprintf(detail, sizeof(detail), "FACE_API_METRICS_ALLOW: %s",
+			 why);
+		goto fail;
 	}
-	if (prog == FACEAPI_PUBLIC) {
+	if (image_worker) {
 		svc->worker = faceapi_worker_open(c, svc->model_note,
 						  sizeof(svc->model_note),
 						  detail, sizeof(detail));
@@ -138,11 +178,42 @@ start(struct faceapi *svc, const char *name, enum faceapi_program prog)
 				    sizeof(detail))) ||
 	    !faceapi_store_open(svc, detail, sizeof(detail)))
 		goto fail;
+	*app = svc;
+	*db = svc->db;
 	return true;
 fail:
 	log_error("%s", detail);
+	stop(svc);
 	return false;
 }
+
+static bool
+start_public(const char *name, void **app, struct db **db)
+{
+	return start(name, true, app, db);
+}
+
+static bool
+start_admin(const char *name, void **app, struct db **db)
+{
+	return start(name, false, app, db);
+}
+
+const struct app_hooks faceapi_public = {
+	.start = start_public,
+	.stop = stop,
+	.begin = begin,
+	.basic = admin_route,
+	.end = end,
+};
+
+const struct app_hooks faceapi_admin = {
+	.start = start_admin,
+	.stop = stop,
+	.begin = begin,
+	.basic = admin_route,
+	.end = end,
+};
 
 static const struct jobmetrics video_jobs = {
 	.states = "xmhub_face_video_jobs",
@@ -168,48 +239,4 @@ faceapi_metrics(struct app_ctx *ctx)
 	};
 
 	app_metrics(ctx, &gate);
-}
-
-int
-faceapi_main(const char *name, enum faceapi_program prog,
-	     const struct route *table, size_t n)
-{
-	struct faceapi svc;
-	FCGX_Request fcgi;
-	int status = 1;
-
-	memset(&svc, 0, sizeof(svc));
-	/* fcgiproc_watch_parent(): ends with the web server (fcgiproc.h). */
-	if (!fcgiproc_watch_parent() || !start(&svc, name, prog) ||
-	    FCGX_Init() != 0 || FCGX_InitRequest(&fcgi, 0, 0) != 0 ||
-	    !app_stop_on_signals())
-		goto out;
-	while (FCGX_Accept_r(&fcgi) >= 0) {
-		struct http_req req;
-		struct http_resp resp;
-		struct app_ctx ctx;
-		double t0 = clock_mono_s();
-		bool usable;
-
-		usable = app_request(&ctx, &req, &resp, &fcgi, svc.db);
-		ctx.app = &svc;
-
-		faceapi_resp_security(&resp);
-		if (usable)
-			dispatch(&ctx, table, n);
-		/* Whatever a handler left held goes back. */
-		faceapi_request_end(svc.limits);
-		faceapi_inference_end(svc.limits);
-		http_send(&resp, &fcgi);
-		app_request_done(&req, &resp, t0);
-		http_req_free(&req);
-		http_resp_free(&resp);
-		FCGX_Finish_r(&fcgi);
-	}
-	status = 0;
-out:
-	faceapi_worker_close(svc.worker);
-	faceapi_store_close(&svc);
-	faceapi_limits_close(svc.limits);
-	return status;
 }

@@ -28,7 +28,7 @@ bool faceapi_keys_check(struct app_ctx *ctx, char key_id[37]);
 
 /*
  * The same check without counting a use: what the web server asks before
- * it reads a body (faceapi_main() as a FastCGI authorizer, doc/face.md
+ * it reads a body (faceapi.h's hooks as a FastCGI authorizer, doc/face.md
  * "Bodies read after the key"); the program counts the use when it runs.
  */
 bool faceapi_keys_valid(struct app_ctx *ctx);

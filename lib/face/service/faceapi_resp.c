@@ -360,7 +360,6 @@ faceapi_detect_response(const struct faceapi_result *r)
 void
 faceapi_mask_headers(struct http_resp *resp, const struct faceapi_result *r)
 {
-	http_header(resp, "X-Request-Id", "%s", r->request_id);
 	http_header(resp, "X-Face-Count", "%zu", r->n);
 	http_header(resp, "X-Decode-Ms", "%.2f", r->decode_ms);
 	http_header(resp, "X-Inference-Ms", "%.2f", r->inference_ms);

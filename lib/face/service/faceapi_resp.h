@@ -60,7 +60,8 @@ json_object *faceapi_detections(const struct faceapi_result *r);
 /* The whole DetectResponse of r (a new object). */
 json_object *faceapi_detect_response(const struct faceapi_result *r);
 
-/* Adds the mask response headers (doc/face-www/openapi.json) for r. */
+/* Adds the mask response headers (doc/face-www/openapi.json) for r but
+ * X-Request-Id, which lib/web/app gives every answer. */
 void faceapi_mask_headers(struct http_resp *resp,
 			  const struct faceapi_result *r);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/uuid.h"
 #include "core/auth.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -237,20 +238,26 @@ keep(struct app_ctx *ctx, struct run *run, const struct buf *output)
 }
 
 static void
-run_init(struct run *run, struct faceapi *svc)
+run_init(struct run *run, const struct app_ctx *ctx)
 {
+	const char *id = ctx->request_id;
+
 	memset(run, 0, sizeof(*run));
-	run->svc = svc;
+	run->svc = faceapi_of(ctx);
 	buf_init(&run->out, 0);
 	run->start = clock_real_us();
 	run->r.mask_ms = run->r.encode_ms = run->r.storage_ms = -1;
 	run->r.output_bytes = -1;
-	/* A request id even without random bytes: the clock's. */
-	if (!auth_uuid(run->r.request_id))
+	/* The request's id (lib/web/app: X-Request-Id) where it is the UUID
+	 * the spec's request_id is; else one of its own, even without
+	 * random bytes: the clock's. */
+	if (uuid_valid(id, strlen(id)))
+		snprintf(run->r.request_id, sizeof(run->r.request_id), "%s",
+			 id);
+	else if (!auth_uuid(run->r.request_id))
 		snprintf(run->r.request_id, sizeof(run->r.request_id),
 			 "00000000-0000-4000-8000-%012llx",
 			 (unsigned long long)run->start & 0xffffffffffffULL);
-	log_request_id(run->r.request_id);
 }
 
 static void
@@ -268,7 +275,7 @@ faceapi_detect(struct app_ctx *ctx)
 	struct faceapi *svc = faceapi_of(ctx);
 	struct run run;
 
-	run_init(&run, svc);
+	run_init(&run, ctx);
 	if (admit(ctx, "detect", &svc->conf.rate_detect, &run) &&
 	    detect(ctx, false, &run) && keep(ctx, &run, NULL)) {
 		run.r.total_ms = faceapi_ms(run.start, clock_real_us());
@@ -287,7 +294,7 @@ faceapi_mask(struct app_ctx *ctx)
 	struct run run;
 	int64_t t;
 
-	run_init(&run, svc);
+	run_init(&run, ctx);
 	r = &run.r;
 	if (!admit(ctx, "mask", &svc->conf.rate_mask, &run) ||
 	    !detect(ctx, true, &run))

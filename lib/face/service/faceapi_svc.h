@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * faceapi_svc.h - the face service's process state and what every one of
- * its modules shares: filled once by faceapi_main (faceapi.h), which
- * hands it to each handler in ctx->app (faceapi_of); no module keeps it
- * in a global.  Its own header so that the loop and the modules it calls
- * do not include each other.
+ * its modules shares: made once by the start hook of faceapi.h, which
+ * lib/web/app hands to each handler in ctx->app (faceapi_of); no module
+ * keeps it in a global.  Its own header so that the loop and the modules it
+ * calls do not include each other.
  */
 #ifndef XMHUB_FACEAPI_SVC_H
 #define XMHUB_FACEAPI_SVC_H
@@ -18,9 +18,6 @@
 #include "web/app.h"
 
 #define FACEAPI_URL_KEY_LEN 64 /* hex digits of a made URL key */
-
-/* Which program runs the loop. */
-enum faceapi_program { FACEAPI_PUBLIC, FACEAPI_ADMIN_PROGRAM };
 
 struct faceapi {
 	struct faceapi_conf conf;
@@ -39,7 +36,7 @@ struct faceapi {
 				       * /metrics without credentials */
 };
 
-/* The service state a handler runs with (faceapi_main sets ctx->app). */
+/* The service state a handler runs with (ctx->app). */
 static inline struct faceapi *
 faceapi_of(const struct app_ctx *ctx)
 {
