@@ -3,8 +3,9 @@
  * authn.c - who is calling: bearer tokens and API keys (see authn.h).
  *
  * The state a request is checked against (is the user or key still
- * active, its role, facility and token version) is cached per process in
- * two fixed tables, so that a valid request costs no query.  The cache is
+ * active, its role, facility and token version; a user's e-mail and
+ * display name too, for /api/auth/me) is cached per process in two fixed
+ * tables, so that a valid request costs no query.  The cache is
  * dropped whole whenever PostgreSQL notifies a change on CHANNEL (the
  * triggers of sql/008_authn_state.sql), when another process of this
  * host counted a change (host_epoch), or when the connection was made
