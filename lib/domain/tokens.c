@@ -69,11 +69,6 @@ static const char logout_sql[] =
 	"THEN k.user_id = t.user_id ELSE k.family_id = t.family_id END) "
 	"SELECT 1 FROM t";
 
-static const char me_sql[] =
-	"SELECT u.id, u.email, u.display_name, u.role, u.facility_id "
-	"FROM users u LEFT JOIN facilities f ON f.id = u.facility_id "
-	"WHERE u.id = $1 AND u.is_active AND coalesce(f.is_active, true)";
-
 /* Column name of res's first row; NULL when SQL NULL.  Every statement
  * above names the columns it reads, so a missing one is a bug here. */
 static const char *
@@ -118,7 +113,7 @@ tokens_profile_free(struct tokens_profile *who)
 	memset(who, 0, sizeof(*who));
 }
 
-/* The profile in res's first row (me_sql's, login_sql's columns); false
+/* The profile in res's first row (login_sql's columns); false
  * with *who empty when memory ran out or the role is not one we know. */
 static bool
 profile_of(const PGresult *res, struct tokens_profile *who)
@@ -316,27 +311,6 @@ tokens_logout(struct db *db, const struct auth_claims *c, const char *hash,
 	*found = false;
 	if ((st = db_query(db, &res, logout_sql, 3, p)) == DB_OK)
 		*found = PQntuples(res) == 1;
-	PQclear(res);
-	return st;
-}
-
-enum db_status
-tokens_me(struct db *db, const char *user_id, struct tokens_profile *who,
-	  bool *found)
-{
-	PGresult *res = NULL;
-	enum db_status st;
-	const char *p[1] = {user_id};
-
-	memset(who, 0, sizeof(*who));
-	*found = false;
-	if ((st = db_query_ro(db, &res, me_sql, 1, p)) == DB_OK &&
-	    PQntuples(res) == 1) {
-		if (profile_of(res, who))
-			*found = true;
-		else
-			st = DB_ERROR;
-	}
 	PQclear(res);
 	return st;
 }

@@ -91,13 +91,6 @@ enum db_status tokens_refresh(struct db *db, const struct tokens_signer *s,
 enum db_status tokens_logout(struct db *db, const struct auth_claims *c,
 			     const char *hash, bool all, bool *found);
 
-/*
- * Reads user user_id into *who: *found false when the user is gone or
- * inactive, or its facility is.
- */
-enum db_status tokens_me(struct db *db, const char *user_id,
-			 struct tokens_profile *who, bool *found);
-
 /* Frees what a pair or a profile holds and empties it; fine when empty. */
 void tokens_pair_free(struct tokens_pair *pair);
 void tokens_profile_free(struct tokens_profile *who);

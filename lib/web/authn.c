@@ -3,8 +3,9 @@
  * authn.c - who is calling: bearer tokens and API keys (see authn.h).
  *
  * The state a request is checked against (is the user or key still
- * active, its role, facility and token version) is cached per process in
- * two fixed tables, so that a valid request costs no query.  The cache is
+ * active, its role, facility and token version; a user's e-mail and
+ * display name too, for /api/auth/me) is cached per process in two fixed
+ * tables, so that a valid request costs no query.  The cache is
  * dropped whole whenever PostgreSQL notifies a change on CHANNEL (the
  * triggers of sql/008_authn_state.sql), when another process of this
  * host counted a change (host_epoch), or when the connection was made
@@ -45,6 +46,8 @@ struct user_slot {
 	enum auth_role role;
 	char facility_id[UUID_LEN + 1]; /* "" for a super_admin */
 	long long ver;
+	char *email;	    /* malloc'd; NULL when not active */
+	char *display_name; /* malloc'd; NULL when not active */
 };
 
 struct key_slot {
@@ -71,10 +74,20 @@ slot_of(const char *s)
 	return h % SLOTS;
 }
 
+/* Empties u, freeing what it holds. */
+static void
+user_clear(struct user_slot *u)
+{
+	free(u->email);
+	free(u->display_name);
+	memset(u, 0, sizeof(*u));
+}
+
 void
 authn_forget(void)
 {
-	memset(users, 0, sizeof(users));
+	for (size_t i = 0; i < SLOTS; i++)
+		user_clear(&users[i]);
 	memset(keys, 0, sizeof(keys));
 }
 
@@ -210,9 +223,12 @@ authn_settle(struct db *db)
 		host_seen = atomic_fetch_add(c, 1) + 1;
 }
 
+/* The profile too (e-mail, display name): /api/auth/me answers from the
+ * cache, and sql/022 notifies changes of those columns. */
 static const char user_sql[] =
 	"SELECT u.role, coalesce(u.facility_id::text, ''), "
-	"u.is_active AND coalesce(f.is_active, true), u.token_version "
+	"u.is_active AND coalesce(f.is_active, true), u.token_version, "
+	"u.email, u.display_name "
 	"FROM users u LEFT JOIN facilities f ON f.id = u.facility_id "
 	"WHERE u.id = $1::uuid";
 
@@ -232,7 +248,7 @@ user_state(struct db *db, const char *id, struct http_resp *resp)
 		PQclear(res);
 		return NULL;
 	}
-	memset(u, 0, sizeof(*u));
+	user_clear(u);
 	snprintf(u->id, sizeof(u->id), "%s", id);
 	/* A deleted user is cached too: its tokens are refused quickly. */
 	if (PQntuples(res) == 1 &&
@@ -241,10 +257,33 @@ user_state(struct db *db, const char *id, struct http_resp *resp)
 			 PQgetvalue(res, 0, 1));
 		u->active = PQgetvalue(res, 0, 2)[0] == 't';
 		u->ver = strtoll(PQgetvalue(res, 0, 3), NULL, 10);
+		if (u->active) {
+			u->email = strdup(PQgetvalue(res, 0, 4));
+			u->display_name = strdup(PQgetvalue(res, 0, 5));
+		}
+	}
+	PQclear(res);
+	/* Out of memory: nothing cached, the answer says why. */
+	if (u->active && (u->email == NULL || u->display_name == NULL)) {
+		user_clear(u);
+		http_error(resp, 500, "out of memory");
+		return NULL;
 	}
 	u->used = true;
-	PQclear(res);
 	return u;
+}
+
+bool
+authn_profile(const char *user_id, const char **email,
+	      const char **display_name)
+{
+	const struct user_slot *u = &users[slot_of(user_id)];
+
+	if (!u->used || !u->active || strcmp(u->id, user_id) != 0)
+		return false;
+	*email = u->email;
+	*display_name = u->display_name;
+	return true;
 }
 
 bool

@@ -51,6 +51,16 @@ bool authn_jwt(const struct http_req *req, struct db *db, const char *secret,
 	       int min_role, struct authn_who *who, struct http_resp *resp);
 
 /*
+ * The e-mail and display name of user_id as the authn_jwt() that just
+ * accepted its token read them (the cache: no query, as current as the
+ * check itself, sql/022 notifying their changes).  The strings stay
+ * valid until the next authn_* call.  False when the user is not cached
+ * as active (no authn_jwt() accepted it in this request).
+ */
+bool authn_profile(const char *user_id, const char **email,
+		   const char **display_name);
+
+/*
  * Checks the X-Api-Key of req against db (the header only; a key in the query
  * string is not looked at): 401 when it is missing or malformed (no
  * query), 401 "invalid API key" when it is unknown, revoked, expired or

@@ -163,17 +163,19 @@ like($alog, qr{"GET /api/auth/me HTTP/1\.1" 200 .* \Q$id\E$}m,
     'the access log line carries the same id');
 
 # --- a 5xx always leaves a line saying why ---
+# The device list: a program with no connection yet, whose request needs
+# the database (/api/auth/me may answer from its account cache).
 $stack->stop_db;
-my ($down, $dbody, $dres) = $p->req(GET => '/api/auth/me', token => $ta);
+my ($down, $dbody, $dres) = $p->req(GET => '/api/v1/devices', token => $ta);
 is_error($down, $dbody, 503, 'database down: 503');
 my $did = $dres->{headers}{'x-request-id'} // 'none';
 $stack->start_db;
 $plog = log_of('programs.log');
-like($plog, qr/^time=\S+ level=error program=auth pid=\d+ request_id=\Q$did\E msg="answered 503: the database is unavailable"$/m,
+like($plog, qr/^time=\S+ level=error program=devices pid=\d+ request_id=\Q$did\E msg="answered 503: the database is unavailable"$/m,
     'the 503 is logged with its reason and request id');
-like($plog, qr/^time=\S+ level=error program=auth pid=\d+ request_id=\Q$did\E msg="db: connect: /m,
+like($plog, qr/^time=\S+ level=error program=devices pid=\d+ request_id=\Q$did\E msg="db: connect: /m,
     'and the database error that caused it');
-like($plog, qr/^time=\S+ level=error .* msg=request method=GET path=\/api\/auth\/me status=503 .*request_id=\Q$did\E$/m,
+like($plog, qr/^time=\S+ level=error .* msg=request method=GET path=\/api\/v1\/devices status=503 .*request_id=\Q$did\E$/m,
     'and the request line');
 my (undef, $m5);
 for (1 .. 20) {	# the first request after the restart may find a dead connection

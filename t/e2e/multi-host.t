@@ -107,6 +107,27 @@ my $key = $pa->api_key($ta, 'upload', 'ingest');
 	is("@st", join(' ', (401) x 8),
 	    'deactivated without a notification: refused through both hosts '
 	    . '(the change counter)');
+
+	# /api/auth/me answers from the check's cache (sql/022): a new
+	# display name given through one host is on the next /me through
+	# the other, whose processes all cached the old one.
+	my $v = $pa->user('user', $fac);
+	my $tv = $pa->token($v);
+	my $name = sub {
+		my ($st, $b) = $_[0]->req(GET => '/api/auth/me', token => $tv);
+		return $st == 200 ? $b->{display_name} : $st;
+	};
+	my @n = map { $name->($_) } ($pa, $pb) x 4;
+	is("@n", join(' ', ('Test user') x 8), '/me: cached by both hosts');
+	for my $i (1 .. 4) {
+		my ($via, $next) = $i % 2 ? ($pa, $pb) : ($pb, $pa);
+		is(($via->req(PATCH => "/api/v1/users/$v->{id}", token => $ta,
+		    json => {display_name => "Name $i"}))[0], 200,
+		    "display name $i given");
+		@n = map { $name->($_) } $next, $via, $next;
+		is("@n", join(' ', ("Name $i") x 3),
+		    "/me: name $i on the next requests through both hosts");
+	}
 }
 
 # --- face: one rate limit and one lockout for both hosts ---

@@ -104,6 +104,32 @@ sub get { my ($path, %a) = @_; return ($p->req(GET => $path, %a))[0] }
 	    'a token of the new password works');
 }
 
+# /api/auth/me answers from the cache its check filled (doc/auth.md): a
+# new display name, given through the users program, is on the next /me
+# of the login program's processes; an e-mail changed in SQL as soon as
+# its notification arrives.
+{
+	my $fac = $p->facility('Rev profile');
+	my $u = $p->user('user', $fac);
+	my $t = $p->token($u);
+	my $me = sub {
+		my ($st, $b) = $p->req(GET => '/api/auth/me', token => $t);
+		return $st == 200 ? "$b->{display_name} <$b->{email}>" : $st;
+	};
+	my $email = ($p->sql("SELECT email FROM users WHERE id = '$u->{id}'"))[0];
+	is($me->(), "Test user <$email>", '/me: 200 before') for 1 .. 3;
+	is(($p->req(PATCH => "/api/v1/users/$u->{id}", token => $root,
+	    json => {display_name => 'Renamed'}))[0], 200, 'display name changed');
+	is($me->(), "Renamed <$email>", '/me: the new name on the next request')
+	    for 1 .. 4;
+	$p->sql("UPDATE users SET email = 'moved\@example.org' "
+	    . "WHERE id = '$u->{id}'");
+	my $moved = 'Renamed <moved@example.org>';
+	ok(within(2, 1, sub { $me->() eq $moved ? 1 : 0 }),
+	    '/me: an e-mail changed in SQL is seen');
+	is($me->(), $moved, '/me: and stays so') for 1 .. 4;
+}
+
 # Straight in the database, as another host's process would change it:
 # seen as soon as the notification arrives, and for good.
 {

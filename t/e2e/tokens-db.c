@@ -256,34 +256,6 @@ test_logout(const char *uid)
 	   "logout: an unknown token is not found");
 }
 
-static void
-test_me(const char *fac, const char *uid)
-{
-	struct tokens_profile who;
-	char admin[AUTH_UUID_LEN + 1];
-	bool found;
-
-	ok(tokens_me(db, uid, &who, &found) == DB_OK && found &&
-		   strcmp(who.email, "ann@example.org") == 0 &&
-		   strcmp(who.facility_id, fac) == 0,
-	   "me: the user");
-	tokens_profile_free(&who);
-	user("root@example.org", "", admin);
-	ok(tokens_me(db, admin, &who, &found) == DB_OK && found &&
-		   who.role == ROLE_SUPER_ADMIN && who.facility_id[0] == '\0',
-	   "me: a super admin has no facility");
-	tokens_profile_free(&who);
-	run("UPDATE facilities SET is_active = false WHERE id = $1", fac);
-	ok(tokens_me(db, uid, &who, &found) == DB_OK && !found &&
-		   who.email == NULL,
-	   "me: a user of an inactive facility is not found");
-	run("UPDATE facilities SET is_active = true WHERE id = $1", fac);
-	ok(tokens_me(db, "00000000-0000-0000-0000-000000000000", &who,
-		     &found) == DB_OK &&
-		   !found,
-	   "me: a user that is gone is not found");
-}
-
 int
 main(void)
 {
@@ -296,7 +268,6 @@ main(void)
 		test_login(fac, uid);
 		test_refresh(uid);
 		test_logout(uid);
-		test_me(fac, uid);
 	}
 	db_free(db);
 	return tap_done();
