@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/conf.h"
+#include "domain/paged.h"
 #include "domain/jobs.h"
 
 static struct jobs_target target = {"webm", "opus", "webm", "128k", 0, 3};
@@ -545,16 +546,8 @@ jobs_list(struct db *db, const struct jobs_filter *f, PGresult **rows,
 {
 	const char *p[5] = {f->facility_id, f->status, f->upload_id, f->limit,
 			    f->offset};
-	PGresult *count = NULL;
-	enum db_status st;
 
-	*rows = NULL;
-	*total = 0;
-	if ((st = db_query_ro(db, &count, count_sql, 3, p)) == DB_OK &&
-	    (st = db_query_ro(db, rows, list_sql, 5, p)) == DB_OK)
-		*total = strtoll(PQgetvalue(count, 0, 0), NULL, 10);
-	PQclear(count);
-	return st;
+	return paged_list(db, count_sql, list_sql, 3, p, rows, total);
 }
 
 enum db_status

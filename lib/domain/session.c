@@ -5,10 +5,10 @@
 #include "config.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "domain/ingest.h"
+#include "domain/paged.h"
 #include "domain/session.h"
 
 #define LIST_WHERE                                                             \
@@ -41,16 +41,8 @@ session_list(struct db *db, const struct session_filter *f, PGresult **rows,
 {
 	const char *p[5] = {f->facility_id, f->status, f->device_id, f->limit,
 			    f->offset};
-	PGresult *count = NULL;
-	enum db_status st;
 
-	*rows = NULL;
-	*total = 0;
-	if ((st = db_query_ro(db, &count, count_sql, 3, p)) == DB_OK &&
-	    (st = db_query_ro(db, rows, list_sql, 5, p)) == DB_OK)
-		*total = strtoll(PQgetvalue(count, 0, 0), NULL, 10);
-	PQclear(count);
-	return st;
+	return paged_list(db, count_sql, list_sql, 3, p, rows, total);
 }
 
 enum db_status
