@@ -84,6 +84,7 @@ static enum db_status
 add_tags(struct db *db, json_object *items)
 {
 	size_t n = json_object_array_length(items);
+	/* n + 1: an empty page is no failure to allocate. */
 	const char **ids = calloc(n + 1, sizeof(*ids));
 	PGresult *res = NULL;
 	enum db_status st = DB_ERROR;
@@ -246,7 +247,7 @@ tags_check(struct db *db, const char *facility_id, json_object *arr,
 	for (size_t i = 0; i < count; i++) {
 		json_object *e = json_object_array_get_idx(arr, i);
 		char *id = t->ids[t->n];
-		size_t k = 0;
+		size_t k;
 
 		if (!json_object_is_type(e, json_type_string) ||
 		    !uuid_valid(json_object_get_string(e),
@@ -254,7 +255,7 @@ tags_check(struct db *db, const char *facility_id, json_object *arr,
 			snprintf(detail, dlen, "tags[%zu] is not a UUID", i);
 			return 400;
 		}
-		for (; k <= UUID_LEN; k++) {
+		for (k = 0; k <= UUID_LEN; k++) {
 			char c = json_object_get_string(e)[k];
 
 			id[k] = c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a')
