@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domain/upload.h"
 #include "web/scope.h"
 #include "store/storage.h"
 #include "api/streams.h"
@@ -64,12 +65,6 @@ streams_parse_range(const char *h, uint64_t size, uint64_t *off, uint64_t *len)
 	*len = (b < size - 1 ? b : size - 1) - a + 1;
 	return STREAMS_PARTIAL;
 }
-
-static const char latest_sql[] =
-	"SELECT u.facility_id, j.id, j.target_container FROM uploads u "
-	"LEFT JOIN LATERAL (SELECT id, target_container FROM transcode_jobs "
-	"WHERE upload_id = u.id AND status = 'completed' ORDER BY "
-	"completed_at DESC, id LIMIT 1) j ON true WHERE u.id = $1::uuid";
 
 /* Where the S3 bytes go: the FastCGI answer. */
 static int
@@ -134,43 +129,35 @@ stream_bytes(struct app_ctx *ctx, const char *key, const char *type,
 void
 streams_get(struct app_ctx *ctx)
 {
-	const char *params[1] = {ctx->params[0]};
 	char key[600], path[4096], detail[256];
+	struct upload_stream s;
 	const char *type;
-	PGresult *res = NULL;
 	enum db_status st;
 	uint64_t size;
-	bool mp4;
+	bool found, mp4;
 
-	if ((st = db_query_ro(ctx->db, &res, latest_sql, 1, params)) != DB_OK) {
-		app_db_error(ctx, st);
-		goto out;
-	}
-	if (PQntuples(res) == 0) {
-		http_error(ctx->resp, 404, "upload not found");
-		goto out;
-	}
-	if (!scope_check(ctx, PQgetvalue(res, 0, 0)))
-		goto out;
-	if (PQgetisnull(res, 0, 1)) {
+	st = upload_stream(ctx->db, ctx->params[0], &s, &found);
+	if (!scope_known(ctx, st, found, s.facility_id, "upload"))
+		return;
+	if (s.job_id[0] == '\0') {
 		http_error(ctx->resp, 404,
 			   "the upload has no completed transcode");
-		goto out;
+		return;
 	}
-	mp4 = strcmp(PQgetvalue(res, 0, 2), "mp4") == 0;
+	mp4 = strcmp(s.container, "mp4") == 0;
 	type = mp4 ? "audio/mp4" : "audio/webm";
-	snprintf(key, sizeof(key), "%s/uploads/%s/%s.%s", PQgetvalue(res, 0, 0),
-		 ctx->params[0], PQgetvalue(res, 0, 1), mp4 ? "m4a" : "webm");
+	snprintf(key, sizeof(key), "%s/uploads/%s/%s.%s", s.facility_id,
+		 ctx->params[0], s.job_id, mp4 ? "m4a" : "webm");
 	switch (store_size(ctx->store, key, &size, detail, sizeof(detail))) {
 	case STORE_OK:
 		break;
 	case STORE_NOT_FOUND:
 		http_error(ctx->resp, 404, "the transcoded file is missing");
-		goto out;
+		return;
 	default:
 		log_error("streams: %s: %s", key, detail);
 		http_error(ctx->resp, 503, "the object store is unavailable");
-		goto out;
+		return;
 	}
 	http_header(ctx->resp, "Cache-Control", "private, max-age=3600");
 	http_header(ctx->resp, "Accept-Ranges", "bytes");
@@ -184,13 +171,11 @@ streams_get(struct app_ctx *ctx)
 			    FCGX_GetParam("HTTP_RANGE", ctx->req->fcgi->envp),
 			    size, &off, &len) == STREAMS_UNSATISFIED) {
 			unsatisfied(ctx, size);
-			goto out;
+			return;
 		}
 		http_header(ctx->resp, "Content-Type", "%s", type);
 		http_header(ctx->resp, "X-Sendfile", "%s", path);
 		ctx->resp->status = 200;
 	} else
 		stream_bytes(ctx, key, type, size);
-out:
-	PQclear(res);
 }

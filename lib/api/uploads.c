@@ -15,6 +15,7 @@
 #include "web/dbjson.h"
 #include "domain/jobs.h"
 #include "domain/quota.h"
+#include "domain/upload.h"
 #include "codec/jsonin.h"
 #include "codec/multipart.h"
 #include "web/page.h"
@@ -27,8 +28,6 @@
 #include "core/log.h"
 
 #define KEY_MAX 128 /* "{facility}/uploads/{upload}/original" */
-/* A PostgreSQL array literal of up to UPLOADS_TAGS_MAX UUIDs. */
-#define TAGS_LIT_MAX (UPLOADS_TAGS_MAX * (ROUTE_UUID_LEN + 1) + 2)
 
 /* The process's body limit (uploads_init). */
 static long long max_bytes = UPLOADS_MAX_DEFAULT;
@@ -80,69 +79,45 @@ uploads_format(const char *filename, char out[UPLOADS_FORMAT_MAX + 1])
 
 /* --- reading uploads ---------------------------------------------------- */
 
-#define FULL_COLUMNS                                                           \
-	"id, facility_id, api_key_id, uploaded_by, original_filename, "        \
-	"original_format, original_size_bytes, duration_ms, sample_rate_hz, "  \
-	"channels, bit_depth, codec, metadata, status, created_at, updated_at"
-
-#define ITEM_COLUMNS                                                           \
-	"id, facility_id, original_filename, original_format, "                \
-	"original_size_bytes, status, created_at, updated_at"
-
-static const char get_sql[] =
-	"SELECT " FULL_COLUMNS " FROM uploads WHERE id = $1::uuid";
-
-/* The Tag objects of uploads $1, by name (as GET /api/v1/tags). */
-static const char tags_sql[] =
-	"SELECT ut.upload_id, t.id, t.facility_id, t.name, t.color, "
-	"t.created_at FROM upload_tags ut JOIN tags t ON t.id = ut.tag_id "
-	"WHERE ut.upload_id = ANY($1::uuid[]) ORDER BY t.name, t.id";
-
 /* Adds "tags" (Tag objects) to each upload object of the array items. */
 static enum db_status
 add_tags(struct db *db, json_object *items)
 {
 	size_t n = json_object_array_length(items);
+	/* n + 1: an empty page is no failure to allocate. */
+	const char **ids = calloc(n + 1, sizeof(*ids));
 	PGresult *res = NULL;
-	enum db_status st;
-	struct buf ids;
-	const char *param;
+	enum db_status st = DB_ERROR;
 
-	buf_init(&ids, 0);
-	buf_putc(&ids, '{');
+	if (ids == NULL)
+		return DB_ERROR;
 	for (size_t i = 0; i < n; i++) {
 		json_object *it = json_object_array_get_idx(items, i), *id;
 
 		json_object_object_get_ex(it, "id", &id);
-		buf_printf(&ids, "%s%s", i > 0 ? "," : "",
-			   json_object_get_string(id));
+		ids[i] = json_object_get_string(id);
 		json_object_object_add(it, "tags", json_object_new_array());
 	}
-	buf_puts(&ids, "}");
-	buf_putc(&ids, '\0');
-	if (ids.failed) {
-		buf_free(&ids);
-		return DB_ERROR;
-	}
-	param = (const char *)ids.p;
-	if ((st = db_query_ro(db, &res, tags_sql, 1, &param)) == DB_OK)
-		for (int r = 0; r < PQntuples(res); r++)
-			for (size_t i = 0; i < n; i++) {
-				json_object *it =
-					json_object_array_get_idx(items, i);
-				json_object *id, *tags, *tag;
+	if ((st = upload_tags_of(db, ids, n, &res)) == DB_OK)
+		for (int r = 0; r < PQntuples(res); r++) {
+			json_object *tag = dbjson_row(res, r), *upload, *tags;
+			size_t i = 0;
 
-				json_object_object_get_ex(it, "id", &id);
-				if (strcmp(json_object_get_string(id),
-					   PQgetvalue(res, r, 0)) != 0)
-					continue;
-				json_object_object_get_ex(it, "tags", &tags);
-				tag = dbjson_row(res, r);
-				json_object_object_del(tag, "upload_id");
+			json_object_object_get_ex(tag, "upload_id", &upload);
+			while (i < n && strcmp(ids[i], json_object_get_string(
+							       upload)) != 0)
+				i++;
+			json_object_object_del(tag, "upload_id");
+			if (i == n ||
+			    !json_object_object_get_ex(
+				    json_object_array_get_idx(items, i), "tags",
+				    &tags))
+				json_object_put(tag);
+			else
 				json_object_array_add(tags, tag);
-			}
+		}
 	PQclear(res);
-	buf_free(&ids);
+	free(ids);
 	return st;
 }
 
@@ -153,14 +128,12 @@ add_tags(struct db *db, json_object *items)
 static enum db_status
 load_upload(struct db *db, const char *id, json_object **out)
 {
-	const char *params[1] = {id};
 	json_object *items = NULL;
 	PGresult *res = NULL;
 	enum db_status st;
 
 	*out = NULL;
-	if ((st = db_query_ro(db, &res, get_sql, 1, params)) != DB_OK ||
-	    PQntuples(res) == 0)
+	if ((st = upload_get(db, id, &res)) != DB_OK || PQntuples(res) == 0)
 		goto out;
 	if ((items = dbjson_rows(res)) == NULL) {
 		st = DB_ERROR;
@@ -181,15 +154,13 @@ out:
 static void
 answer_upload(struct app_ctx *ctx, const char *id)
 {
-	json_object *o, *fac;
-	enum db_status st;
+	json_object *o, *fac = NULL;
+	enum db_status st = load_upload(ctx->db, id, &o);
 
-	if ((st = load_upload(ctx->db, id, &o)) != DB_OK)
-		app_db_error(ctx, st);
-	else if (o == NULL)
-		http_error(ctx->resp, 404, "upload not found");
-	else if (json_object_object_get_ex(o, "facility_id", &fac) &&
-		 scope_check(ctx, json_object_get_string(fac))) {
+	if (o != NULL)
+		json_object_object_get_ex(o, "facility_id", &fac);
+	if (scope_known(ctx, st, o != NULL, json_object_get_string(fac),
+			"upload")) {
 		http_json(ctx->resp, 200, o);
 		return;
 	}
@@ -205,28 +176,26 @@ uploads_get(struct app_ctx *ctx)
 static const char *const statuses[] = {"pending", "processing", "completed",
 				       "failed", NULL};
 
-static const char count_sql[] =
-	"SELECT count(*) FROM uploads WHERE ($1::uuid IS NULL OR "
-	"facility_id = $1::uuid) AND ($2::text IS NULL OR status = $2::text)";
-
-static const char list_sql[] =
-	"SELECT " ITEM_COLUMNS " FROM uploads WHERE ($1::uuid IS NULL OR "
-	"facility_id = $1::uuid) AND ($2::text IS NULL OR status = $2::text) "
-	"ORDER BY created_at DESC, id DESC LIMIT $3::integer OFFSET $4::bigint";
-
 void
 uploads_list(struct app_ctx *ctx)
 {
-	struct page pg;
-	PGresult *rows;
+	struct upload_filter filter;
+	PGresult *rows = NULL;
 	json_object *items, *env;
+	struct page pg;
 	long long total;
 	enum db_status st;
 
-	if (!page_fetch(ctx, statuses, count_sql, list_sql, &pg, &total, &rows))
+	if (!page_query(ctx, statuses, &pg) ||
+	    !scope_list(ctx, &filter.facility_id))
 		return;
-	if ((items = dbjson_rows(rows)) != NULL &&
-	    (st = add_tags(ctx->db, items)) != DB_OK) {
+	filter.status = pg.status;
+	filter.limit = pg.limit;
+	filter.offset = pg.offset;
+	if ((st = upload_list(ctx->db, &filter, &rows, &total)) != DB_OK)
+		app_db_error(ctx, st);
+	else if ((items = dbjson_rows(rows)) != NULL &&
+		 (st = add_tags(ctx->db, items)) != DB_OK) {
 		json_object_put(items);
 		app_db_error(ctx, st);
 	} else if ((env = page_envelope(&pg, items, total)) == NULL)
@@ -249,30 +218,24 @@ db_refusal(enum db_status st, char *detail, size_t dlen)
 	return status;
 }
 
-/* The first of tags $2 that is not a tag of facility $1. */
-static const char foreign_tag_sql[] =
-	"SELECT u::text FROM unnest($2::uuid[]) AS u WHERE NOT EXISTS "
-	"(SELECT 1 FROM tags t WHERE t.id = u AND t.facility_id = $1::uuid) "
-	"LIMIT 1";
+/* The detail of a tag that is not, or no longer, of the facility. */
+static const char foreign_tags[] =
+	"tags: every id must be a tag of this facility";
 
 /*
  * Checks the JSON value arr: an array of at most UPLOADS_TAGS_MAX tag
- * ids of facility_id.  Writes them, lower-cased and without repeats, as
- * a PostgreSQL array literal into lit and their number into *n.
+ * ids of facility_id, written lower-cased and without repeats into *t.
  * Returns 0, or the HTTP status of the refusal with detail set.
  */
 static int
 tags_check(struct db *db, const char *facility_id, json_object *arr,
-	   char lit[TAGS_LIT_MAX], size_t *n, char *detail, size_t dlen)
+	   struct upload_tags *t, char *detail, size_t dlen)
 {
-	const char *params[2] = {facility_id, lit};
-	size_t len = 1, count;
-	PGresult *res = NULL;
+	char foreign[UUID_LEN + 1];
+	size_t count;
 	enum db_status st;
-	int status = 0;
 
-	*n = 0;
-	strcpy(lit, "{");
+	t->n = 0;
 	if (!json_object_is_type(arr, json_type_array)) {
 		snprintf(detail, dlen, "tags must be a JSON array of tag ids");
 		return 400;
@@ -283,7 +246,8 @@ tags_check(struct db *db, const char *facility_id, json_object *arr,
 	}
 	for (size_t i = 0; i < count; i++) {
 		json_object *e = json_object_array_get_idx(arr, i);
-		char id[ROUTE_UUID_LEN + 1];
+		char *id = t->ids[t->n];
+		size_t k;
 
 		if (!json_object_is_type(e, json_type_string) ||
 		    !uuid_valid(json_object_get_string(e),
@@ -291,62 +255,25 @@ tags_check(struct db *db, const char *facility_id, json_object *arr,
 			snprintf(detail, dlen, "tags[%zu] is not a UUID", i);
 			return 400;
 		}
-		for (size_t k = 0; k <= ROUTE_UUID_LEN; k++) {
+		for (k = 0; k <= UUID_LEN; k++) {
 			char c = json_object_get_string(e)[k];
 
 			id[k] = c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a')
 						     : c;
 		}
-		if (strstr(lit, id) != NULL)
-			continue;
-		len += (size_t)snprintf(lit + len, TAGS_LIT_MAX - len, "%s%s",
-					*n > 0 ? "," : "", id);
-		(*n)++;
+		for (k = 0; k < t->n && strcmp(t->ids[k], id) != 0; k++)
+			;
+		if (k == t->n)
+			t->n++;
 	}
-	strcpy(lit + len, "}");
-	if (*n == 0)
-		return 0;
-	if ((st = db_query_ro(db, &res, foreign_tag_sql, 2, params)) != DB_OK)
+	if ((st = upload_tags_check(db, facility_id, t, foreign)) != DB_OK)
 		return db_refusal(st, detail, dlen);
-	if (PQntuples(res) > 0) {
+	if (foreign[0] != '\0') {
 		snprintf(detail, dlen, "tags: %s is not a tag of this facility",
-			 PQgetvalue(res, 0, 0));
-		status = 400;
+			 foreign);
+		return 400;
 	}
-	PQclear(res);
-	return status;
-}
-
-static const char link_sql[] =
-	"INSERT INTO upload_tags (upload_id, tag_id, facility_id) "
-	"SELECT $1::uuid, id, facility_id FROM tags "
-	"WHERE facility_id = $2::uuid AND id = ANY($3::uuid[])";
-
-/*
- * Links upload_id to the n tags of lit (from tags_check()), inside the
- * caller's transaction.  0, or the HTTP status of the failure with
- * detail set (400 when a tag went away since it was checked).
- */
-static int
-link_tags(struct db *db, const char *upload_id, const char *facility_id,
-	  const char *lit, size_t n, char *detail, size_t dlen)
-{
-	const char *params[3] = {upload_id, facility_id, lit};
-	PGresult *res = NULL;
-	enum db_status st;
-	int status = 0;
-
-	if (n == 0)
-		return 0;
-	if ((st = db_query(db, &res, link_sql, 3, params)) != DB_OK)
-		return db_refusal(st, detail, dlen);
-	if (strtoull(PQcmdTuples(res), NULL, 10) != n) {
-		snprintf(detail, dlen,
-			 "tags: every id must be a tag of this facility");
-		status = 400;
-	}
-	PQclear(res);
-	return status;
+	return 0;
 }
 
 /* --- POST ------------------------------------------------------------- */
@@ -367,8 +294,7 @@ struct post {
 	enum field field; /* what the current part is */
 	struct buf text;  /* the metadata or tags field being read */
 	json_object *metadata;
-	char tags[TAGS_LIT_MAX];
-	size_t ntags;
+	struct upload_tags tags;
 	json_object *answer; /* the Upload as inserted */
 	int status;	     /* of the refusal, 0 while none */
 	char detail[512];
@@ -518,8 +444,8 @@ tags_end(struct post *p)
 	if ((arr = jsonin_parse((const char *)p->text.p, p->text.len, detail,
 				sizeof(detail))) == NULL)
 		return refuse(p, 400, "tags must be a JSON array of tag ids");
-	status = tags_check(p->ctx->db, p->ctx->who.facility_id, arr, p->tags,
-			    &p->ntags, detail, sizeof(detail));
+	status = tags_check(p->ctx->db, p->ctx->who.facility_id, arr, &p->tags,
+			    detail, sizeof(detail));
 	json_object_put(arr);
 	return status != 0 ? refuse(p, status, "%s", detail) : 0;
 }
@@ -582,11 +508,6 @@ receive(struct post *p, const char *boundary)
 		refuse(p, 400, "missing file field");
 }
 
-static const char insert_sql[] =
-	"INSERT INTO uploads (id, facility_id, api_key_id, original_filename, "
-	"original_format, original_size_bytes, metadata) VALUES ($1::uuid, "
-	"$2::uuid, $3::uuid, $4::text, $5::text, $6::bigint, $7::jsonb)";
-
 /* The answer when the database refuses the metadata; lib/core/db logged
  * why (lib/codec/jsonin already refuses \u0000, which jsonb cannot hold). */
 static const char bad_metadata[] = "metadata holds a value that cannot be "
@@ -613,30 +534,28 @@ static void
 insert(struct post *p)
 {
 	struct db *db = p->ctx->db;
-	const char *params[7];
-	char size[24], job_id[37];
-	PGresult *res = NULL;
+	const char *fac = p->ctx->who.facility_id;
+	struct upload_new n = {
+		.id = p->id,
+		.facility_id = fac,
+		.api_key_id = p->ctx->who.key_id,
+		.filename = p->filename,
+		.format = p->format,
+		.size = p->size,
+		.metadata =
+			p->metadata != NULL
+				? json_object_to_json_string_ext(
+					  p->metadata, JSON_C_TO_STRING_PLAIN)
+				: "{}"};
+	char job_id[37], detail[64];
 	struct quota q;
 	enum db_status st;
-	int status;
-	bool found;
+	bool found, linked;
 
-	snprintf(size, sizeof(size), "%llu", p->size);
-	params[0] = p->id;
-	params[1] = p->ctx->who.facility_id;
-	params[2] = p->ctx->who.key_id;
-	params[3] = p->filename;
-	params[4] = p->format;
-	params[5] = size;
-	params[6] = p->metadata != NULL
-			    ? json_object_to_json_string_ext(
-				      p->metadata, JSON_C_TO_STRING_PLAIN)
-			    : "{}";
 	/* The quota again, its row locked until COMMIT: other uploads and
 	 * ingest rounds of the facility may have taken room meanwhile. */
 	if ((st = db_begin(db)) != DB_OK ||
-	    (st = quota_lock(db, p->ctx->who.facility_id, &q, &found)) !=
-		    DB_OK) {
+	    (st = quota_lock(db, fac, &q, &found)) != DB_OK) {
 		db_failed(p, st);
 		goto fail;
 	}
@@ -644,19 +563,21 @@ insert(struct post *p)
 		over_quota(p);
 		goto fail;
 	}
-	if ((st = db_query(db, &res, insert_sql, 7, params)) != DB_OK) {
+	if ((st = upload_insert(db, &n)) != DB_OK) {
 		db_failed(p, st);
 		goto fail;
 	}
-	PQclear(res);
-	if ((status = link_tags(db, p->id, p->ctx->who.facility_id, p->tags,
-				p->ntags, p->detail, sizeof(p->detail))) != 0) {
-		p->status = status;
+	if ((st = upload_tags_link(db, p->id, fac, &p->tags, &linked)) !=
+	    DB_OK) {
+		refuse(p, db_refusal(st, detail, sizeof(detail)), "%s", detail);
+		goto fail;
+	}
+	if (!linked) {
+		refuse(p, 400, "%s", foreign_tags);
 		goto fail;
 	}
 	/* Read before COMMIT: a runner may claim the job at once after. */
-	if ((st = jobs_create(db, p->ctx->who.facility_id, p->id, job_id)) !=
-		    DB_OK ||
+	if ((st = jobs_create(db, fac, p->id, job_id)) != DB_OK ||
 	    (st = load_upload(db, p->id, &p->answer)) != DB_OK ||
 	    (st = p->answer == NULL ? DB_ERROR : db_commit(db)) != DB_OK) {
 		db_failed(p, st);
@@ -745,33 +666,17 @@ uploads_post(struct app_ctx *ctx)
 
 /* --- changes ------------------------------------------------------------ */
 
-static const char own_sql[] =
-	"SELECT facility_id, id FROM uploads WHERE id = $1::uuid";
-
 /*
- * Checks that upload {id} exists and the caller may change it: its
- * facility and canonical id into fac and id, or false with 404, 403 or
- * the database's error answered.
+ * Checks that upload {id} exists and the caller may change it: it into
+ * *u, or false with 404, 403 or the database's error answered.
  */
 static bool
-own_upload(struct app_ctx *ctx, char fac[ROUTE_UUID_LEN + 1],
-	   char id[ROUTE_UUID_LEN + 1])
+own_upload(struct app_ctx *ctx, struct upload_ref *u)
 {
-	const char *params[1] = {ctx->params[0]};
-	PGresult *res = NULL;
-	enum db_status st;
-	bool mine = false;
+	bool found;
+	enum db_status st = upload_ref(ctx->db, ctx->params[0], u, &found);
 
-	if ((st = db_query_ro(ctx->db, &res, own_sql, 1, params)) != DB_OK)
-		app_db_error(ctx, st);
-	else if (PQntuples(res) == 0)
-		http_error(ctx->resp, 404, "upload not found");
-	else if ((mine = scope_check(ctx, PQgetvalue(res, 0, 0)))) {
-		snprintf(fac, ROUTE_UUID_LEN + 1, "%s", PQgetvalue(res, 0, 0));
-		snprintf(id, ROUTE_UUID_LEN + 1, "%s", PQgetvalue(res, 0, 1));
-	}
-	PQclear(res);
-	return mine;
+	return scope_known(ctx, st, found, u->facility_id, "upload");
 }
 
 enum { P_METADATA, P_TAGS, NPATCH };
@@ -784,111 +689,76 @@ static const struct valid_field patch_fields[NPATCH] = {
 		    .max = UPLOADS_TAGS_MAX},
 };
 
-/* $2 NULL keeps the metadata; the update also moves updated_at. */
-static const char update_sql[] =
-	"UPDATE uploads SET metadata = COALESCE($2::jsonb, metadata) "
-	"WHERE id = $1::uuid";
-
-static const char unlink_sql[] =
-	"DELETE FROM upload_tags WHERE upload_id = $1::uuid";
-
 void
 uploads_patch(struct app_ctx *ctx)
 {
 	struct valid_value v[NPATCH];
-	char fac[ROUTE_UUID_LEN + 1], id[ROUTE_UUID_LEN + 1];
-	char lit[TAGS_LIT_MAX], detail[256];
-	const char *params[2];
-	size_t ntags = 0;
-	PGresult *res = NULL;
+	struct upload_ref u;
+	struct upload_tags tags;
+	char detail[256];
+	const char *metadata;
 	json_object *body;
 	enum db_status st;
-	int status = 0;
+	int status;
+	bool linked;
 
 	if ((body = valid_json_body(ctx->req, patch_fields, NPATCH, v,
 				    ctx->resp)) == NULL)
 		return;
-	if (!own_upload(ctx, fac, id))
+	if (!own_upload(ctx, &u))
 		goto out;
 	if (!v[P_METADATA].present && !v[P_TAGS].present) {
-		answer_upload(ctx, id); /* nothing to change */
+		answer_upload(ctx, u.id); /* nothing to change */
 		goto out;
 	}
 	if (v[P_TAGS].present &&
-	    (status = tags_check(ctx->db, fac, v[P_TAGS].json, lit, &ntags,
+	    (status = tags_check(ctx->db, u.facility_id, v[P_TAGS].json, &tags,
 				 detail, sizeof(detail))) != 0) {
 		http_error(ctx->resp, status, "%s", detail);
 		goto out;
 	}
-	params[0] = id;
-	params[1] =
-		v[P_METADATA].present
-			? json_object_to_json_string_ext(v[P_METADATA].json,
-							 JSON_C_TO_STRING_PLAIN)
-			: NULL;
-	if ((st = db_begin(ctx->db)) != DB_OK ||
-	    (st = db_query(ctx->db, &res, update_sql, 2, params)) != DB_OK)
-		goto dberr;
-	PQclear(res);
-	res = NULL;
-	if (v[P_TAGS].present) {
-		if ((st = db_query(ctx->db, &res, unlink_sql, 1, params)) !=
-		    DB_OK)
-			goto dberr;
-		if ((status = link_tags(ctx->db, id, fac, lit, ntags, detail,
-					sizeof(detail))) != 0) {
-			db_rollback(ctx->db);
-			http_error(ctx->resp, status, "%s", detail);
-			goto out;
-		}
-	}
-	if ((st = db_commit(ctx->db)) != DB_OK)
-		goto dberr;
-	answer_upload(ctx, id);
-	goto out;
-dberr:
-	db_rollback(ctx->db);
+	metadata = v[P_METADATA].present
+			   ? json_object_to_json_string_ext(
+				     v[P_METADATA].json, JSON_C_TO_STRING_PLAIN)
+			   : NULL;
+	st = upload_change(ctx->db, u.id, u.facility_id, metadata,
+			   v[P_TAGS].present ? &tags : NULL, &linked);
 	if (st == DB_INVALID)
 		http_error(ctx->resp, 400, "%s", bad_metadata);
-	else
+	else if (st != DB_OK)
 		app_db_error(ctx, st);
+	else if (!linked)
+		http_error(ctx->resp, 400, "%s", foreign_tags);
+	else
+		answer_upload(ctx, u.id);
 out:
-	PQclear(res);
 	json_object_put(body);
 }
-
-/* Jobs and tag links go with the row (ON DELETE CASCADE). */
-static const char delete_sql[] =
-	"DELETE FROM uploads WHERE id = $1::uuid RETURNING facility_id, id";
 
 void
 uploads_delete(struct app_ctx *ctx)
 {
-	char fac[ROUTE_UUID_LEN + 1], id[ROUTE_UUID_LEN + 1], prefix[KEY_MAX];
-	char detail[256];
-	const char *params[1];
-	PGresult *res = NULL;
+	char prefix[KEY_MAX], detail[256];
+	struct upload_ref u;
 	enum db_status st;
+	bool found;
 
-	if (!own_upload(ctx, fac, id))
+	if (!own_upload(ctx, &u))
 		return;
-	params[0] = id;
-	if ((st = db_query(ctx->db, &res, delete_sql, 1, params)) != DB_OK) {
+	if ((st = upload_delete(ctx->db, u.id, &found)) != DB_OK) {
 		app_db_error(ctx, st);
 		return;
 	}
-	if (PQntuples(res) == 0) {
+	if (!found) {
 		http_error(ctx->resp, 404, "upload not found");
-		PQclear(res);
 		return;
 	}
-	PQclear(res);
 	/*
 	 * The row first: a runner still transcoding it finds its job gone
 	 * and writes nothing more.  Objects that can not be removed now
 	 * are orphans of a deleted upload: logged for the operator.
 	 */
-	snprintf(prefix, sizeof(prefix), "%s/uploads/%s/", fac, id);
+	snprintf(prefix, sizeof(prefix), "%s/uploads/%s/", u.facility_id, u.id);
 	if (store_delete_prefix(ctx->store, prefix, detail, sizeof(detail)) !=
 	    STORE_OK)
 		log_error("uploads: deleting %s: %s", prefix, detail);
@@ -898,13 +768,15 @@ uploads_delete(struct app_ctx *ctx)
 void
 uploads_retranscode(struct app_ctx *ctx)
 {
-	char fac[ROUTE_UUID_LEN + 1], id[ROUTE_UUID_LEN + 1], job_id[37];
+	char job_id[37];
+	struct upload_ref u;
 	json_object *o;
 	enum db_status st;
 
-	if (!own_upload(ctx, fac, id))
+	if (!own_upload(ctx, &u))
 		return;
-	if ((st = jobs_create(ctx->db, fac, id, job_id)) == DB_FOREIGN_KEY) {
+	if ((st = jobs_create(ctx->db, u.facility_id, u.id, job_id)) ==
+	    DB_FOREIGN_KEY) {
 		http_error(ctx->resp, 404, "upload not found");
 		return;
 	}

@@ -9,7 +9,8 @@
  * "{facility_id}/uploads/{upload_id}/original", never held whole in
  * memory; the whole body is capped by XMHUB_MAX_UPLOAD_BYTES (413).  The
  * object is written first; the upload row, its tag links and its
- * transcode job (lib/domain/jobs) are then inserted in one transaction.  A
+ * transcode job (lib/domain/jobs) are then inserted in one transaction
+ * (their SQL: lib/domain/upload).  A
  * refused upload leaves nothing behind, stored object included.  Rules
  * and decisions: doc/uploads.md.
  */
@@ -18,12 +19,13 @@
 
 #include <stdbool.h>
 
+#include "domain/upload.h"
 #include "web/app.h"
 
 #define UPLOADS_MAX_DEFAULT 2147483648LL /* XMHUB_MAX_UPLOAD_BYTES */
 #define UPLOADS_FIELD_MAX 65536 /* bytes of the metadata or tags field */
-#define UPLOADS_TAGS_MAX 100	/* tags of one upload */
-#define UPLOADS_FORMAT_MAX 16	/* bytes of original_format */
+#define UPLOADS_TAGS_MAX UPLOAD_TAGS_MAX /* tags of one upload */
+#define UPLOADS_FORMAT_MAX 16		 /* bytes of original_format */
 
 /*
  * Start-up of the uploads program (app_main's init): reads

@@ -15,6 +15,7 @@
 #include "codec/waveform.h"
 #include "core/child.h"
 #include "core/spectro.h"
+#include "domain/upload.h"
 #include "store/storage.h"
 #include "web/scope.h"
 #include "web/valid.h"
@@ -30,40 +31,20 @@
 #define HEIGHT_DEFAULT 257
 #define OUT_PIECE 65536 /* bytes of JSON sent at a time */
 
-/* The upload as these routes need it. */
-struct upload {
-	char facility[ROUTE_UUID_LEN + 1];
-	char id[ROUTE_UUID_LEN + 1];
-	char status[16];
-	int64_t duration_ms; /* -1 while unknown */
-};
-
-static const char upload_sql[] =
-	"SELECT facility_id, id, status, duration_ms FROM uploads "
-	"WHERE id = $1::uuid";
-
 /* Loads upload {id} into *u: false with 404, 403 or the database's
  * error answered. */
 static bool
-load(struct app_ctx *ctx, struct upload *u)
+load(struct app_ctx *ctx, struct upload_ref *u)
 {
-	PGresult *res;
+	bool found;
+	enum db_status st = upload_ref(ctx->db, ctx->params[0], u, &found);
 
-	if (!scope_fetch(ctx, upload_sql, 0, "upload", &res))
-		return false;
-	snprintf(u->facility, sizeof(u->facility), "%s", PQgetvalue(res, 0, 0));
-	snprintf(u->id, sizeof(u->id), "%s", PQgetvalue(res, 0, 1));
-	snprintf(u->status, sizeof(u->status), "%s", PQgetvalue(res, 0, 2));
-	u->duration_ms = PQgetisnull(res, 0, 3)
-				 ? -1
-				 : strtoll(PQgetvalue(res, 0, 3), NULL, 10);
-	PQclear(res);
-	return true;
+	return scope_known(ctx, st, found, u->facility_id, "upload");
 }
 
 /* Answers why what (the spectrogram, the waveform) is not there. */
 static void
-absent(struct app_ctx *ctx, const struct upload *u, const char *what)
+absent(struct app_ctx *ctx, const struct upload_ref *u, const char *what)
 {
 	if (strcmp(u->status, "failed") == 0)
 		http_error(ctx->resp, 409,
@@ -136,14 +117,14 @@ static const struct valid_field window_fields[NQ] = {
 
 /* The stored image of the whole recording. */
 static void
-stored_spectrogram(struct app_ctx *ctx, const struct upload *u)
+stored_spectrogram(struct app_ctx *ctx, const struct upload_ref *u)
 {
 	char key[KEY_MAX], etag[80], detail[256];
 	struct http_resp *resp = ctx->resp;
 	uint64_t size;
 
-	snprintf(key, sizeof(key), "%s/uploads/%s/spectrogram.png", u->facility,
-		 u->id);
+	snprintf(key, sizeof(key), "%s/uploads/%s/spectrogram.png",
+		 u->facility_id, u->id);
 	switch (store_size(ctx->store, key, &size, detail, sizeof(detail))) {
 	case STORE_OK:
 		break;
@@ -176,13 +157,13 @@ stored_spectrogram(struct app_ctx *ctx, const struct upload *u)
  * which the caller removes.  False with the answer given.
  */
 static bool
-original(struct app_ctx *ctx, const struct upload *u, char *path, size_t len,
-	 char *tmp, size_t tlen)
+original(struct app_ctx *ctx, const struct upload_ref *u, char *path,
+	 size_t len, char *tmp, size_t tlen)
 {
 	const char *dir = getenv("TMPDIR");
 	char key[KEY_MAX], detail[256];
 
-	snprintf(key, sizeof(key), "%s/uploads/%s/original", u->facility,
+	snprintf(key, sizeof(key), "%s/uploads/%s/original", u->facility_id,
 		 u->id);
 	tmp[0] = '\0';
 	if (store_local_path(ctx->store, key, path, len))
@@ -209,7 +190,7 @@ original(struct app_ctx *ctx, const struct upload *u, char *path, size_t len,
 
 /* Draws window v of upload u on demand. */
 static void
-drawn_spectrogram(struct app_ctx *ctx, const struct upload *u,
+drawn_spectrogram(struct app_ctx *ctx, const struct upload_ref *u,
 		  const struct valid_value *v)
 {
 	struct spectro_req rq;
@@ -290,7 +271,7 @@ void
 uploadviews_spectrogram(struct app_ctx *ctx)
 {
 	struct valid_value v[NQ];
-	struct upload u;
+	struct upload_ref u;
 	bool window = false;
 
 	if (!valid_query(ctx->req, window_fields, NQ, v, ctx->resp))
@@ -397,7 +378,7 @@ uploadviews_waveform(struct app_ctx *ctx)
 	struct wave *w = NULL;
 	char key[KEY_MAX], etag[120], detail[256], pre[256];
 	uint64_t pps = 0, spp, length, body;
-	struct upload u;
+	struct upload_ref u;
 	bool given;
 	int bits = 1, plen;
 
@@ -420,7 +401,7 @@ uploadviews_waveform(struct app_ctx *ctx)
 	w->ctx = ctx;
 	w->bits = bits == 0 ? 8 : 16;
 	w->width = w->bits == 8 ? 4 : 6;
-	snprintf(key, sizeof(key), "%s/uploads/%s/peaks", u.facility, u.id);
+	snprintf(key, sizeof(key), "%s/uploads/%s/peaks", u.facility_id, u.id);
 	switch (store_get(ctx->store, key, 0, WAVEFORM_HEAD_LEN, head_sink, w,
 			  detail, sizeof(detail))) {
 	case STORE_OK:

@@ -375,24 +375,6 @@ db_query_ro(struct db *db, PGresult **res, const char *sql, int nparams,
 }
 
 enum db_status
-db_query_page(struct db *db, const char *count_sql, const char *page_sql,
-	      int nfilter, int nparams, const char *const *params,
-	      PGresult **rows, long long *total)
-{
-	PGresult *count = NULL;
-	enum db_status st;
-
-	*rows = NULL;
-	*total = 0;
-	if ((st = db_query_ro(db, &count, count_sql, nfilter, params)) ==
-		    DB_OK &&
-	    (st = db_query_ro(db, rows, page_sql, nparams, params)) == DB_OK)
-		*total = strtoll(PQgetvalue(count, 0, 0), NULL, 10);
-	PQclear(count);
-	return st;
-}
-
-enum db_status
 db_query_bin(struct db *db, PGresult **res, const char *sql, int nparams,
 	     const char *const *params, const int *lengths, const int *formats)
 {

@@ -77,17 +77,6 @@ enum db_status db_query_ro(struct db *db, PGresult **res, const char *sql,
 			   int nparams, const char *const *params);
 
 /*
- * One page of a filtered list, read only: count_sql (a count(*) taking
- * the first nfilter of params) sets *total, then page_sql (all nparams:
- * the filter's, then its LIMIT and OFFSET) gives *rows, to be freed by the
- * caller.  On failure *rows is NULL and *total 0.
- */
-enum db_status db_query_page(struct db *db, const char *count_sql,
-			     const char *page_sql, int nfilter, int nparams,
-			     const char *const *params, PGresult **rows,
-			     long long *total);
-
-/*
  * As db_query(), with parameters of any format: formats[i] 1 makes
  * params[i] lengths[i] bytes of the type's binary form (bytea: the raw
  * bytes, no hex text), 0 text (lengths[i] ignored).

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/conf.h"
+#include "domain/paged.h"
 #include "domain/jobs.h"
 
 static struct jobs_target target = {"webm", "opus", "webm", "128k", 0, 3};
@@ -545,7 +546,8 @@ jobs_list(struct db *db, const struct jobs_filter *f, PGresult **rows,
 {
 	const char *p[5] = {f->facility_id, f->status, f->upload_id, f->limit,
 			    f->offset};
-	return db_query_page(db, count_sql, list_sql, 3, 5, p, rows, total);
+
+	return paged_list(db, count_sql, list_sql, 3, p, rows, total);
 }
 
 enum db_status

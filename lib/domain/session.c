@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "domain/ingest.h"
+#include "domain/paged.h"
 #include "domain/session.h"
 
 #define LIST_WHERE                                                             \
@@ -40,7 +41,8 @@ session_list(struct db *db, const struct session_filter *f, PGresult **rows,
 {
 	const char *p[5] = {f->facility_id, f->status, f->device_id, f->limit,
 			    f->offset};
-	return db_query_page(db, count_sql, list_sql, 3, 5, p, rows, total);
+
+	return paged_list(db, count_sql, list_sql, 3, p, rows, total);
 }
 
 enum db_status

@@ -5,12 +5,10 @@
 #include "config.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "codec/buf.h"
 #include "web/page.h"
-#include "web/scope.h"
 #include "web/valid.h"
 
 enum { Q_PAGE, Q_PER_PAGE, Q_STATUS, NQUERY };
@@ -60,33 +58,6 @@ page_query(struct app_ctx *ctx, const char *const *statuses, struct page *pg)
 		   names.failed ? "the statuses" : (const char *)names.p);
 	buf_free(&names);
 	return false;
-}
-
-bool
-page_fetch(struct app_ctx *ctx, const char *const *statuses,
-	   const char *count_sql, const char *list_sql, struct page *pg,
-	   long long *total, PGresult **rows)
-{
-	const char *params[4];
-	PGresult *count = NULL;
-	enum db_status st;
-
-	*rows = NULL;
-	if (!page_query(ctx, statuses, pg) || !scope_list(ctx, &params[0]))
-		return false;
-	params[1] = pg->status;
-	params[2] = pg->limit;
-	params[3] = pg->offset;
-	if ((st = db_query_ro(ctx->db, &count, count_sql, 2, params)) !=
-		    DB_OK ||
-	    (st = db_query_ro(ctx->db, rows, list_sql, 4, params)) != DB_OK) {
-		app_db_error(ctx, st);
-		PQclear(count);
-		return false;
-	}
-	*total = strtoll(PQgetvalue(count, 0, 0), NULL, 10);
-	PQclear(count);
-	return true;
 }
 
 json_object *

@@ -10,7 +10,6 @@
 #include <stdbool.h>
 
 #include <json-c/json.h>
-#include <libpq-fe.h>
 
 #include "web/app.h"
 
@@ -31,17 +30,6 @@ struct page {
  */
 bool page_query(struct app_ctx *ctx, const char *const *statuses,
 		struct page *pg);
-
-/*
- * Runs a paginated list of a facility-scoped table: reads the query
- * (page_query() with statuses, scope_list()), then count_sql ($1 the
- * facility or NULL for all, $2 the status or NULL) and list_sql (the
- * same, $3 LIMIT, $4 OFFSET).  True with pg, *total and *rows set (the
- * caller PQclear()s *rows); false with the answer set (400, 503, 500).
- */
-bool page_fetch(struct app_ctx *ctx, const char *const *statuses,
-		const char *count_sql, const char *list_sql, struct page *pg,
-		long long *total, PGresult **rows);
 
 /* The envelope of pg holding items (taken over) and total; NULL when out
  * of memory.  The caller answers it. */

@@ -110,31 +110,33 @@ scope_write_error(struct app_ctx *ctx, enum db_status st, const char *conflict)
 		app_db_error(ctx, st);
 }
 
-/* scope_found() with the facility in column col. */
-static bool
-found_at(struct app_ctx *ctx, enum db_status st, const PGresult *rows, int col,
-	 const char *what)
+bool
+scope_known(struct app_ctx *ctx, enum db_status st, bool found,
+	    const char *facility_id, const char *what)
 {
 	if (st != DB_OK) {
 		app_db_error(ctx, st);
 		return false;
 	}
-	if (PQntuples(rows) == 0) {
+	if (!found) {
 		http_error(ctx->resp, 404, "%s not found", what);
 		return false;
 	}
-	return scope_check(ctx, col < 0 || PQgetisnull(rows, 0, col)
-					? NULL
-					: PQgetvalue(rows, 0, col));
+	return scope_check(ctx, facility_id);
 }
 
 bool
 scope_found(struct app_ctx *ctx, enum db_status st, const PGresult *rows,
 	    const char *what)
 {
-	return found_at(ctx, st, rows,
-			st == DB_OK ? PQfnumber(rows, "facility_id") : -1,
-			what);
+	int col = st == DB_OK ? PQfnumber(rows, "facility_id") : -1;
+	bool found = st == DB_OK && PQntuples(rows) > 0;
+
+	return scope_known(ctx, st, found,
+			   found && col >= 0 && !PQgetisnull(rows, 0, col)
+				   ? PQgetvalue(rows, 0, col)
+				   : NULL,
+			   what);
 }
 
 bool
@@ -146,20 +148,4 @@ scope_owned(struct app_ctx *ctx, scope_reader read, const char *what)
 
 	PQclear(res);
 	return mine;
-}
-
-bool
-scope_fetch(struct app_ctx *ctx, const char *sql, int col, const char *what,
-	    PGresult **res)
-{
-	const char *params[1] = {ctx->params[0]};
-	enum db_status st;
-
-	*res = NULL;
-	st = db_query_ro(ctx->db, res, sql, 1, params);
-	if (found_at(ctx, st, *res, col, what))
-		return true;
-	PQclear(*res);
-	*res = NULL;
-	return false;
 }

@@ -76,12 +76,12 @@ void scope_write_error(struct app_ctx *ctx, enum db_status st,
 		       const char *conflict);
 
 /*
- * Fetches the row whose id is the route's {id} into *res (the caller
- * PQclear()s it): sql takes the id as $1 and returns the row's
- * facility_id as column col.  False, *res NULL, with 404 "<what> not
- * found", 403 as scope_check() or a database error answered.
+ * The outcome of a domain function that read one row for the route's
+ * {id} into a struct: true when st is DB_OK, the row found and its
+ * facility (facility_id, NULL for none) the caller's to touch; false
+ * with st answered, 404 "<what> not found", or 403 as scope_check().
  */
-bool scope_fetch(struct app_ctx *ctx, const char *sql, int col,
-		 const char *what, PGresult **res);
+bool scope_known(struct app_ctx *ctx, enum db_status st, bool found,
+		 const char *facility_id, const char *what);
 
 #endif
