@@ -146,8 +146,8 @@ streams_get(struct app_ctx *ctx)
 	}
 	mp4 = strcmp(s.container, "mp4") == 0;
 	type = mp4 ? "audio/mp4" : "audio/webm";
-	snprintf(key, sizeof(key), "%s/uploads/%s/%s.%s", s.facility_id,
-		 ctx->params[0], s.job_id, mp4 ? "m4a" : "webm");
+	snprintf(key, sizeof(key), "%s/uploads/%s/%s.%s", s.facility_id, s.id,
+		 s.job_id, mp4 ? "m4a" : "webm");
 	switch (store_size(ctx->store, key, &size, detail, sizeof(detail))) {
 	case STORE_OK:
 		break;

@@ -75,7 +75,7 @@ static const char delete_sql[] =
 	"DELETE FROM uploads WHERE id = $1::uuid RETURNING id";
 
 static const char stream_sql[] =
-	"SELECT u.facility_id, COALESCE(j.id::text, '') AS job_id, "
+	"SELECT u.id, u.facility_id, COALESCE(j.id::text, '') AS job_id, "
 	"COALESCE(j.target_container, '') AS container FROM uploads u "
 	"LEFT JOIN LATERAL (SELECT id, target_container FROM transcode_jobs "
 	"WHERE upload_id = u.id AND status = 'completed' ORDER BY "
@@ -287,6 +287,7 @@ upload_stream(struct db *db, const char *id, struct upload_stream *s,
 	if ((st = db_query_ro(db, &res, stream_sql, 1, &id)) == DB_OK &&
 	    PQntuples(res) > 0) {
 		*found = true;
+		col(res, "id", s->id, sizeof(s->id));
 		col(res, "facility_id", s->facility_id, sizeof(s->facility_id));
 		col(res, "job_id", s->job_id, sizeof(s->job_id));
 		col(res, "container", s->container, sizeof(s->container));

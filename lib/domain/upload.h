@@ -49,6 +49,7 @@ struct upload_new {
 
 /* The latest completed transcode of an upload, as a stream reads it. */
 struct upload_stream {
+	char id[UUID_LEN + 1]; /* the upload's, as the database writes it */
 	char facility_id[UUID_LEN + 1];
 	char job_id[UUID_LEN + 1]; /* "" when no transcode has completed */
 	char container[8];	   /* "webm" or "mp4" (the job's) */

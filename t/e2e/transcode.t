@@ -315,6 +315,9 @@ sub check_ranges {
 	my $all = $res->{content};
 	my $size = length $all;
 	ok($size > 1000, "$label: a stream of $size bytes");
+	($st, undef, $res) = stream(uc $upload);
+	ok($st == 200 && $res->{content} eq $all,
+	    "$label: the same stream by the id in capitals");
 	for my $r ([100, 199], [0, 0], [$size - 10, $size - 1],
 		[1000, $size + 5000]) {
 		my ($a, $b) = @$r;

@@ -314,7 +314,7 @@ static void
 test_stream(const struct fix *f)
 {
 	struct upload_stream s;
-	char older[64], newest[64], queued[64];
+	char older[64], newest[64], queued[64], upper[64];
 	bool found = false;
 
 	ok(upload_stream(db, f->up, &s, &found) == DB_OK && found &&
@@ -328,6 +328,12 @@ test_stream(const struct fix *f)
 		   strcmp(s.job_id, newest) == 0 &&
 		   strcmp(s.container, "webm") == 0,
 	   "stream: the latest completed transcode");
+	snprintf(upper, sizeof(upper), "%s", f->up);
+	for (char *c = upper; *c != '\0'; c++)
+		*c = (char)toupper((unsigned char)*c);
+	ok(upload_stream(db, upper, &s, &found) == DB_OK && found &&
+		   strcmp(s.id, f->up) == 0,
+	   "stream: an id in capitals answers the upload's id as stored");
 	ok(upload_stream(db, NO_ID, &s, &found) == DB_OK && !found,
 	   "stream: none for an unknown upload");
 }
