@@ -15,8 +15,10 @@
 #    through PgBouncer (XMHUB_DATABASE_POOLED): /api/health (FastCGI, no
 #    work), /api/auth/me, the device list (JWT, 20 rows) and ingest
 #    batches (the group commit's statements, which a pooled writer plans
-#    on every round), each case on one host after the other; the server
-#    and client connections PgBouncer held.
+#    on every round), each case on one host after the other; and a
+#    fourth host alone on the database as most deployments run (named
+#    statements, LISTEN: no change counter read); the server and client
+#    connections PgBouncer held.
 #
 # Runs from a build tree (make bench-pgbouncer).  BENCH_SECONDS (10),
 # BENCH_CONNECTIONS (16), BENCH_ROUNDS (3): each figure is the median of
@@ -53,6 +55,8 @@ my @hosts = (
 		env => {XMHUB_JWT_SECRET => $secret,
 			XMHUB_DATABASE_POOLED => 'true'}) }
 	    ['127.0.0.2', $pg->url], ['127.0.0.3', $bouncer->url]);
+push @hosts, Xmhub::Stack->start(addr => '127.0.0.4',
+	database_url => $pg->url, env => {XMHUB_JWT_SECRET => $secret});
 END {
 	my $st = $?;
 	$_->stop for @hosts;
@@ -153,16 +157,18 @@ for my $s (qw(authn devices)) {
 }
 print "\nAPI (wrk r/s; named: direct, XMHUB_MULTI_HOST=1; unnamed: "
     . "direct, XMHUB_DATABASE_POOLED; PgBouncer: XMHUB_DATABASE_POOLED "
-    . "through it; ratios to named, and to /api/health of the same host):\n";
-printf "%-13s %8s %8s %6s %9s %6s %8s %8s %8s\n", 'case', 'named',
-    'unnamed', 'ratio', 'PgBouncer', 'ratio', 'n/health', 'u/health',
-    'P/health';
+    . "through it; single: direct, named, one host (LISTEN); ratios to "
+    . "named, and to /api/health of the same host):\n";
+printf "%-13s %8s %8s %6s %9s %6s %8s %8s %8s %8s %8s\n", 'case', 'named',
+    'unnamed', 'ratio', 'PgBouncer', 'ratio', 'single', 'n/health',
+    'u/health', 'P/health', 's/health';
 my @health = @{$api{'/api/health'}};
 for my $c (map { $_->[0] } @cases) {
-	my ($n, $u, $b) = @{$api{$c}};
-	printf "%-13s %8.0f %8.0f %6.2f %9.0f %6.2f %8.2f %8.2f %8.2f\n", $c,
-	    $n, $u, $u / $n, $b, $b / $n, $n / $health[0], $u / $health[1],
-	    $b / $health[2];
+	my ($n, $u, $b, $one) = @{$api{$c}};
+	printf "%-13s %8.0f %8.0f %6.2f %9.0f %6.2f %8.0f %8.2f %8.2f %8.2f "
+	    . "%8.2f\n", $c, $n, $u, $u / $n, $b, $b / $n, $one,
+	    $n / $health[0], $u / $health[1], $b / $health[2],
+	    $one / $health[3];
 }
 print "\nPgBouncer after the run: $servers server connections, $clients "
     . "client connections (the pooled host's processes)\n";
