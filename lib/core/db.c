@@ -381,12 +381,12 @@ db_query_bin(struct db *db, PGresult **res, const char *sql, int nparams,
 	return query(db, res, sql, nparams, params, lengths, formats, false);
 }
 
-/* Runs a statement without parameters whose result is not needed. */
-static enum db_status
-command(struct db *db, const char *sql)
+enum db_status
+db_exec(struct db *db, const char *sql, int nparams, const char *const *params)
 {
 	PGresult *res;
-	enum db_status st = query(db, &res, sql, 0, NULL, NULL, NULL, false);
+	enum db_status st =
+		query(db, &res, sql, nparams, params, NULL, NULL, false);
 
 	PQclear(res);
 	return st;
@@ -401,7 +401,7 @@ db_begin(struct db *db)
 		log_error("db: BEGIN inside a transaction");
 		return DB_ERROR;
 	}
-	if ((st = command(db, "BEGIN")) == DB_OK)
+	if ((st = db_exec(db, "BEGIN", 0, NULL)) == DB_OK)
 		db->in_tx = true;
 	return st;
 }

@@ -72,6 +72,10 @@ void db_free(struct db *db);
 enum db_status db_query(struct db *db, PGresult **res, const char *sql,
 			int nparams, const char *const *params);
 
+/* As db_query(), for a statement whose result nobody reads. */
+enum db_status db_exec(struct db *db, const char *sql, int nparams,
+		       const char *const *params);
+
 /* As db_query(), for a read-only statement: retried once on reconnect. */
 enum db_status db_query_ro(struct db *db, PGresult **res, const char *sql,
 			   int nparams, const char *const *params);

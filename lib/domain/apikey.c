@@ -149,9 +149,5 @@ apikey_facility(struct db *db, const char *id, PGresult **rows)
 enum db_status
 apikey_revoke(struct db *db, const char *id)
 {
-	PGresult *res = NULL;
-	enum db_status st = db_query(db, &res, revoke_sql, 1, &id);
-
-	PQclear(res);
-	return st;
+	return db_exec(db, revoke_sql, 1, &id);
 }

@@ -46,9 +46,5 @@ tag_create(struct db *db, const char *facility_id, const char *name,
 enum db_status
 tag_delete(struct db *db, const char *id)
 {
-	PGresult *res = NULL;
-	enum db_status st = db_query(db, &res, delete_sql, 1, &id);
-
-	PQclear(res);
-	return st;
+	return db_exec(db, delete_sql, 1, &id);
 }

@@ -205,13 +205,9 @@ upload_insert(struct db *db, const struct upload_new *n)
 	const char *p[7] = {n->id,	 n->facility_id, n->api_key_id,
 			    n->filename, n->format,	 size,
 			    n->metadata};
-	PGresult *res = NULL;
-	enum db_status st;
 
 	snprintf(size, sizeof(size), "%llu", (unsigned long long)n->size);
-	st = db_query(db, &res, insert_sql, 7, p);
-	PQclear(res);
-	return st;
+	return db_exec(db, insert_sql, 7, p);
 }
 
 enum db_status
@@ -233,17 +229,6 @@ upload_tags_link(struct db *db, const char *id, const char *facility_id,
 	return st;
 }
 
-/* One statement of upload_change() without rows to answer. */
-static enum db_status
-run(struct db *db, const char *sql, int n, const char *const *p)
-{
-	PGresult *res = NULL;
-	enum db_status st = db_query(db, &res, sql, n, p);
-
-	PQclear(res);
-	return st;
-}
-
 enum db_status
 upload_change(struct db *db, const char *id, const char *facility_id,
 	      const char *metadata, const struct upload_tags *t, bool *linked)
@@ -254,8 +239,8 @@ upload_change(struct db *db, const char *id, const char *facility_id,
 	*linked = true;
 	if ((st = db_begin(db)) != DB_OK)
 		return st;
-	if ((st = run(db, update_sql, 2, p)) == DB_OK && t != NULL &&
-	    (st = run(db, unlink_sql, 1, p)) == DB_OK)
+	if ((st = db_exec(db, update_sql, 2, p)) == DB_OK && t != NULL &&
+	    (st = db_exec(db, unlink_sql, 1, p)) == DB_OK)
 		st = upload_tags_link(db, id, facility_id, t, linked);
 	if (st != DB_OK || !*linked) {
 		db_rollback(db);

@@ -64,17 +64,6 @@ password_fits(const char *password)
 	return n >= USER_PASSWORD_MIN && n <= AUTH_PASSWORD_MAX;
 }
 
-/* Runs a statement of one parameter whose rows nobody reads. */
-static enum db_status
-run1(struct db *db, const char *sql, const char *param)
-{
-	PGresult *res = NULL;
-	enum db_status st = db_query(db, &res, sql, 1, &param);
-
-	PQclear(res);
-	return st;
-}
-
 enum db_status
 user_create(struct db *db, const struct user_new *u, PGresult **rows)
 {
@@ -157,16 +146,16 @@ user_update(struct db *db, const char *id, const struct user_change *c,
 		return st;
 	/* Logged out everywhere when deactivated or given a new password. */
 	if (c->is_active == 0 || c->password_hash != NULL)
-		st = run1(db, revoke_sql, id);
+		st = db_exec(db, revoke_sql, 1, &id);
 	return st;
 }
 
 enum db_status
 user_deactivate_locked(struct db *db, const char *id)
 {
-	enum db_status st = run1(db, deactivate_sql, id);
+	enum db_status st = db_exec(db, deactivate_sql, 1, &id);
 
-	return st == DB_OK ? run1(db, revoke_sql, id) : st;
+	return st == DB_OK ? db_exec(db, revoke_sql, 1, &id) : st;
 }
 
 /* In a transaction of its own: finds and locks the user whose id or
@@ -225,7 +214,7 @@ user_set_password(struct db *db, const char *who, const char *password,
 	 * trigger), the refresh tokens are revoked; then the login
 	 * throttle forgets the e-mail. */
 	if ((st = db_query(db, &res, set_hash_sql, 2, p)) != DB_OK ||
-	    (st = run1(db, revoke_sql, id)) != DB_OK ||
+	    (st = db_exec(db, revoke_sql, 1, p)) != DB_OK ||
 	    (st = db_commit(db)) != DB_OK)
 		goto out;
 	st = throttle_clear_user(db, id, &cleared);
