@@ -7,7 +7,8 @@
 #    change counter and the user's row) and the device list, each named
 #    and prepared once per connection as lib/core/db.c does directly (the
 #    baseline), unnamed (parsed and planned every time, as
-#    XMHUB_DATABASE_POOLED does), and unnamed through PgBouncer;
+#    XMHUB_DATABASE_POOLED does), and unnamed through PgBouncer, with
+#    PostgreSQL's and PgBouncer's CPU per transaction;
 # 2. the API through three web hosts on one PostgreSQL: connected
 #    directly with named statements (XMHUB_MULTI_HOST=1, as several hosts
 #    run: the baseline), directly with unnamed ones
@@ -17,8 +18,9 @@
 #    batches (the group commit's statements, which a pooled writer plans
 #    on every round), each case on one host after the other; and a
 #    fourth host alone on the database as most deployments run (named
-#    statements, LISTEN: no change counter read); the server and client
-#    connections PgBouncer held.
+#    statements, LISTEN: no change counter read); the CPU each part
+#    spent per request (the host's lighttpd and programs, PgBouncer,
+#    PostgreSQL, wrk); the server and client connections PgBouncer held.
 #
 # Runs from a build tree (make bench-pgbouncer).  BENCH_SECONDS (10),
 # BENCH_CONNECTIONS (16), BENCH_ROUNDS (3): each figure is the median of
@@ -28,6 +30,7 @@ use strict;
 use warnings;
 use HTTP::Tiny;
 use lib "$ENV{XMHUB_SRCDIR}/t/lib";
+use Xmhub::Cpu qw(tree_cpu);
 use Xmhub::Pg;
 use Xmhub::PgBouncer;
 use Xmhub::Platform;
@@ -47,6 +50,9 @@ my ($st, $o, $e) = $pg->psql("ALTER DATABASE xmhub SET timezone = 'UTC'; "
 	. "ALTER DATABASE xmhub SET datestyle = 'ISO'", 'postgres');
 die "ALTER DATABASE: $e" if $st;
 my $bouncer = Xmhub::PgBouncer->start($pg, pool => 20);
+open(my $pm, '<', $pg->dir . '/data/postmaster.pid') or die "postmaster.pid: $!";
+chomp(my $postmaster = <$pm>);
+close $pm;
 my $secret = join '', map { sprintf '%02x', int rand 256 } 1 .. 32;
 my @hosts = (
 	Xmhub::Stack->start(addr => '127.0.0.1', database_url => $pg->url,
@@ -97,15 +103,18 @@ print $f "SELECT id, facility_id, device_uid, name, hardware_version, "
     . "ORDER BY created_at, id;\n";
 close $f;
 
-# pgbench($script, $mode, $port): transactions per second.
+# pgbench($script, $mode, $port): (transactions per second, CPU µs per
+# transaction of PostgreSQL, of PgBouncer).
 sub pgbench {
 	my ($script, $mode, $port) = @_;
+	my @c0 = map { tree_cpu($_) } $postmaster, $bouncer->{bouncer};
 	my ($st, $out, $err) = run([$pg->bin('pgbench'), '-n',
 		'-M', $mode, '-c', $conns, '-j', 2, '-T', $seconds, '-f', $script,
 		'-h', '127.0.0.1', '-p', $port, '-U', 'xmhub', 'xmhub']);
 	die "pgbench $script: $out$err" if $st;
 	my ($tps) = $out =~ /tps = ([\d.]+)/;
-	return $tps;
+	my @c1 = map { tree_cpu($_) } $postmaster, $bouncer->{bouncer};
+	return ($tps, map { ($c1[$_] - $c0[$_]) * 1e6 / ($tps * $seconds) } 0, 1);
 }
 
 # median(@runs): each column's median over rounds of rows.
@@ -118,8 +127,9 @@ sub median {
 
 my %stmt;
 for my $s (qw(authn devices)) {
-	$stmt{$s} = median(map { [pgbench($script{$s}, 'prepared', $pg->port),
-		pgbench($script{$s}, 'extended', $pg->port),
+	$stmt{$s} = median(map { [
+		(pgbench($script{$s}, 'prepared', $pg->port))[0, 1],
+		(pgbench($script{$s}, 'extended', $pg->port))[0, 1],
 		pgbench($script{$s}, 'extended', $bouncer->port)] } 1 .. $rounds);
 }
 
@@ -130,15 +140,35 @@ my @cases = (
 	['device list', '/api/v1/devices', '-H', "Authorization: Bearer $token"],
 	['ingest', '/', '-s', "$dir/ingest.lua"],
 );
-my %api;
+# The processes whose CPU each case reads: the host's lighttpd with its
+# FastCGI programs, PgBouncer and PostgreSQL ($postmaster and its
+# backends); wrk's is this process's reaped children's.
+my @web = map { $_->running('lighttpd') // die "lighttpd is not running\n" }
+    @hosts;
+
+# api_case($i, $name, $path, @args): wrk on host $i; [requests/s, then CPU
+# µs per request of: its web server and programs, PgBouncer, PostgreSQL,
+# wrk].
 my $runs = 0;
+sub api_case {
+	my ($i, $name, $path, @args) = @_;
+	my @parts = ($web[$i], $bouncer->{bouncer}, $postmaster);
+	my @c0 = ((map { tree_cpu($_) } @parts), (times)[2] + (times)[3]);
+	# Each ingest run's batches new (Xmhub::Wrk::ingest_setup).
+	local $ENV{XMHUB_BENCH_SEQ} = 4096 * $runs++;
+	my ($rps) = wrk($hosts[$i]->url($path), conns => $conns,
+		seconds => $seconds, name => $name, args => \@args);
+	my @c1 = ((map { tree_cpu($_) } @parts), (times)[2] + (times)[3]);
+	my $n = $rps * $seconds;
+	return [$rps, map { ($c1[$_] - $c0[$_]) * 1e6 / $n } 0 .. $#c0];
+}
+
+# %api: case => [per host: [requests/s, CPU µs per request of each part]].
+my %api;
 for my $c (@cases) {
-	my ($name, $path, @args) = @$c;
-	$api{$name} = median(map { [map {
-		# Each ingest run's batches new (Xmhub::Wrk::ingest_setup).
-		local $ENV{XMHUB_BENCH_SEQ} = 4096 * $runs++;
-		(wrk($_->url($path), conns => $conns, seconds => $seconds,
-			name => $name, args => \@args))[0] } @hosts] } 1 .. $rounds);
+	my @runs = map { [map { api_case($_, @$c) } 0 .. $#hosts] } 1 .. $rounds;
+	$api{$c->[0]} = [map { my $h = $_;
+		median(map { $_->[$h] } @runs) } 0 .. $#hosts];
 }
 my ($servers, $clients) = (0, 0);
 $servers += $_->{database} eq 'xmhub' for @{$bouncer->show('SERVERS')};
@@ -147,13 +177,15 @@ $clients += $_->{database} eq 'xmhub' for @{$bouncer->show('CLIENTS')};
 printf "bench/pgbouncer: %ds per case, %d connections, median of %d "
     . "rounds, PgBouncer 1.18 in transaction mode (pool 20), PostgreSQL "
     . "fsync on\n\n", $seconds, $conns, $rounds;
-print "statements (pgbench tps; ratios to named, direct):\n";
-printf "%-9s %12s %12s %7s %12s %7s\n", 'case', 'named', 'unnamed', 'ratio',
-    'PgBouncer', 'ratio';
+print "statements (pgbench tps; ratios to named, direct; CPU µs per "
+    . "transaction of PostgreSQL, and of PgBouncer through it):\n";
+printf "%-9s %12s %12s %7s %12s %7s %7s %7s %7s %7s\n", 'case', 'named',
+    'unnamed', 'ratio', 'PgBouncer', 'ratio', 'pg n', 'pg u', 'pg P',
+    'pgb P';
 for my $s (qw(authn devices)) {
-	my ($n, $u, $b) = @{$stmt{$s}};
-	printf "%-9s %12.0f %12.0f %7.2f %12.0f %7.2f\n", $s, $n, $u, $u / $n,
-	    $b, $b / $n;
+	my ($n, $pn, $u, $pu, $b, $pb, $bb) = @{$stmt{$s}};
+	printf "%-9s %12.0f %12.0f %7.2f %12.0f %7.2f %7.0f %7.0f %7.0f "
+	    . "%7.0f\n", $s, $n, $u, $u / $n, $b, $b / $n, $pn, $pu, $pb, $bb;
 }
 print "\nAPI (wrk r/s; named: direct, XMHUB_MULTI_HOST=1; unnamed: "
     . "direct, XMHUB_DATABASE_POOLED; PgBouncer: XMHUB_DATABASE_POOLED "
@@ -162,13 +194,26 @@ print "\nAPI (wrk r/s; named: direct, XMHUB_MULTI_HOST=1; unnamed: "
 printf "%-13s %8s %8s %6s %9s %6s %8s %8s %8s %8s %8s\n", 'case', 'named',
     'unnamed', 'ratio', 'PgBouncer', 'ratio', 'single', 'n/health',
     'u/health', 'P/health', 's/health';
-my @health = @{$api{'/api/health'}};
+my @health = map { $_->[0] } @{$api{'/api/health'}};
 for my $c (map { $_->[0] } @cases) {
-	my ($n, $u, $b, $one) = @{$api{$c}};
+	my ($n, $u, $b, $one) = map { $_->[0] } @{$api{$c}};
 	printf "%-13s %8.0f %8.0f %6.2f %9.0f %6.2f %8.0f %8.2f %8.2f %8.2f "
 	    . "%8.2f\n", $c, $n, $u, $u / $n, $b, $b / $n, $one,
 	    $n / $health[0], $u / $health[1], $b / $health[2],
 	    $one / $health[3];
+}
+print "\nCPU µs per request (medians; web: the host's lighttpd and its "
+    . "FastCGI programs; postgres: the postmaster and its backends):\n";
+printf "%-13s %-9s %8s %8s %8s %8s %8s\n", 'case', 'host', 'web',
+    'pgbouncer', 'postgres', 'wrk', 'total';
+for my $c (map { $_->[0] } @cases) {
+	for my $h (0 .. $#hosts) {
+		my ($rps, @cpu) = @{$api{$c}[$h]};
+		my $total = 0;
+		$total += $_ for @cpu;
+		printf "%-13s %-9s %8.0f %8.0f %8.0f %8.0f %8.0f\n", $c,
+		    (qw(named unnamed PgBouncer single))[$h], @cpu, $total;
+	}
 }
 print "\nPgBouncer after the run: $servers server connections, $clients "
     . "client connections (the pooled host's processes)\n";

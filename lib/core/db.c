@@ -290,7 +290,10 @@ log_result(const PGresult *res)
  * program's constant strings, so the cache stays small; past
  * DB_STMT_MAX (or without memory) a statement runs unprepared.  A pooled
  * handle runs every statement unnamed: the next transaction may be on a
- * server connection that never saw the preparation.
+ * server connection that never saw the preparation.  One without
+ * parameters (a constant: BEGIN, COMMIT, the change counter's read) goes
+ * as a simple query, one message where the extended protocol sends five,
+ * each relayed by PgBouncer (bench/pgbouncer: doc/benchmarks.md).
  */
 static PGresult *
 exec(struct db *db, const char *sql, int nparams, const char *const *params,
@@ -300,6 +303,8 @@ exec(struct db *db, const char *sql, int nparams, const char *const *params,
 	PGresult *r;
 	int i;
 
+	if (db->pooled && nparams == 0)
+		return PQexec(db->conn, sql);
 	if (db->pooled)
 		return PQexecParams(db->conn, sql, nparams, NULL, params,
 				    lengths, formats, 0);
