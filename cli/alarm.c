@@ -63,6 +63,8 @@ finish(struct db *db, PGresult *res, enum alarms_status s, bool one,
 		[ALARMS_STATE] = "is not in a state that allows it",
 		[ALARMS_INVALID] = "refused as invalid (see the log above)",
 		[ALARMS_CONFLICT] = "the name is taken in the facility",
+		[ALARMS_FULL] = "the facility has as many rules as "
+				"XMHUB_ALARM_RULES_MAX allows",
 		[ALARMS_DB] = "the database failed (see the log above)",
 	};
 	int rc = 1;
@@ -99,6 +101,7 @@ alarm_rule_create(int argc, char *argv[])
 	enum db_status st;
 	enum alarms_status s;
 	struct db *db;
+	long long max;
 
 	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), NULL, NULL))
 		return 2;
@@ -119,7 +122,8 @@ alarm_rule_create(int argc, char *argv[])
 	};
 	if ((db = open_db()) == NULL)
 		return 1;
-	s = alarms_rule_create(db, &r, &res, &st);
+	conf_get_int("XMHUB_ALARM_RULES_MAX", &max);
+	s = alarms_rule_create(db, &r, max, &res, &st);
 	return finish(db, res, s, true, r.name);
 }
 

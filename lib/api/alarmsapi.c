@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/alarmsapi.h"
+#include "core/conf.h"
 #include "domain/alarms.h"
 #include "web/dbjson.h"
 #include "web/scope.h"
@@ -228,6 +229,7 @@ alarmsapi_rule_post(struct app_ctx *ctx)
 	json_object *body;
 	enum alarms_status s;
 	enum db_status st = DB_OK;
+	long long max;
 
 	if ((body = valid_json_body(ctx->req, rule_fields, R_NFIELDS, v,
 				    ctx->resp)) == NULL)
@@ -252,8 +254,16 @@ alarmsapi_rule_post(struct app_ctx *ctx)
 			   "kind, severity or op is not one of its names");
 		goto out;
 	}
-	s = alarms_rule_create(ctx->db, &r, &res, &st);
-	answer(ctx, s, st, res, 201, "alarm rule");
+	/* Malformed, it is its default: xmhub check-config says so. */
+	conf_get_int("XMHUB_ALARM_RULES_MAX", &max);
+	s = alarms_rule_create(ctx->db, &r, max, &res, &st);
+	if (s == ALARMS_FULL)
+		http_error(ctx->resp, 409,
+			   "the facility has %lld alarm rules, as many as "
+			   "allowed (XMHUB_ALARM_RULES_MAX): delete one first",
+			   max);
+	else
+		answer(ctx, s, st, res, 201, "alarm rule");
 out:
 	PQclear(res);
 	json_object_put(body);

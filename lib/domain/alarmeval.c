@@ -104,7 +104,11 @@ alarmeval_watch(struct alarmeval *e, size_t max, const char *id,
 /*
  * A session's rules as loaded, at its facility's version of them, one
  * per slot of a hash of the session's id, so that a round of sessions
- * seen before reads only their runs going on.
+ * seen before reads only their runs going on.  The copies together stay
+ * under CACHE_BYTES: a session's rules are its facility's rules times
+ * its streams of their names (up to XMHUB_ALARM_RULES_MAX x
+ * INGEST_MAX_STREAMS), and one that does not fit is loaded again at each
+ * round instead of kept.
  */
 struct cached {
 	char id[UUID_LEN + 1];
@@ -114,7 +118,15 @@ struct cached {
 };
 
 #define CACHE_SLOTS 1024
+#define CACHE_BYTES (8u << 20)
 static struct cached *cache[CACHE_SLOTS];
+static size_t cache_bytes; /* what the entries of cache take */
+
+static size_t
+cached_size(size_t n)
+{
+	return sizeof(struct cached) + n * sizeof(struct alarmeval_rule);
+}
 
 static struct cached **
 cache_slot(const char *id)
@@ -141,21 +153,28 @@ take_rules(struct alarmeval_session *w, const struct alarmeval_rule *r,
 	return true;
 }
 
-/* Keeps the n rules of w in its slot, replacing what was there. */
+/* Keeps the n rules of w in its slot, replacing what was there; the
+ * slot stays empty when they do not fit in CACHE_BYTES. */
 static void
 cache_put(const struct alarmeval_session *w)
 {
 	struct cached **slot = cache_slot(w->id), *c;
+	size_t size = cached_size(w->n);
 
-	if ((c = malloc(sizeof(*c) + w->n * sizeof(*w->rules))) == NULL)
+	if (*slot != NULL) {
+		cache_bytes -= cached_size((*slot)->n);
+		free(*slot);
+		*slot = NULL;
+	}
+	if (size > CACHE_BYTES - cache_bytes || (c = malloc(size)) == NULL)
 		return;
 	snprintf(c->id, sizeof(c->id), "%s", w->id);
 	c->version = w->version;
 	c->n = w->n;
 	if (w->n > 0)
 		memcpy(c->rules, w->rules, w->n * sizeof(*w->rules));
-	free(*slot);
 	*slot = c;
+	cache_bytes += size;
 }
 
 static int

@@ -4,18 +4,25 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "domain/alarms.h"
 
+/* No row when the facility has $14 rules already.  Two creations at once
+ * may both pass the count: the facility ends at most one rule over per
+ * concurrent request, which bounds what the rules cost (an ingest round
+ * loads every rule that watches its streams: lib/domain/alarmeval.c). */
 static const char rule_sql[] =
 	"INSERT INTO alarm_rules (facility_id, name, kind, severity, "
 	"device_id, stream_name, op, lo, hi, for_samples, for_seconds, "
 	"silence_minutes, storage_percent) "
-	"VALUES ($1::uuid, $2, $3, coalesce($4, 'warning'), $5::uuid, $6, $7, "
+	"SELECT $1::uuid, $2, $3, coalesce($4, 'warning'), $5::uuid, $6, $7, "
 	"$8::float8, $9::float8, coalesce($10::integer, 1), "
-	"coalesce($11::integer, 0), $12::integer, $13::integer) "
+	"coalesce($11::integer, 0), $12::integer, $13::integer "
+	"WHERE (SELECT count(*) FROM alarm_rules "
+	"WHERE facility_id = $1::uuid) < $14::bigint "
 	"RETURNING " ALARMS_RULE_COLS;
 
 static const char endpoint_sql[] =
@@ -88,10 +95,11 @@ failed(enum db_status st)
 }
 
 enum alarms_status
-alarms_rule_create(struct db *db, const struct alarms_rule *r, PGresult **res,
-		   enum db_status *st)
+alarms_rule_create(struct db *db, const struct alarms_rule *r, long long max,
+		   PGresult **res, enum db_status *st)
 {
-	const char *params[13] = {
+	char cap[24];
+	const char *params[14] = {
 		r->facility_id,
 		r->name,
 		r->kind,
@@ -105,10 +113,14 @@ alarms_rule_create(struct db *db, const struct alarms_rule *r, PGresult **res,
 		r->for_seconds,
 		r->silence_minutes,
 		r->storage_percent,
+		cap,
 	};
 
-	*st = db_query(db, res, rule_sql, 13, params);
-	return *st == DB_OK ? ALARMS_OK : failed(*st);
+	snprintf(cap, sizeof(cap), "%lld", max);
+	*st = db_query(db, res, rule_sql, 14, params);
+	if (*st != DB_OK)
+		return failed(*st);
+	return PQntuples(*res) == 1 ? ALARMS_OK : ALARMS_FULL;
 }
 
 enum alarms_status

@@ -24,6 +24,7 @@ enum alarms_status {
 	ALARMS_STATE,	  /* the alarm is not in a state that allows it */
 	ALARMS_INVALID,	  /* the database refused the values (a check) */
 	ALARMS_CONFLICT,  /* the name is taken in the facility */
+	ALARMS_FULL,	  /* the facility has as many rules as allowed */
 	ALARMS_DB	  /* the database failed: st says how */
 };
 
@@ -47,12 +48,15 @@ struct alarms_rule {
 	"value, first_seen_at, last_seen_at, acknowledged_at, cleared_at"
 
 /*
- * Creates rule r: ALARMS_OK with *res its row (ALARMS_RULE_COLS; the
- * caller PQclear()s it), or why not (*st the database's status).
+ * Creates rule r unless its facility has max rules already (ALARMS_FULL;
+ * XMHUB_ALARM_RULES_MAX): ALARMS_OK with *res its row (ALARMS_RULE_COLS;
+ * the caller PQclear()s *res in every case), or why not (*st the
+ * database's status).
  */
 enum alarms_status alarms_rule_create(struct db *db,
 				      const struct alarms_rule *r,
-				      PGresult **res, enum db_status *st);
+				      long long max, PGresult **res,
+				      enum db_status *st);
 
 /* Deletes a rule, its alarms with it. */
 enum alarms_status alarms_rule_delete(struct db *db, const char *facility_id,

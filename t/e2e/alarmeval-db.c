@@ -111,7 +111,7 @@ rule(const struct alarms_rule *r)
 	PGresult *res = NULL;
 	enum db_status st;
 
-	is_int(alarms_rule_create(db, r, &res, &st), ALARMS_OK,
+	is_int(alarms_rule_create(db, r, 1000, &res, &st), ALARMS_OK,
 	       "rule %s created", r->name);
 	PQclear(res);
 }
@@ -213,6 +213,37 @@ test_band(void)
 	       "160", "the band's alarm");
 }
 
+/* A facility's rules stop at the cap it is given, and start again when
+ * one is deleted. */
+static void
+test_cap(void)
+{
+	struct alarms_rule r = {
+		.facility_id = fac, .kind = "silence", .silence_minutes = "5"};
+	long long have = strtoll(count("alarm_rules"), NULL, 10);
+	PGresult *res = NULL;
+	enum db_status st;
+	char id[UUID_LEN + 1], want[24];
+
+	r.name = "cap 1";
+	is_int(alarms_rule_create(db, &r, have + 1, &res, &st), ALARMS_OK,
+	       "a rule under the cap");
+	snprintf(id, sizeof(id), "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	r.name = "cap 2";
+	is_int(alarms_rule_create(db, &r, have + 1, &res, &st), ALARMS_FULL,
+	       "the next one at the cap: refused");
+	is_int(PQntuples(res), 0, "and nothing inserted");
+	PQclear(res);
+	snprintf(want, sizeof(want), "%lld", have + 1);
+	is_str(count("alarm_rules"), want,
+	       "the facility has as many as the cap");
+	is_int(alarms_rule_delete(db, fac, id, &st), ALARMS_OK, "one deleted");
+	is_int(alarms_rule_create(db, &r, have + 1, &res, &st), ALARMS_OK,
+	       "then the next one is taken");
+	PQclear(res);
+}
+
 int
 main(void)
 {
@@ -245,6 +276,7 @@ main(void)
 	test_runs();
 	test_rollback();
 	test_band();
+	test_cap();
 	db_free(db);
 	return tap_done();
 }

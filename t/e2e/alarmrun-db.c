@@ -80,7 +80,7 @@ rule(const char *name, const char *kind, const char *minutes)
 	PGresult *res = NULL;
 	enum db_status st;
 
-	is_int(alarms_rule_create(db, &r, &res, &st), ALARMS_OK,
+	is_int(alarms_rule_create(db, &r, 1000, &res, &st), ALARMS_OK,
 	       "rule %s created", name);
 	PQclear(res);
 }

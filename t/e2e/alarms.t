@@ -55,7 +55,9 @@ chmod 0777, $mta;
 # Retries after 1, 2, 4, 8, 16 and 32 s: dead at the 7th failure, 63 s on.
 # The receiver is on 127.0.0.1: XMHUB_ALARM_PRIVATE_HOSTS lets the runner
 # reach it (t/e2e/alarmrun-db.c proves the refusal).
+# Four rules a facility at most: the API's cap is tried below.
 my $p = Xmhub::Platform->start(env => {XMHUB_ALARM_RETRY_BASE => 1,
+	XMHUB_ALARM_RULES_MAX => 4,
 	XMHUB_ALARM_PRIVATE_HOSTS => 'true',
 	XMHUB_ALARM_MAX_ATTEMPTS => 7, XMHUB_ALARM_TIMEOUT => 5,
 	XMHUB_ALARM_SENDMAIL => "$mta/sendmail"});
@@ -339,6 +341,17 @@ ok(!(grep { $_->{body} =~ /\Q$b->{fac}\E/ } requests_to('/a')),
 	($st, $body) = $p->req(POST => "/api/v1/alarms/$open->{id}/clear",
 		token => $a->{token});
 	is($body->{state}, 'cleared', 'its admin clears it');
+	# The second facility has its one rule: three more, then the cap.
+	my @made = map { ($p->req(POST => '/api/v1/alarm-rules',
+		token => $b->{token}, json => {name => "errors $_",
+		kind => 'session_error'}))[0] } 1 .. 4;
+	is("@made", '201 201 201 409', 'rules up to XMHUB_ALARM_RULES_MAX, '
+	    . 'then 409');
+	($st, $body) = $p->req(POST => '/api/v1/alarm-rules',
+		token => $b->{token}, json => {name => 'errors 5',
+		kind => 'session_error'});
+	like($body->{detail}, qr/has 4 alarm rules, as many as allowed/,
+		'the detail says why');
 	for my $path (qw(/api/v1/alarms /api/v1/alarm-rules /api/v1/webhooks
 	    /api/v1/webhook-deliveries)) {
 		($st, $body) = $p->req(GET => $path, token => $b->{token});
