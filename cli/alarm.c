@@ -63,8 +63,8 @@ finish(struct db *db, PGresult *res, enum alarms_status s, bool one,
 		[ALARMS_STATE] = "is not in a state that allows it",
 		[ALARMS_INVALID] = "refused as invalid (see the log above)",
 		[ALARMS_CONFLICT] = "the name is taken in the facility",
-		[ALARMS_FULL] = "the facility has as many rules as "
-				"XMHUB_ALARM_RULES_MAX allows",
+		[ALARMS_FULL] = "the facility has as many as allowed "
+				"(XMHUB_ALARM_RULES_MAX, _ENDPOINTS_MAX)",
 		[ALARMS_DB] = "the database failed (see the log above)",
 	};
 	int rc = 1;
@@ -140,13 +140,15 @@ alarm_webhook_create(int argc, char *argv[])
 	enum db_status st;
 	enum alarms_status s;
 	struct db *db;
+	long long max;
 
 	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), NULL, NULL))
 		return 2;
 	if ((db = open_db()) == NULL)
 		return 1;
+	conf_get_int("XMHUB_ALARM_ENDPOINTS_MAX", &max);
 	s = alarms_endpoint_create(db, o[0].value, o[1].value, o[2].value,
-				   o[3].value, &res, &st);
+				   o[3].value, max, &res, &st);
 	return finish(db, res, s, true, o[1].value);
 }
 

@@ -101,6 +101,21 @@ answer(struct app_ctx *ctx, enum alarms_status s, enum db_status st,
 	}
 }
 
+/* Answers a creation's outcome: as answer(), or 409 at the facility's
+ * cap (the setting cap). */
+static void
+created(struct app_ctx *ctx, enum alarms_status s, enum db_status st,
+	PGresult *res, const char *what, const char *cap)
+{
+	if (s == ALARMS_FULL)
+		http_error(ctx->resp, 409,
+			   "the facility has as many %ss as allowed (%s): "
+			   "delete one first",
+			   what, cap);
+	else
+		answer(ctx, s, st, res, 201, what);
+}
+
 /* Whether s is one of the NULL-terminated names. */
 static bool
 one_of(const char *s, const char *const *names)
@@ -257,13 +272,7 @@ alarmsapi_rule_post(struct app_ctx *ctx)
 	/* Malformed, it is its default: xmhub check-config says so. */
 	conf_get_int("XMHUB_ALARM_RULES_MAX", &max);
 	s = alarms_rule_create(ctx->db, &r, max, &res, &st);
-	if (s == ALARMS_FULL)
-		http_error(ctx->resp, 409,
-			   "the facility has %lld alarm rules, as many as "
-			   "allowed (XMHUB_ALARM_RULES_MAX): delete one first",
-			   max);
-	else
-		answer(ctx, s, st, res, 201, "alarm rule");
+	created(ctx, s, st, res, "alarm rule", "XMHUB_ALARM_RULES_MAX");
 out:
 	PQclear(res);
 	json_object_put(body);
@@ -301,6 +310,7 @@ alarmsapi_webhook_post(struct app_ctx *ctx)
 	json_object *body;
 	enum alarms_status s;
 	enum db_status st = DB_OK;
+	long long max;
 
 	if ((body = valid_json_body(ctx->req, webhook_fields, W_NFIELDS, v,
 				    ctx->resp)) == NULL)
@@ -314,9 +324,11 @@ alarmsapi_webhook_post(struct app_ctx *ctx)
 			   "url must be http://, https:// or mailto:");
 		goto out;
 	}
+	conf_get_int("XMHUB_ALARM_ENDPOINTS_MAX", &max);
 	s = alarms_endpoint_create(ctx->db, facility_id, v[W_NAME].str,
-				   v[W_URL].str, v[W_SECRET].str, &res, &st);
-	answer(ctx, s, st, res, 201, "webhook");
+				   v[W_URL].str, v[W_SECRET].str, max, &res,
+				   &st);
+	created(ctx, s, st, res, "webhook", "XMHUB_ALARM_ENDPOINTS_MAX");
 out:
 	PQclear(res);
 	json_object_put(body);

@@ -25,9 +25,14 @@ static const char rule_sql[] =
 	"WHERE facility_id = $1::uuid) < $14::bigint "
 	"RETURNING " ALARMS_RULE_COLS;
 
+/* As rule_sql: every event makes a delivery per endpoint, which one
+ * runner posts one after another for every facility. */
 static const char endpoint_sql[] =
 	"INSERT INTO webhook_endpoints (facility_id, name, url, secret) "
-	"VALUES ($1::uuid, $2, $3, $4) RETURNING " ALARMS_ENDPOINT_COLS;
+	"SELECT $1::uuid, $2, $3, $4 "
+	"WHERE (SELECT count(*) FROM webhook_endpoints "
+	"WHERE facility_id = $1::uuid) < $5::bigint "
+	"RETURNING " ALARMS_ENDPOINT_COLS;
 
 static const char *const delete_sql[] = {
 	"DELETE FROM alarm_rules WHERE id = $1::uuid "
@@ -94,6 +99,15 @@ failed(enum db_status st)
 	}
 }
 
+/* The outcome of an INSERT that makes no row at its facility's cap. */
+static enum alarms_status
+created(enum db_status st, const PGresult *res)
+{
+	if (st != DB_OK)
+		return failed(st);
+	return PQntuples(res) == 1 ? ALARMS_OK : ALARMS_FULL;
+}
+
 enum alarms_status
 alarms_rule_create(struct db *db, const struct alarms_rule *r, long long max,
 		   PGresult **res, enum db_status *st)
@@ -118,20 +132,20 @@ alarms_rule_create(struct db *db, const struct alarms_rule *r, long long max,
 
 	snprintf(cap, sizeof(cap), "%lld", max);
 	*st = db_query(db, res, rule_sql, 14, params);
-	if (*st != DB_OK)
-		return failed(*st);
-	return PQntuples(*res) == 1 ? ALARMS_OK : ALARMS_FULL;
+	return created(*st, *res);
 }
 
 enum alarms_status
 alarms_endpoint_create(struct db *db, const char *facility_id, const char *name,
-		       const char *url, const char *secret, PGresult **res,
-		       enum db_status *st)
+		       const char *url, const char *secret, long long max,
+		       PGresult **res, enum db_status *st)
 {
-	const char *params[4] = {facility_id, name, url, secret};
+	char cap[24];
+	const char *params[5] = {facility_id, name, url, secret, cap};
 
-	*st = db_query(db, res, endpoint_sql, 4, params);
-	return *st == DB_OK ? ALARMS_OK : failed(*st);
+	snprintf(cap, sizeof(cap), "%lld", max);
+	*st = db_query(db, res, endpoint_sql, 5, params);
+	return created(*st, *res);
 }
 
 /* Deletes row id of table k of delete_sql. */

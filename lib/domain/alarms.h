@@ -24,7 +24,7 @@ enum alarms_status {
 	ALARMS_STATE,	  /* the alarm is not in a state that allows it */
 	ALARMS_INVALID,	  /* the database refused the values (a check) */
 	ALARMS_CONFLICT,  /* the name is taken in the facility */
-	ALARMS_FULL,	  /* the facility has as many rules as allowed */
+	ALARMS_FULL,	  /* the facility has as many as its cap allows */
 	ALARMS_DB	  /* the database failed: st says how */
 };
 
@@ -62,13 +62,15 @@ enum alarms_status alarms_rule_create(struct db *db,
 enum alarms_status alarms_rule_delete(struct db *db, const char *facility_id,
 				      const char *id, enum db_status *st);
 
-/* Creates a webhook endpoint: url (http or https), secret (at least 16
- * bytes, shown never again); *res its row (ALARMS_ENDPOINT_COLS). */
+/* Creates a webhook endpoint unless its facility has max already
+ * (ALARMS_FULL; XMHUB_ALARM_ENDPOINTS_MAX): url (http or https), secret
+ * (at least 16 bytes, shown never again); *res its row
+ * (ALARMS_ENDPOINT_COLS), as alarms_rule_create(). */
 enum alarms_status alarms_endpoint_create(struct db *db,
 					  const char *facility_id,
 					  const char *name, const char *url,
-					  const char *secret, PGresult **res,
-					  enum db_status *st);
+					  const char *secret, long long max,
+					  PGresult **res, enum db_status *st);
 
 /* Deletes an endpoint, its deliveries with it. */
 enum alarms_status alarms_endpoint_delete(struct db *db,

@@ -242,6 +242,16 @@ test_cap(void)
 	is_int(alarms_rule_create(db, &r, have + 1, &res, &st), ALARMS_OK,
 	       "then the next one is taken");
 	PQclear(res);
+	/* The facility has one endpoint. */
+	is_int(alarms_endpoint_create(db, fac, "hook 2", "http://127.0.0.1:9/",
+				      "sixteen bytes at least", 2, &res, &st),
+	       ALARMS_OK, "a second endpoint under a cap of 2");
+	PQclear(res);
+	is_int(alarms_endpoint_create(db, fac, "hook 3", "http://127.0.0.1:9/",
+				      "sixteen bytes at least", 2, &res, &st),
+	       ALARMS_FULL, "a third: refused");
+	PQclear(res);
+	is_str(count("webhook_endpoints"), "2", "two endpoints");
 }
 
 int
@@ -270,7 +280,7 @@ main(void)
 				   .hi = "30",
 				   .for_samples = "3"});
 	is_int(alarms_endpoint_create(db, fac, "hook", "http://127.0.0.1:9/",
-				      "sixteen bytes at least", &res, &st),
+				      "sixteen bytes at least", 20, &res, &st),
 	       ALARMS_OK, "an endpoint");
 	PQclear(res);
 	test_runs();

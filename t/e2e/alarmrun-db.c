@@ -245,7 +245,7 @@ test_private_hosts(void)
 		return;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u/hook", port);
 	is_int(alarms_endpoint_create(db, fac, "local", url,
-				      "local-secret-0123", &res, &st),
+				      "local-secret-0123", 20, &res, &st),
 	       ALARMS_OK, "an endpoint at %s", url);
 	PQclear(res);
 	rule("private", "job_failed", NULL);

@@ -55,9 +55,10 @@ chmod 0777, $mta;
 # Retries after 1, 2, 4, 8, 16 and 32 s: dead at the 7th failure, 63 s on.
 # The receiver is on 127.0.0.1: XMHUB_ALARM_PRIVATE_HOSTS lets the runner
 # reach it (t/e2e/alarmrun-db.c proves the refusal).
-# Four rules a facility at most: the API's cap is tried below.
+# Four rules and three webhook endpoints a facility at most: the API's
+# caps are tried below.
 my $p = Xmhub::Platform->start(env => {XMHUB_ALARM_RETRY_BASE => 1,
-	XMHUB_ALARM_RULES_MAX => 4,
+	XMHUB_ALARM_RULES_MAX => 4, XMHUB_ALARM_ENDPOINTS_MAX => 3,
 	XMHUB_ALARM_PRIVATE_HOSTS => 'true',
 	XMHUB_ALARM_MAX_ATTEMPTS => 7, XMHUB_ALARM_TIMEOUT => 5,
 	XMHUB_ALARM_SENDMAIL => "$mta/sendmail"});
@@ -350,8 +351,15 @@ ok(!(grep { $_->{body} =~ /\Q$b->{fac}\E/ } requests_to('/a')),
 	($st, $body) = $p->req(POST => '/api/v1/alarm-rules',
 		token => $b->{token}, json => {name => 'errors 5',
 		kind => 'session_error'});
-	like($body->{detail}, qr/has 4 alarm rules, as many as allowed/,
+	like($body->{detail}, qr/as many alarm rules as allowed \(XMHUB_ALARM_RULES_MAX\)/,
 		'the detail says why');
+	# And its one webhook endpoint: two more, then the cap.
+	@made = map { ($p->req(POST => '/api/v1/webhooks',
+		token => $b->{token}, json => {name => "more $_",
+		url => 'https://example.com/', secret => 'sixteen bytes at least'}))[0] }
+	    1 .. 3;
+	is("@made", '201 201 409', 'webhooks up to XMHUB_ALARM_ENDPOINTS_MAX, '
+	    . 'then 409');
 	for my $path (qw(/api/v1/alarms /api/v1/alarm-rules /api/v1/webhooks
 	    /api/v1/webhook-deliveries)) {
 		($st, $body) = $p->req(GET => $path, token => $b->{token});
