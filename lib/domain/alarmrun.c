@@ -231,15 +231,37 @@ struct guard {
 };
 
 /*
- * libcurl's socket opener: refuses an address of g->refused.  It runs
- * after the name was resolved, for each address tried, so a name that
- * resolves to a private address is refused as the address is.
+ * True when the IPv6 address a stands for an IPv4 address, with that
+ * address as text in v4: NAT64's well-known prefix (64:ff9b::/96, RFC
+ * 6052: a NAT64 gateway connects to it) and 6to4 (2002::/16, RFC 3056).
+ * Mapped addresses (::ffff:0:0/96) are lib/core/allow's own.
+ */
+static bool
+embedded_v4(const struct in6_addr *a, char v4[INET_ADDRSTRLEN])
+{
+	static const uint8_t nat64[12] = {0x00, 0x64, 0xff, 0x9b};
+	const uint8_t *b = a->s6_addr;
+	const uint8_t *at = NULL;
+
+	if (memcmp(b, nat64, 12) == 0)
+		at = b + 12;
+	else if (b[0] == 0x20 && b[1] == 0x02)
+		at = b + 2;
+	return at != NULL &&
+	       inet_ntop(AF_INET, at, v4, INET_ADDRSTRLEN) != NULL;
+}
+
+/*
+ * libcurl's socket opener: refuses an address of g->refused, or an IPv6
+ * one that carries such an IPv4 address.  It runs after the name was
+ * resolved, for each address tried, so a name that resolves to a private
+ * address is refused as the address is.
  */
 static curl_socket_t
 open_public(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
 {
 	struct guard *g = arg;
-	char host[INET6_ADDRSTRLEN] = "";
+	char host[INET6_ADDRSTRLEN] = "", v4[INET_ADDRSTRLEN];
 	const void *in = NULL;
 
 	if (a->family == AF_INET)
@@ -250,7 +272,9 @@ open_public(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
 			      ->sin6_addr;
 	if (purpose != CURLSOCKTYPE_IPCXN || in == NULL ||
 	    inet_ntop(a->family, in, host, sizeof(host)) == NULL ||
-	    allow_match(&g->refused, host)) {
+	    allow_match(&g->refused, host) ||
+	    (a->family == AF_INET6 && embedded_v4(in, v4) &&
+	     allow_match(&g->refused, v4))) {
 		snprintf(g->why, sizeof(g->why),
 			 "the address %s is not public "
 			 "(XMHUB_ALARM_PRIVATE_HOSTS)",

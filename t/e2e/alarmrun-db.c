@@ -273,6 +273,54 @@ test_private_hosts(void)
 	close(l);
 }
 
+/* IPv6 addresses that stand for a private IPv4 one are refused as it is:
+ * NAT64's and 6to4's (no such gateway here: without the check the POST
+ * would fail for want of a route, with another error). */
+static void
+test_embedded_v4(void)
+{
+	struct alarmrun_conf c = {
+		.timeout = 1, .retry_base = 1, .max_attempts = 5};
+	static const char *const hosts[][2] = {
+		{"[64:ff9b::a00:1]", "10.0.0.1"},
+		{"[2002:c0a8:101::1]", "192.168.1.1"},
+	};
+	PGresult *res = NULL;
+	enum db_status st;
+	char url[64], want[128];
+
+	one("DELETE FROM webhook_endpoints RETURNING 1", NULL);
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(url, sizeof(url), "http://%s:9/hook", hosts[i][0]);
+		is_int(alarms_endpoint_create(db, fac, hosts[i][1], url,
+					      "local-secret-0123", 20, &res,
+					      &st),
+		       ALARMS_OK, "an endpoint at %s", url);
+		PQclear(res);
+	}
+	rule("embedded", "job_failed", NULL);
+	is_str(one("SELECT raised FROM alarm_raise((SELECT id FROM "
+		   "alarm_rules WHERE name = $1), NULL, NULL, 'a test')",
+		   "embedded"),
+	       "t", "an alarm raised: a delivery to each");
+	for (size_t i = 0; i < 2; i++) {
+		is_int(alarmrun_deliver(db, &c), ALARMRUN_FAILED,
+		       "a POST fails");
+	}
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(want, sizeof(want),
+			 "the address %.*s is not public "
+			 "(XMHUB_ALARM_PRIVATE_HOSTS)",
+			 (int)strlen(hosts[i][0]) - 2, hosts[i][0] + 1);
+		is_str(one("SELECT last_error FROM alarm_deliveries d JOIN "
+			   "webhook_endpoints w ON w.id = d.endpoint_id "
+			   "WHERE w.name = $1",
+			   hosts[i][1]),
+		       want, "%s, which is %s: refused", hosts[i][0],
+		       hosts[i][1]);
+	}
+}
+
 int
 main(void)
 {
@@ -282,6 +330,7 @@ main(void)
 	test_session_error();
 	test_job_failed();
 	test_private_hosts();
+	test_embedded_v4();
 	db_free(db);
 	return tap_done();
 }
