@@ -6,7 +6,8 @@
  *
  *   xmhub-alarm --once   one pass (cron), exit 0, 1 on failure
  *   xmhub-alarm --loop   a pass every XMHUB_ALARM_INTERVAL seconds
- *                        (default 1) until SIGTERM or SIGINT
+ *                        (default 1), and at once when alarm_raise()
+ *                        notifies xmhub_alarm, until SIGTERM or SIGINT
  *
  * A pass: those rules, then every due delivery (lib/domain/alarmrun).
  * Several runners may run at once: each delivery is claimed with FOR
@@ -86,6 +87,9 @@ main(int argc, char **argv)
 		.name = NAME,
 		.setup = setup,
 		.pass = pass,
+		/* alarm_raise() (sql/021) NOTIFYs it with each new event's
+		 * deliveries: they go out at once, not a pass later. */
+		.channel = "xmhub_alarm",
 	};
 	struct alarmrun_conf c;
 

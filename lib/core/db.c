@@ -510,6 +510,14 @@ db_notified(struct db *db, bool *missed)
 	return count;
 }
 
+int
+db_socket(const struct db *db)
+{
+	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK)
+		return -1;
+	return PQsocket(db->conn);
+}
+
 /* True when db's replica has replayed the WAL up to lsn, the primary's
  * position when the read began. */
 static bool

@@ -127,6 +127,10 @@ bool db_listen(struct db *db, const char *channel);
  */
 int db_notified(struct db *db, bool *missed);
 
+/* The open connection's socket, to wait on for notifications (poll for
+ * reading, then db_notified()); -1 while there is none. */
+int db_socket(const struct db *db);
+
 /* The SQLSTATE-derived status of a failed result (for tests, logging). */
 enum db_status db_status_of(const PGresult *res);
 

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,7 +46,14 @@ runner_stopping(void)
 bool
 runner_sleep(long long seconds)
 {
+	return runner_wait(seconds, -1);
+}
+
+bool
+runner_wait(long long seconds, int fd)
+{
 	struct timespec ts = {.tv_sec = (time_t)seconds, .tv_nsec = 0};
+	struct pollfd p = {.fd = fd, .events = POLLIN};
 	static time_t last;
 	static unsigned long long passes;
 	time_t now = time(NULL);
@@ -62,8 +70,10 @@ runner_sleep(long long seconds)
 		last = now;
 		passes = 0;
 	}
-	/* Another signal (EINTR without the flag) just ends the sleep. */
-	if (nanosleep(&ts, NULL) != 0 && errno != EINTR)
+	/* Another signal (EINTR without the flag) just ends the sleep.  The
+	 * runners' intervals are at most a day: no overflow of the int. */
+	if (fd >= 0 ? poll(&p, 1, (int)(seconds * 1000)) < 0 && errno != EINTR
+		    : nanosleep(&ts, NULL) != 0 && errno != EINTR)
 		return false;
 	return !stop;
 }

@@ -31,4 +31,8 @@ bool runner_stopping(void);
  */
 bool runner_sleep(long long seconds);
 
+/* As runner_sleep(), also cut short when fd (if not -1) has something to
+ * read: a database connection that LISTENs (lib/domain/jobmain). */
+bool runner_wait(long long seconds, int fd);
+
 #endif

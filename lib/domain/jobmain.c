@@ -163,6 +163,32 @@ pass(struct jobmain *m)
 	return m->def->pass != NULL ? m->def->pass(m) : drain(m);
 }
 
+/*
+ * Waits for the next pass of a --loop: the interval, or with def->channel
+ * until a notification on it, whichever comes first.  One that arrived
+ * during the pass (or a new connection, which may have missed some)
+ * starts the next one at once.  False when the runner is to stop.
+ */
+static bool
+next_pass(struct jobmain *m)
+{
+	bool missed = false;
+	int n, fd;
+
+	if (m->def->channel == NULL || !db_listen(m->db, m->def->channel))
+		return runner_sleep(m->interval);
+	n = db_notified(m->db, &missed);
+	/* No connection (the database down): the interval, as without. */
+	if ((fd = db_socket(m->db)) >= 0 && (n > 0 || missed))
+		return runner_sleep(0);
+	if (!runner_wait(m->interval, fd))
+		return false;
+	/* What woke it is the next pass's to handle, not one more. */
+	if (fd >= 0)
+		db_notified(m->db, &missed);
+	return true;
+}
+
 int
 jobmain_run(const struct jobmain_def *def, void *arg, int argc, char **argv)
 {
@@ -193,7 +219,7 @@ jobmain_run(const struct jobmain_def *def, void *arg, int argc, char **argv)
 		}
 	}
 	ok = pass(&m);
-	while (m.loop && runner_sleep(m.interval))
+	while (m.loop && next_pass(&m))
 		ok = pass(&m);
 	rc = ok || m.loop ? 0 : 1;
 out:

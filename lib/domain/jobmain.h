@@ -94,7 +94,12 @@ struct jobmain_def {
 	size_t worker_max;  /* a queue's longest --worker-id (at most
 			     * JOBMAIN_WORKER_MAX) */
 	bool store;	    /* opens the object store (store_open_env) */
-	bool side_db;	    /* opens a second connection */
+	/* A periodic runner's channel: with --loop, a notification on it
+	 * starts the next pass at once instead of after the interval
+	 * (LISTEN on the runner's connection; through PgBouncer, which
+	 * allows none, the interval alone).  NULL: none. */
+	const char *channel;
+	bool side_db; /* opens a second connection */
 	/* After conf_init(), before the connections: reads the runner's
 	 * settings (and may set m->interval, m->db_url, m->db_setting);
 	 * false when the runner can not start, said in the log. */

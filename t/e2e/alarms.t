@@ -315,6 +315,34 @@ is(scalar(deliveries($b)), 0, 'and no delivery');
 ok(!(grep { $_->{body} =~ /\Q$b->{fac}\E/ } requests_to('/a')),
 	"no request names the second facility");
 
+# --- a new alarm wakes the runner ---
+# A runner that would sleep an hour between passes: the NOTIFY of
+# alarm_raise() (sql/021) starts its next pass, so the second facility's
+# first alarm reaches its webhook in moments.  The supervised runner
+# stays stopped after this.
+{
+	ok($stack->stop_daemon('alarm'), 'the supervised runner is stopped');
+	my $log = "$dir/alarm-hour.log";
+	my @as = $> == 0 ? ('runuser', '-u', 'xmhub', '--') : ();
+	my $pid = fork() // die "fork: $!";
+	if ($pid == 0) {
+		open STDOUT, '>', $log or die "$log: $!";
+		open STDERR, '>&', \*STDOUT;
+		exec(@as, 'env', 'XMHUB_ENV_FILE=' . $stack->env_file,
+			'XMHUB_ALARM_INTERVAL=3600',
+			"$ENV{XMHUB_BUILDDIR}/jobs/xmhub-alarm", '--loop')
+		    or die "exec: $!";
+	}
+	# Its first pass is over once it says it sleeps.
+	ok(within(20, sub { -s $log && `cat $log` =~ /heartbeat/ }),
+		'a runner of an hour between passes started');
+	send_values($b, 31, 32, 33);
+	ok(within(5, sub { scalar requests_to('/b') }),
+		'the alarm reached the webhook within 5 s, not an hour');
+	kill 'TERM', $pid;
+	is(waitpid($pid, 0), $pid, 'that runner stopped on SIGTERM');
+}
+
 # --- the API: roles and isolation ---
 {
 	my $user_a = $p->token($p->user('user', $a->{fac}));

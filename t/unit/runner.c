@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * t/unit/runner.c - the job runners' stop flag (lib/core/runner.h): set
- * by SIGTERM and SIGINT, and the sleep a signal cuts short.  Their command
+ * by SIGTERM and SIGINT, and the sleep a signal or a readable fd cuts
+ * short.  Their command
  * line is lib/domain/jobmain's (t/unit/jobmain.c).
  */
 #include "config.h"
@@ -73,6 +74,18 @@ main(void)
 		   "the first pass's end logs a heartbeat");
 		ok(strchr(got, '\n') == got + strlen(got) - 1,
 		   "the next one, within a minute, does not");
+	}
+	{
+		int p[2];
+		time_t t0 = time(NULL);
+
+		if (ok(pipe(p) == 0, "a pipe")) {
+			ok(write(p[1], "x", 1) == 1, "with a byte to read");
+			ok(runner_wait(3600, p[0]) && time(NULL) - t0 < 60,
+			   "a wait of an hour ends when its fd can be read");
+			close(p[0]);
+			close(p[1]);
+		}
 	}
 	/* SIGTERM 0.1 s into an hour's sleep. */
 	if (!ok(timer_create(CLOCK_MONOTONIC, &ev, &timer) == 0 &&
