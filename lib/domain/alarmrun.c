@@ -175,14 +175,25 @@ alarmrun_sign(const char *secret, long long ts, const char *body, size_t len,
 	return true;
 }
 
-/* The oldest due pending delivery, locked for the transaction. */
+/*
+ * A due pending delivery, locked for the transaction: the fewest attempts
+ * first, then the oldest; a first attempt only to an endpoint none of
+ * whose deliveries waits for a retry (sql/024).  One runner posts every
+ * facility's deliveries one after another: an endpoint that does not
+ * answer then holds it XMHUB_ALARM_TIMEOUT for its retries, on their
+ * backoff, and one new event at a time, not for every event at once
+ * ahead of everyone else's.
+ */
 static const char claim_sql[] =
 	"SELECT d.id, d.event_id, d.attempts, w.url, w.secret, e.payload::text "
 	"FROM alarm_deliveries d "
 	"JOIN alarm_events e ON e.id = d.event_id "
 	"JOIN webhook_endpoints w ON w.id = d.endpoint_id "
 	"WHERE d.state = 'pending' AND d.next_at <= now() "
-	"ORDER BY d.next_at LIMIT 1 FOR UPDATE OF d SKIP LOCKED";
+	"AND (d.attempts > 0 OR NOT EXISTS (SELECT 1 FROM alarm_deliveries f "
+	"WHERE f.endpoint_id = d.endpoint_id AND f.state = 'pending' "
+	"AND f.attempts > 0 AND f.next_at > now())) "
+	"ORDER BY d.attempts, d.next_at LIMIT 1 FOR UPDATE OF d SKIP LOCKED";
 
 /* $2 status (NULL: none), $3 error (NULL: delivered), $4 the retry
  * base, $5 the most attempts. */

@@ -321,6 +321,60 @@ test_embedded_v4(void)
 	}
 }
 
+/* An endpoint that does not answer is tried once per retry, not once per
+ * event, while the facility's e-mail endpoint gets every event. */
+static void
+test_failing_endpoint(void)
+{
+	struct alarmrun_conf c = {.sendmail = "/bin/true",
+				  .timeout = 1,
+				  .retry_base = 600,
+				  .max_attempts = 5,
+				  .private_hosts = true};
+	char url[64], name[16];
+	unsigned port = 0;
+	int l = listener(&port), steps = 0;
+	PGresult *res = NULL;
+	enum db_status st;
+	enum alarmrun_step s;
+
+	if (!ok(l >= 0, "a listener that never answers"))
+		return;
+	one("DELETE FROM webhook_endpoints RETURNING 1", NULL);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/hole", port);
+	is_int(alarms_endpoint_create(db, fac, "hole", url, "local-secret-0123",
+				      20, &res, &st),
+	       ALARMS_OK, "an endpoint that times out");
+	PQclear(res);
+	is_int(alarms_endpoint_create(db, fac, "mail", "mailto:ops@example.com",
+				      "local-secret-0123", 20, &res, &st),
+	       ALARMS_OK, "an e-mail endpoint");
+	PQclear(res);
+	for (int i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "fair %d", i);
+		rule(name, "job_failed", NULL);
+		one("SELECT raised FROM alarm_raise((SELECT id FROM "
+		    "alarm_rules WHERE name = $1), NULL, NULL, 'a test')",
+		    name);
+	}
+	while (steps < 10 && (s = alarmrun_deliver(db, &c)) != ALARMRUN_IDLE &&
+	       s != ALARMRUN_DB)
+		steps++;
+	is_int(steps, 4, "four steps until nothing is due");
+	is_str(one("SELECT count(*) FILTER (WHERE d.state = 'delivered') || "
+		   "' ' || sum(d.attempts) FROM alarm_deliveries d JOIN "
+		   "webhook_endpoints w ON w.id = d.endpoint_id WHERE w.name = "
+		   "$1",
+		   "mail"),
+	       "3 3", "every event mailed");
+	is_str(one("SELECT sum(d.attempts) || ' ' || count(*) FROM "
+		   "alarm_deliveries d JOIN webhook_endpoints w ON w.id = "
+		   "d.endpoint_id WHERE w.name = $1 AND d.state = 'pending'",
+		   "hole"),
+	       "1 3", "the endpoint that times out: tried once, three waiting");
+	close(l);
+}
+
 int
 main(void)
 {
@@ -331,6 +385,7 @@ main(void)
 	test_job_failed();
 	test_private_hosts();
 	test_embedded_v4();
+	test_failing_endpoint();
 	db_free(db);
 	return tap_done();
 }
