@@ -230,6 +230,19 @@ reached(int l)
 	return true;
 }
 
+/* An endpoint of the facility named name at url. */
+static void
+endpoint(const char *name, const char *url)
+{
+	PGresult *res = NULL;
+	enum db_status st;
+
+	is_int(alarms_endpoint_create(db, fac, name, url, "local-secret-0123",
+				      20, &res, &st),
+	       ALARMS_OK, "an endpoint %s at %s", name, url);
+	PQclear(res);
+}
+
 static void
 test_private_hosts(void)
 {
@@ -238,16 +251,11 @@ test_private_hosts(void)
 	char url[64];
 	unsigned port = 0;
 	int l = listener(&port);
-	PGresult *res = NULL;
-	enum db_status st;
 
 	if (!ok(l >= 0, "a listener on 127.0.0.1"))
 		return;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u/hook", port);
-	is_int(alarms_endpoint_create(db, fac, "local", url,
-				      "local-secret-0123", 20, &res, &st),
-	       ALARMS_OK, "an endpoint at %s", url);
-	PQclear(res);
+	endpoint("local", url);
 	rule("private", "job_failed", NULL);
 	is_str(one("SELECT raised FROM alarm_raise((SELECT id FROM "
 		   "alarm_rules WHERE name = $1), NULL, NULL, 'a test')",
@@ -285,18 +293,12 @@ test_embedded_v4(void)
 		{"[64:ff9b::a00:1]", "10.0.0.1"},
 		{"[2002:c0a8:101::1]", "192.168.1.1"},
 	};
-	PGresult *res = NULL;
-	enum db_status st;
 	char url[64], want[128];
 
 	one("DELETE FROM webhook_endpoints RETURNING 1", NULL);
 	for (size_t i = 0; i < 2; i++) {
 		snprintf(url, sizeof(url), "http://%s:9/hook", hosts[i][0]);
-		is_int(alarms_endpoint_create(db, fac, hosts[i][1], url,
-					      "local-secret-0123", 20, &res,
-					      &st),
-		       ALARMS_OK, "an endpoint at %s", url);
-		PQclear(res);
+		endpoint(hosts[i][1], url);
 	}
 	rule("embedded", "job_failed", NULL);
 	is_str(one("SELECT raised FROM alarm_raise((SELECT id FROM "
@@ -334,22 +336,14 @@ test_failing_endpoint(void)
 	char url[64], name[16];
 	unsigned port = 0;
 	int l = listener(&port), steps = 0;
-	PGresult *res = NULL;
-	enum db_status st;
 	enum alarmrun_step s;
 
 	if (!ok(l >= 0, "a listener that never answers"))
 		return;
 	one("DELETE FROM webhook_endpoints RETURNING 1", NULL);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u/hole", port);
-	is_int(alarms_endpoint_create(db, fac, "hole", url, "local-secret-0123",
-				      20, &res, &st),
-	       ALARMS_OK, "an endpoint that times out");
-	PQclear(res);
-	is_int(alarms_endpoint_create(db, fac, "mail", "mailto:ops@example.com",
-				      "local-secret-0123", 20, &res, &st),
-	       ALARMS_OK, "an e-mail endpoint");
-	PQclear(res);
+	endpoint("hole", url);
+	endpoint("mail", "mailto:ops@example.com");
 	for (int i = 0; i < 3; i++) {
 		snprintf(name, sizeof(name), "fair %d", i);
 		rule(name, "job_failed", NULL);
