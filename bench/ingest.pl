@@ -9,8 +9,10 @@
 # - HTTP: wrk POSTs the cellular batch (4 streams x 250 f32 samples with
 #   device_id, 12,034 bytes) to /api/v1/ingest/sessions/{id}/data of
 #   sessions in turn, at 8, 32 and 128 connections, as many sessions as
-#   connections but at least 64 (a device sends one batch at a time); each
-#   answer a committed transaction (group commit: doc/ingest.md).  A
+#   connections but at least 64 (a device sends one batch at a time), and
+#   2 sessions each written by 4 connections at once (a gateway
+#   pipelining for its devices); each answer a committed transaction
+#   (group commit: doc/ingest.md).  A
 #   session's batches go on in time as a device's do (each 2.5 s after the
 #   one before, back to the start after 64) and every request has bytes
 #   of its own (its batch_seq), so none is a retry.
@@ -26,7 +28,12 @@
 # - InfluxDB 1.6.7 (Debian's influxdb, started here on a temporary
 #   directory, its WAL fsynced on every write, and stopped by PID): wrk
 #   POSTs the same 1,000 values per request as line protocol (250 lines
-#   of 4 fields) to /write, at 32 connections.
+#   of 4 fields) to /write, right after each HTTP shape with as many
+#   connections and as many series (devices) as it has sessions, the
+#   series written in turn and going on in time as the sessions do.
+#   Every row's "vs InfluxDB" is against InfluxDB with as many
+#   connections (or batches in flight) and the fewest series not fewer
+#   than its sessions (none for one batch in flight).
 # - Storage: a session of realistic samples (a 100 Hz signal) sent,
 #   closed and compacted; stored bytes per sample.
 #
@@ -50,6 +57,12 @@ use Xmhub::WS;
 use Xmhub::Wrk qw(wrk_program);
 
 my $seconds = $ENV{BENCH_SECONDS} || 10;
+# The machine's load average over the last minute, now.
+sub loadavg {
+	open(my $f, '<', '/proc/loadavg') or die "/proc/loadavg: $!";
+	return (split ' ', scalar <$f>)[0];
+}
+my ($started, $load0) = (time, loadavg());
 wrk_program();
 my $build = $ENV{XMHUB_BUILDDIR};
 
@@ -175,84 +188,32 @@ LUA
 # FastCGI sink.
 write_file("$tmp/sink.lua", "$lua_headers\nwrk.body = body\n");
 my %res;
-$res{sink} = wrk($s->url('/bench/sink'), 32, "$tmp/sink.lua");
+$res{sink} = {%{wrk($s->url('/bench/sink'), 32, "$tmp/sink.lua")},
+	conns => 32, sessions => 0};
 
-# xmhub over HTTP: fresh sessions per case, wrk's two threads on
+# Which request of a wrk thread goes where: wrk's two threads on
 # sessions of their own (k and the session's number have the thread's
-# parity); a session's n-th batch is the n-th of @batches (mod 64) with
-# batch_seq n.
-for my $conns (8, 32, 128) {
-	my $nses = $conns < 64 ? 64 : $conns;
-	my @sids = map { session(7) } 1 .. $nses;
-	my $size = length $batch;
-	write_file("$tmp/post$conns.lua", $lua_headers . "local paths = {\n"
-	    . join('', map { "\"/api/v1/ingest/sessions/$_/data\",\n" } @sids)
-	    . "}\nlocal nses, size = $nses, $size\n"
-	    . "local g = assert(io.open(\"$tmp/batches.bin\", \"rb\"))\n"
-	    . <<'LUA');
-local all = g:read("*a")
-g:close()
-local bodies = {}
-for j = 0, 63 do
-	bodies[j + 1] = all:sub(j * size + 1, (j + 1) * size)
-end
+# parity), a session's n-th request its n-th batch.  turn() gives the
+# next request's session (0 .. nses - 1) and batch number.
+my $lua_turns = <<'LUA';
 local n, tid, threads = 0, 0, 0
 function setup(thread)
 	thread:set("tid", threads)
 	threads = threads + 1
 end
-function request()
+local function turn()
 	local k = n * 2 + tid
 	n = n + 1
-	local b = math.floor(k / nses)
-	local seq = b % 65536
-	local one = bodies[b % 64 + 1]
-	return wrk.format(nil, paths[k % nses + 1], nil, one:sub(1, 6)
-		.. string.char(math.floor(seq / 256), seq % 256) .. one:sub(9))
+	return k % nses, math.floor(k / nses)
 end
 LUA
-	my $r = wrk($s->url('/'), $conns, "$tmp/post$conns.lua");
-	$r->{rss} = ingest_rss();
-	$r->{per_commit} = per_commit(1000, @sids);
-	$res{"http$conns"} = $r;
-}
 
-# WebSocket: one connection, a window of batches in flight.
-for my $window (1, 8, 32) {
-	my $sid = session(7);
-	# The WebSocket front's port: lighttpd ends an upgraded connection
-	# once its route's request size limit (1 MiB) has passed through.
-	my ($ws, $wst) = Xmhub::WS->connect($s->ws_port,
-		"/api/v1/ingest/ws?session_id=$sid", {'X-Api-Key' => $key});
-	die "websocket upgrade: $wst\n" unless $ws;
-	my ($rate, $lat) = $ws->pipeline($window, $seconds,
-	    sub { with_seq($batches[$_[0] % 64], $_[0] % 65536) });
-	$ws->close;
-	$res{"ws$window"} = {rate => $rate, p50 => $lat->[int(@$lat * 0.5)],
-		p99 => $lat->[int(@$lat * 0.99)], per_commit => per_commit(1000, $sid)};
-}
-
-# xmhub sim as the client, same batch size, same run.
-my $sim_uid = 2_000_000;
-for my $case ((map { ["simhttp$_", "http$_", '--devices', $_] } 8, 32, 128),
-    (map { ["simws$_", "ws$_", '--devices', 1, '--ws', '--in-flight', $_] }
-	1, 8, 32)) {
-	my ($name, $raw, @opt) = @$case;
-	my ($st, $out, $err) = run(["$build/cli/xmhub", 'sim', '--url',
-		$s->url(''), '--key', $key, '--streams', 2, '--rate', 0,
-		'--batch', 500, '--duration', $seconds, '--device-uid', $sim_uid,
-		'--json', @opt]);
-	die "xmhub sim: $err" if $st != 0;
-	my $j = decode_json($out);
-	$sim_uid += $j->{devices};
-	$res{$name} = {rate => $j->{batches_per_s}, p50 => $j->{ack_p50_ms},
-		p99 => $j->{ack_p99_ms}, raw => $res{$raw}{rate},
-		per_commit => per_commit(1000, map { $_->{id} } @{$j->{sessions}}),
-		$name =~ /http/ ? (rss => ingest_rss()) : ()};
-}
-
-# InfluxDB 1.6.7 with the same values as line protocol.
+# InfluxDB 1.6.7 (when installed), running from here to the end of the
+# HTTP shapes so that each is measured right after xmhub's.
 my $influxd = '/usr/bin/influxd';
+my ($influx_pid, $influx_url, @influx_templates);
+# A case that dies stops it too (the child execs: it runs no END).
+END { kill 'TERM', $influx_pid if $influx_pid }
 if (-x $influxd) {
 	my $dir = tempdir('xmhub-influx-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 	my ($port, $rpc) = (Xmhub::Stack::free_port(), Xmhub::Stack::free_port());
@@ -274,45 +235,130 @@ bind-address = "127.0.0.1:$rpc"
 [continuous_queries]
   enabled = false
 CONF
-	my $pid = fork() // die "fork: $!";
-	if ($pid == 0) {
+	$influx_pid = fork() // die "fork: $!";
+	if ($influx_pid == 0) {
 		open(STDOUT, '>', "$dir/influxd.log");
 		open(STDERR, '>&', \*STDOUT);
 		exec($influxd, '-config', "$dir/influxdb.conf") or POSIX::_exit(127);
 	}
-	my $url = "http://127.0.0.1:$port";
+	$influx_url = "http://127.0.0.1:$port";
 	my $up;
 	for (1 .. 100) {
-		last if ($up = $http->get("$url/ping")->{status} == 204);
+		last if ($up = $http->get("$influx_url/ping")->{status} == 204);
 		sleep 0.1;
 	}
 	$up or die "influxd did not start\n";
-	$http->post_form("$url/query", {q => 'CREATE DATABASE bench'})->{status}
-	    == 200 or die "influx: CREATE DATABASE failed\n";
-	# 64 bodies of the 1,000 values at other times, taken in turn.
-	my @bodies;
+	$http->post_form("$influx_url/query", {q => 'CREATE DATABASE bench'})
+	    ->{status} == 200 or die "influx: CREATE DATABASE failed\n";
+	# A device's 64 batches as line protocol (250 lines of 4 fields, at
+	# the times of @batches), its tag "@" set per request.
 	for my $b (0 .. 63) {
 		my $t0 = 1_700_000_000_000_000 + $b * 2_500_000;
-		push @bodies, join '', map {
+		push @influx_templates, join '', map {
 			my $i = $_;
-			sprintf("cellular,device=7 %s %d\n", join(',',
+			sprintf("cellular,device=@ %s %d\n", join(',',
 			    map { sprintf 'ch%d=%.1f', $_, $i * 0.5 } 0 .. 3),
 			    $t0 + $i * 10_000) } 0 .. 249;
 	}
-	write_file("$tmp/influx.lua", "local bodies = {\n"
-	    . join('', map { "[[$_]],\n" } @bodies) . "}\n" . <<'LUA');
+}
+
+# influx($conns, $series): InfluxDB's figures with $series devices
+# (series) written in turn as xmhub's sessions are.
+sub influx {
+	my ($conns, $series) = @_;
+	write_file("$tmp/influx$conns-$series.lua", "local templates = {\n"
+	    . join('', map { "[[$_]],\n" } @influx_templates)
+	    . "}\nlocal nses = $series\n$lua_turns" . <<'LUA');
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "text/plain"
-local n = 0
 function request()
-	n = n + 1
-	return wrk.format(nil, nil, nil, bodies[n % #bodies + 1])
+	local s, b = turn()
+	return wrk.format(nil, nil, nil,
+		(templates[b % 64 + 1]:gsub("@", tostring(s + 1))))
 end
 LUA
-	$res{influx} = wrk("$url/write?db=bench&precision=u", 32,
-		"$tmp/influx.lua");
-	kill 'TERM', $pid;
-	waitpid($pid, 0);
+	return {%{wrk("$influx_url/write?db=bench&precision=u", $conns,
+		"$tmp/influx$conns-$series.lua")}, conns => $conns,
+		sessions => $series};
+}
+
+# xmhub over HTTP, each shape [name, connections, sessions] on fresh
+# sessions and then InfluxDB with as many connections and series: a
+# device per connection (64 sessions at least), and a gateway writing
+# 2 sessions from 4 connections each (wrk's threads have 4 connections
+# each, so a session's batches are 4 in flight).  A session's n-th batch
+# is the n-th of @batches (mod 64) with batch_seq n.
+my @shapes = ((map { ["http$_", $_, $_ < 64 ? 64 : $_] } 8, 32, 128),
+	['http2x4', 8, 2]);
+for my $shape (@shapes) {
+	my ($name, $conns, $nses) = @$shape;
+	my @sids = map { session(7) } 1 .. $nses;
+	my $size = length $batch;
+	write_file("$tmp/$name.lua", $lua_headers . "local paths = {\n"
+	    . join('', map { "\"/api/v1/ingest/sessions/$_/data\",\n" } @sids)
+	    . "}\nlocal nses, size = $nses, $size\n$lua_turns"
+	    . "local g = assert(io.open(\"$tmp/batches.bin\", \"rb\"))\n"
+	    . <<'LUA');
+local all = g:read("*a")
+g:close()
+local bodies = {}
+for j = 0, 63 do
+	bodies[j + 1] = all:sub(j * size + 1, (j + 1) * size)
+end
+function request()
+	local s, b = turn()
+	local seq = b % 65536
+	local one = bodies[b % 64 + 1]
+	return wrk.format(nil, paths[s + 1], nil, one:sub(1, 6)
+		.. string.char(math.floor(seq / 256), seq % 256) .. one:sub(9))
+end
+LUA
+	my $r = wrk($s->url('/'), $conns, "$tmp/$name.lua");
+	$r->{rss} = ingest_rss();
+	$r->{per_commit} = per_commit(1000, @sids);
+	$res{$name} = {%$r, conns => $conns, sessions => $nses};
+	$res{"influx$conns-$nses"} = influx($conns, $nses) if $influx_pid;
+}
+if ($influx_pid) {
+	kill 'TERM', $influx_pid;
+	waitpid($influx_pid, 0);
+	$influx_pid = 0;
+}
+
+# WebSocket: one connection, a window of batches in flight.
+for my $window (1, 8, 32) {
+	my $sid = session(7);
+	# The WebSocket front's port: lighttpd ends an upgraded connection
+	# once its route's request size limit (1 MiB) has passed through.
+	my ($ws, $wst) = Xmhub::WS->connect($s->ws_port,
+		"/api/v1/ingest/ws?session_id=$sid", {'X-Api-Key' => $key});
+	die "websocket upgrade: $wst\n" unless $ws;
+	my ($rate, $lat) = $ws->pipeline($window, $seconds,
+	    sub { with_seq($batches[$_[0] % 64], $_[0] % 65536) });
+	$ws->close;
+	$res{"ws$window"} = {rate => $rate, p50 => $lat->[int(@$lat * 0.5)],
+		p99 => $lat->[int(@$lat * 0.99)], per_commit => per_commit(1000, $sid),
+		conns => $window, sessions => 1};
+}
+
+# xmhub sim as the client, same batch size, same run.
+my $sim_uid = 2_000_000;
+for my $case ((map { ["simhttp$_", "http$_", $_, '--devices', $_] } 8, 32,
+	128), (map { ["simws$_", "ws$_", $_, '--devices', 1, '--ws',
+	'--in-flight', $_] } 1, 8, 32)) {
+	my ($name, $raw, $conns, @opt) = @$case;
+	my ($st, $out, $err) = run(["$build/cli/xmhub", 'sim', '--url',
+		$s->url(''), '--key', $key, '--streams', 2, '--rate', 0,
+		'--batch', 500, '--duration', $seconds, '--device-uid', $sim_uid,
+		'--json', @opt]);
+	die "xmhub sim: $err" if $st != 0;
+	my $j = decode_json($out);
+	$sim_uid += $j->{devices};
+	$res{$name} = {rate => $j->{batches_per_s}, p50 => $j->{ack_p50_ms},
+		p99 => $j->{ack_p99_ms}, raw => $res{$raw}{rate},
+		conns => $conns, sessions => $j->{devices},
+		per_commit => per_commit(1000, map { $_->{id} } @{$j->{sessions}}),
+		$name =~ /http/ ? (rss => ingest_rss()) : ()};
 }
 
 # Storage: 1,000 batches of a 100 Hz signal (250,000 samples per
@@ -352,23 +398,39 @@ die "compact: $cout$cerr" if $cst != 0;
 my $compact_s = time - $c0;
 my @packed = sizes();
 
-my $influx = $res{influx};
-printf "wrk: 2 threads, %d s per case, loopback; the cellular batch: %d "
-    . "bytes, 1,000 f32 values\n\n", $seconds, length $batch;
+# The InfluxDB case a row is compared with: as many connections (or
+# batches in flight), the fewest series not fewer than its sessions.
+sub influx_for {
+	my ($c) = @_;
+	my ($best) = sort { $a->{sessions} <=> $b->{sessions} }
+	    grep { $_->{conns} == $c->{conns} && $_->{sessions} >= $c->{sessions} }
+	    map { $res{$_} } grep { /^influx/ } keys %res;
+	return $best;
+}
+
+printf "%s; wrk: 2 threads, %d s per case, loopback; the cellular batch: %d "
+    . "bytes, 1,000 f32 values; load average %s at the start, %s at the "
+    . "end\n\n", POSIX::strftime('%Y-%m-%d %H:%M UTC', gmtime $started),
+    $seconds, length $batch, $load0, loadavg();
 print "| case | batches/s | values/s | p50 ms | p99 ms | batches per commit "
-    . "| ingest RSS MiB | vs FastCGI sink | vs InfluxDB | vs raw client |\n"
+    . "| ingest RSS MiB | vs FastCGI sink | vs InfluxDB (same connections) "
+    . "| vs raw client |\n"
     . "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 for my $row (['sink', 'POST to the FastCGI sink, 32 connections'],
-	(map { ["http$_", "xmhub HTTP, " . ($_ < 64 ? 64 : $_) . " sessions, $_ connections"] }
-	    8, 32, 128),
+	(map { my ($name, $conns, $nses) = @$_;
+	    ([$name, $name eq 'http2x4'
+		? 'xmhub HTTP, 2 sessions x 4 connections (8)'
+		: "xmhub HTTP, $nses sessions, $conns connections"],
+	    ["influx$conns-$nses", "InfluxDB 1.6.7 /write, $conns connections, "
+		. "$nses series"]) } @shapes),
 	(map { ["ws$_", "xmhub WebSocket, one connection, $_ in flight"] }
 	    1, 8, 32),
 	(map { ["simhttp$_", "xmhub sim HTTP, $_ devices (connections)"] }
 	    8, 32, 128),
 	(map { ["simws$_", "xmhub sim WebSocket, one device, $_ in flight"] }
-	    1, 8, 32),
-	['influx', 'InfluxDB 1.6.7 /write, 32 connections']) {
+	    1, 8, 32)) {
 	my $c = $res{$row->[0]} or next;
+	my $influx = influx_for($c);
 	printf "| %s | %.0f | %.0f | %.2f | %.2f | %s | %s | %.2fx | %s | %s |\n",
 	    $row->[1], $c->{rate}, $c->{rate} * 1000, $c->{p50}, $c->{p99},
 	    defined $c->{per_commit} ? sprintf('%.1f', $c->{per_commit}) : '-',
@@ -377,7 +439,7 @@ for my $row (['sink', 'POST to the FastCGI sink, 32 connections'],
 	    $influx ? sprintf('%.2fx', $c->{rate} / $influx->{rate}) : '-',
 	    $c->{raw} ? sprintf('%.2fx', $c->{rate} / $c->{raw}) : '-';
 }
-print "\nInfluxDB was not run: apt-get install influxdb\n" unless $influx;
+print "\nInfluxDB was not run: apt-get install influxdb\n" unless $influx_url;
 printf "\nStored bytes per f32 sample (timestamp included; raw: 4 + 8 = "
     . "12 bytes), %d samples:\n", $packed[1];
 printf "- inline (one XMCH chunk per batch block, in PostgreSQL): %.2f B "
