@@ -14,12 +14,14 @@
  * UPDATE SKIP LOCKED.  Settings (environment or env file,
  * lib/core/conf): XMHUB_DATABASE_URL, XMHUB_ALARM_INTERVAL,
  * XMHUB_ALARM_TIMEOUT, XMHUB_ALARM_RETRY_BASE, XMHUB_ALARM_MAX_ATTEMPTS,
- * XMHUB_ALARM_SENDMAIL.
+ * XMHUB_ALARM_SENDMAIL, XMHUB_RETENTION_ALARM_DAYS (alarms cleared longer
+ * ago are deleted, once an hour).
  * The rest of the main: lib/domain/jobmain.
  */
 #include "config.h"
 
 #include <stdio.h>
+#include <time.h>
 
 #include "core/conf.h"
 #include "core/log.h"
@@ -38,9 +40,10 @@ setup(struct jobmain *m)
 	if (!conf_get_int("XMHUB_ALARM_INTERVAL", &m->interval) ||
 	    !conf_get_int("XMHUB_ALARM_TIMEOUT", &c->timeout) ||
 	    !conf_get_int("XMHUB_ALARM_RETRY_BASE", &c->retry_base) ||
-	    !conf_get_int("XMHUB_ALARM_MAX_ATTEMPTS", &c->max_attempts)) {
-		log_error("an XMHUB_ALARM_* setting is out of its range "
-			  "(xmhub.env(5))");
+	    !conf_get_int("XMHUB_ALARM_MAX_ATTEMPTS", &c->max_attempts) ||
+	    !conf_get_int("XMHUB_RETENTION_ALARM_DAYS", &c->keep_days)) {
+		log_error("an XMHUB_ALARM_* or XMHUB_RETENTION_ALARM_DAYS "
+			  "setting is out of its range (xmhub.env(5))");
 		return false;
 	}
 	if (!settings_bool(conf_str("XMHUB_ALARM_PRIVATE_HOSTS", "false"),
@@ -51,6 +54,30 @@ setup(struct jobmain *m)
 	}
 	c->sendmail = conf_str("XMHUB_ALARM_SENDMAIL", NULL);
 	return true;
+}
+
+/* Deletes the alarms cleared longer ago than c->keep_days: once an hour,
+ * and at every pass while a backlog lasts (a batch at a time). */
+static enum db_status
+prune(struct db *db, const struct alarmrun_conf *c)
+{
+	static time_t last;
+	static bool more;
+	time_t now = time(NULL);
+	unsigned long n = 0;
+	enum db_status st;
+
+	if (c->keep_days == 0 || (!more && last != 0 && now - last < 3600))
+		return DB_OK;
+	if ((st = alarmrun_prune(db, c->keep_days, &n)) == DB_OK) {
+		last = now;
+		more = n == ALARMRUN_PRUNE_BATCH;
+	}
+	if (n > 0)
+		printf(NAME ": %lu cleared alarm(s) deleted, older than %lld "
+			    "days\n",
+		       n, c->keep_days);
+	return st;
 }
 
 /* One pass; false when the database failed. */
@@ -68,6 +95,8 @@ pass(struct jobmain *m)
 		sent += s == ALARMRUN_DELIVERED;
 		failed += s == ALARMRUN_FAILED;
 	}
+	if (st == DB_OK && s != ALARMRUN_DB)
+		st = prune(m->db, c);
 	if (raised + cleared + sent + failed > 0)
 		printf(NAME ": %lu alarm(s) raised, %lu cleared; %lu "
 			    "delivery(ies) made, %lu failed\n",

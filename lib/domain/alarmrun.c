@@ -207,6 +207,14 @@ static const char done_sql[] =
 	"power(2, attempts))) "
 	"WHERE id = $1::uuid";
 
+/* The oldest cleared alarms past their days, a batch at a time so that
+ * a backlog is never one long transaction. */
+static const char prune_sql[] =
+	"WITH d AS (DELETE FROM alarms WHERE id IN (SELECT id FROM alarms "
+	"WHERE state = 'cleared' AND cleared_at < now() - "
+	"make_interval(days => $1::integer) ORDER BY cleared_at LIMIT "
+	"$2::integer) RETURNING 1) SELECT count(*) FROM d";
+
 /* What a POST came to: the HTTP status (0: none) and, unless 2xx, why. */
 struct outcome {
 	long status;
@@ -439,6 +447,23 @@ out:
 	if (fds[1] >= 0)
 		close(fds[1]);
 	buf_free(&m);
+}
+
+enum db_status
+alarmrun_prune(struct db *db, long long days, unsigned long *deleted)
+{
+	char d[24], n[24];
+	const char *p[2] = {d, n};
+	PGresult *res = NULL;
+	enum db_status st;
+
+	*deleted = 0;
+	snprintf(d, sizeof(d), "%lld", days);
+	snprintf(n, sizeof(n), "%d", ALARMRUN_PRUNE_BATCH);
+	if ((st = db_query(db, &res, prune_sql, 2, p)) == DB_OK)
+		*deleted = strtoul(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return st;
 }
 
 enum alarmrun_step

@@ -60,8 +60,10 @@ struct alarmrun_conf {
 	long long timeout;    /* seconds a POST may take */
 	long long retry_base; /* seconds before the first retry */
 	long long max_attempts;
-	bool private_hosts; /* XMHUB_ALARM_PRIVATE_HOSTS: POSTs may reach
-			     * non-public addresses */
+	bool private_hosts;  /* XMHUB_ALARM_PRIVATE_HOSTS: POSTs may reach
+			      * non-public addresses */
+	long long keep_days; /* XMHUB_RETENTION_ALARM_DAYS: alarmrun_prune()'s
+			      * days; 0 keeps alarms for ever */
 };
 
 /* What one delivery step came to. */
@@ -77,6 +79,15 @@ enum alarmrun_step {
  * *cleared: how many.  DB_OK or the failure. */
 enum db_status alarmrun_rules(struct db *db, unsigned long *raised,
 			      unsigned long *cleared);
+
+/*
+ * Deletes up to ALARMRUN_PRUNE_BATCH alarms cleared more than days ago,
+ * their history, events and deliveries with them (ON DELETE CASCADE);
+ * *deleted: how many.  A full batch means more may be left.
+ */
+#define ALARMRUN_PRUNE_BATCH 1000
+enum db_status alarmrun_prune(struct db *db, long long days,
+			      unsigned long *deleted);
 
 /* Claims one due delivery and posts it (above). */
 enum alarmrun_step alarmrun_deliver(struct db *db,

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/conf.h"
@@ -328,17 +329,24 @@ test_embedded_v4(void)
 static void
 test_failing_endpoint(void)
 {
-	struct alarmrun_conf c = {.sendmail = "/bin/true",
+	static const char mta[] = "#!/bin/sh\nexec cat >/dev/null\n";
+	char sendmail[] = "/tmp/xmhub-sendmail-XXXXXX";
+	struct alarmrun_conf c = {.sendmail = sendmail,
 				  .timeout = 1,
 				  .retry_base = 600,
 				  .max_attempts = 5,
 				  .private_hosts = true};
 	char url[64], name[16];
 	unsigned port = 0;
-	int l = listener(&port), steps = 0;
+	int l = listener(&port), steps = 0, fd = mkstemp(sendmail);
 	enum alarmrun_step s;
 
-	if (!ok(l >= 0, "a listener that never answers"))
+	/* A sendmail that reads the message, as a real one does. */
+	if (!ok(fd >= 0 &&
+			write(fd, mta, strlen(mta)) == (ssize_t)strlen(mta) &&
+			fchmod(fd, 0755) == 0 && close(fd) == 0,
+		"a stand-in sendmail") ||
+	    !ok(l >= 0, "a listener that never answers"))
 		return;
 	one("DELETE FROM webhook_endpoints RETURNING 1", NULL);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u/hole", port);
@@ -367,6 +375,51 @@ test_failing_endpoint(void)
 		   "hole"),
 	       "1 3", "the endpoint that times out: tried once, three waiting");
 	close(l);
+	unlink(sendmail);
+}
+
+/* Alarms cleared longer ago than the days kept go, with their events and
+ * deliveries; the recent and the open ones stay. */
+static const char *
+rows_counted(void)
+{
+	return one("SELECT count(*) || ' ' || (SELECT count(*) FROM "
+		   "alarm_events) || ' ' || (SELECT count(*) FROM "
+		   "alarm_deliveries) FROM alarms",
+		   NULL);
+}
+
+static void
+test_prune(void)
+{
+	unsigned long n = 99;
+	long a = 0, e = 0, d = 0;
+	char want[256];
+
+	one("UPDATE alarms SET state = 'cleared', cleared_at = now() - "
+	    "interval '100 days' WHERE id IN (SELECT a.id FROM alarms a JOIN "
+	    "alarm_rules r ON r.id = a.rule_id WHERE r.name = $1) "
+	    "RETURNING 1",
+	    "fair 0");
+	one("UPDATE alarms SET state = 'cleared', cleared_at = now() - "
+	    "interval '10 days' WHERE id IN (SELECT a.id FROM alarms a JOIN "
+	    "alarm_rules r ON r.id = a.rule_id WHERE r.name = $1) "
+	    "RETURNING 1",
+	    "fair 1");
+	snprintf(want, sizeof(want), "%s", rows_counted());
+	ok(sscanf(want, "%ld %ld %ld", &a, &e, &d) == 3,
+	   "before: %s alarms, events and deliveries", want);
+	snprintf(want, sizeof(want), "%ld %ld %ld", a - 1, e - 1, d - 2);
+	is_int(alarmrun_prune(db, 365, &n), DB_OK, "kept a year: a pass");
+	is_int((long long)n, 0, "nothing that old");
+	is_int(alarmrun_prune(db, 90, &n), DB_OK, "kept 90 days: a pass");
+	is_int((long long)n, 1, "one alarm cleared 100 days ago deleted");
+	is_str(rows_counted(), want,
+	       "its event and its two deliveries went with it");
+	is_str(one("SELECT count(*) FROM alarms a JOIN alarm_rules r ON "
+		   "r.id = a.rule_id WHERE r.name = $1",
+		   "fair 1"),
+	       "1", "the one cleared 10 days ago stays");
 }
 
 int
@@ -380,6 +433,7 @@ main(void)
 	test_private_hosts();
 	test_embedded_v4();
 	test_failing_endpoint();
+	test_prune();
 	db_free(db);
 	return tap_done();
 }
