@@ -32,8 +32,9 @@
 --
 -- The migration runs with writers: a program of before this migration
 -- still inserts sql/020's delta rows (pending_bytes stays 0 for its
--- rounds); both are counted.  CREATE INDEX holds off the sessions'
--- writers while it reads the table once.
+-- rounds); both are counted.  ADD COLUMN (its CHECK) and CREATE INDEX
+-- each hold off the sessions' writers while they read the table once (a
+-- row per session: no rewrite).
 ALTER TABLE ingest_sessions
 	ADD COLUMN pending_bytes bigint NOT NULL DEFAULT 0
 		CHECK (pending_bytes >= 0);
