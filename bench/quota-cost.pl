@@ -2,18 +2,26 @@
 # SPDX-License-Identifier: MIT
 # bench/quota-cost - what counting the samples' bytes for the storage
 # quotas costs PostgreSQL per ingest statement (issue 27; doc/benchmarks.md
-# "bench/quota-cost"): pgbench runs an INSERT of two 4 KB chunk rows (an
-# ingest round's shape) into its own stack's database, prepared, in turns
-# (A B C D, D C B A ...), under four ways of counting:
+# "bench/quota-cost"): pgbench runs an ingest round's shape of statement,
+# an INSERT of two 4 KB chunk rows and the UPDATE of their session's
+# counters, into its own stack's database, prepared, in turns
+# (A B C ..., ... C B A), under six ways of counting:
 #   none     nothing counted (the floor);
 #   trigger  sql/019's statement trigger on INSERT, which sql/020 dropped
 #            (made again here): its delta row from the transition table;
-#   inline   sql/020, as lib/domain/ingest.c does: the statement inserts
-#            its delta row itself (a CTE);
-#   nofk     inline, and facility_storage_delta without its foreign key.
+#   inline   sql/020: the statement inserts its delta row itself (a CTE),
+#            the facility found through the chunks' streams and session;
+#   nofk     inline, and facility_storage_delta without its foreign key;
+#   params   the delta row from parameter arrays (the round knows each
+#            session's facility and bytes): no joins;
+#   session  sql/023, as lib/domain/ingest.c does: the session's UPDATE
+#            adds the bytes to its pending_bytes, no row more.
 # The figure is the CPU of the cluster's processes (the postmaster's own
 # and its reaped children's included) per statement, medians of the
-# rounds, and each one's ratio to none.  BENCH_CLIENTS (1) pgbench
+# rounds, and each one's ratio to none.  After each run, what an upload's
+# quota check then meets: the CPU of facility_storage_fold() of the
+# facility (BENCH_FOLDS, 100, each rolled back, so that each meets the
+# run's delta rows), with how many there are; then they are folded.  BENCH_CLIENTS (1) pgbench
 # clients, BENCH_ROUNDS (5), BENCH_STATEMENTS (3000) per run and client.
 # Not a test: it prints figures, it asserts nothing.
 use strict;
@@ -27,6 +35,7 @@ use Xmhub::Test qw(run);
 my $clients = $ENV{BENCH_CLIENTS} || 1;
 my $rounds = $ENV{BENCH_ROUNDS} || 5;
 my $n = $ENV{BENCH_STATEMENTS} || 3000;
+my $folds = $ENV{BENCH_FOLDS} || 100;
 my ($pgbench) = glob '/usr/lib/postgresql/*/bin/pgbench';
 die "pgbench not found (apt-get install postgresql)\n" unless $pgbench;
 
@@ -47,13 +56,29 @@ my $insert = 'INSERT INTO stored_chunks (stream_id, start_ts_us, end_ts_us, '
     . "decode('$hex', 'hex') FROM unnest(ARRAY['$streams[0]', "
     . "'$streams[1]']::uuid[], ARRAY[:t, :t]::numeric[], "
     . 'ARRAY[4000, 4000]::bigint[]) AS x(id, t, len)';
-my $inline = "WITH c AS ($insert RETURNING stream_id, byte_size) "
-    . 'INSERT INTO facility_storage_delta (facility_id, sample_bytes) '
-    . 'SELECT e.facility_id, sum(c.byte_size) FROM c JOIN ingest_streams v '
-    . 'ON v.id = c.stream_id JOIN ingest_sessions e ON e.id = v.session_id '
-    . 'GROUP BY e.facility_id';
-my %way = (none => $insert, trigger => $insert, inline => $inline,
-	nofk => $inline);
+# The session's counters, as a round's statement updates them; $add is
+# what else it sets.
+sub round {
+	my ($add, $delta) = @_;
+	return "WITH c AS ($insert RETURNING stream_id, byte_size), "
+	    . 's AS (UPDATE ingest_sessions t SET total_samples = '
+	    . 't.total_samples + 1000, total_bytes = t.total_bytes + 8100, '
+	    . "last_data_at = now()$add FROM unnest(ARRAY['$sess->{id}']::uuid[], "
+	    . 'ARRAY[8000]::bigint[]) AS y(id, stored) WHERE t.id = y.id)'
+	    . ($delta ? ", q AS ($delta)" : '') . ' SELECT 1';
+}
+my $none = round('');
+my $inline = round('', 'INSERT INTO facility_storage_delta (facility_id, '
+    . 'sample_bytes) SELECT e.facility_id, sum(c.byte_size) FROM c '
+    . 'JOIN ingest_streams v ON v.id = c.stream_id JOIN ingest_sessions e '
+    . 'ON e.id = v.session_id GROUP BY e.facility_id');
+my $params = round('', 'INSERT INTO facility_storage_delta (facility_id, '
+    . "sample_bytes) SELECT * FROM unnest(ARRAY['$fac']::uuid[], "
+    . 'ARRAY[8000]::bigint[])');
+my $session = round(', pending_bytes = t.pending_bytes + y.stored');
+my %way = (none => $none, trigger => $none, inline => $inline,
+	nofk => $inline, params => $params, session => $session);
+$way{fold} = "BEGIN;\nSELECT * FROM facility_storage_fold('$fac');\nROLLBACK";
 for my $w (keys %way) {
 	open my $f, '>', "$dir/$w.sql" or die "$dir/$w.sql: $!\n";
 	print $f "\\set t random(1, 1000000000)\n$way{$w};\n";
@@ -105,24 +130,36 @@ my $hz = `getconf CLK_TCK` + 0 || 100;
 my @as = $> == 0 ? ('runuser', '-u', 'xmhub', '--') : ();
 my $url = $s->setting('XMHUB_DATABASE_URL');
 
-my @order = qw(none trigger inline nofk);
-my %us;
+# The cluster's CPU, us, for $n transactions of each of $c clients of
+# script $name.
+sub pgbench {
+	my ($c, $n, $name) = @_;
+	my $t0 = ticks();
+	my ($st, $out, $err) = run([@as, $pgbench, '-n', '-M', 'prepared',
+		'-c', $c, '-j', $c, '-t', $n, '-f', "$dir/$name.sql", $url]);
+	die "pgbench ($name): $out$err" if $st != 0;
+	return (ticks() - $t0) / $hz * 1e6;
+}
+
+my @order = qw(none trigger inline nofk params session);
+my (%us, %fold);
 for my $r (1 .. $rounds) {
 	for my $w ($r % 2 ? @order : reverse @order) {
 		set_way($w);
-		my $t0 = ticks();
-		my ($st, $out, $err) = run([@as, $pgbench, '-n', '-M', 'prepared',
-			'-c', $clients, '-j', $clients, '-t', $n, '-f',
-			"$dir/$w.sql", $url]);
-		die "pgbench ($w): $out$err" if $st != 0;
-		my $us = (ticks() - $t0) / $hz * 1e6 / ($n * $clients);
+		my $us = pgbench($clients, $n, $w) / ($n * $clients);
 		push @{$us{$w}}, $us;
-		printf "round %d, %-7s: %.0f us of CPU per statement\n", $r, $w,
-		    $us;
+		my $rows = $p->sql('SELECT count(*) FROM facility_storage_delta '
+		    . "WHERE facility_id = '$fac'");
+		my $fus = pgbench(1, $folds, 'fold') / $folds;
+		$p->sql("SELECT count(*) FROM facility_storage_fold('$fac')");
+		push @{$fold{$w}}, $fus;
+		printf "round %d, %-7s: %.0f us of CPU per statement; the fold: "
+		    . "%d delta rows, %.0f us\n", $r, $w, $us, $rows, $fus;
 	}
 }
 sub median { my @v = sort { $a <=> $b } @_; return $v[int(@v / 2)] }
 my $floor = median(@{$us{none}});
-printf "%-7s: %.0f us of CPU per statement, %.2fx none\n", $_,
-    median(@{$us{$_}}), median(@{$us{$_}}) / $floor for @order;
+printf "%-7s: %.0f us of CPU per statement, %.2fx none; the fold %.0f us\n",
+    $_, median(@{$us{$_}}), median(@{$us{$_}}) / $floor, median(@{$fold{$_}})
+    for @order;
 $s->stop;

@@ -14,7 +14,6 @@
 
 #include "domain/chunks.h"
 #include "domain/compact.h"
-#include "domain/quota.h"
 #include "core/conf.h"
 #include "codec/sampleagg.h"
 #include "codec/xmch.h"
@@ -35,7 +34,7 @@ struct run {
 	struct db *db, *side;
 	struct store *st;
 	const struct compact_opts *o;
-	char stream_id[37], prefix[KEY_MAX];
+	char stream_id[37], facility_id[37], prefix[KEY_MAX];
 	enum sample_type type;
 	struct xmch_writer w;
 	uint64_t count, first, last; /* samples in w */
@@ -183,17 +182,19 @@ static const char lock_sql[] =
 	"LIMIT 1 "
 	"FOR NO KEY UPDATE OF st SKIP LOCKED";
 
-/* The compacted chunk, its bytes added to its facility's storage in the
- * same statement (sql/020); the rows it replaces are taken off by
- * delete_sql's trigger. */
+/* The compacted chunk, its bytes added to its facility's ($13, from
+ * lock_sql) storage in the same statement, a delta row (sql/020; its
+ * session is not active, so it has no pending bytes: sql/023); the rows
+ * it replaces are taken off by delete_sql's trigger. */
 static const char insert_sql[] =
 	"WITH c AS (INSERT INTO stored_chunks (stream_id, start_ts_us, "
 	"end_ts_us, sample_count, byte_size, object_key, agg_count, "
 	"agg_nan_count, agg_min, agg_max, agg_sum, agg_grid) VALUES "
 	"($1::uuid, $2::numeric, $3::numeric, $4::bigint, $5::bigint, "
 	"$6::text, $7::bigint, $8::bigint, $9::bigint, $10::bigint, "
-	"$11::numeric, $12::bytea) RETURNING stream_id, "
-	"byte_size) " QUOTA_CHUNKS_DELTA;
+	"$11::numeric, $12::bytea)) "
+	"INSERT INTO facility_storage_delta (facility_id, sample_bytes) "
+	"VALUES ($13::uuid, $5::bigint)";
 
 static const char delete_sql[] =
 	"WITH d AS (DELETE FROM stored_chunks WHERE stream_id = $1::uuid "
@@ -223,7 +224,7 @@ swap(struct run *r, const struct chunks_reader *cr, uint64_t samples)
 	char a[24], b[24], c[24], d[24], seq[24];
 	struct sampleagg_text t;
 	struct buf hex;
-	const char *params[12];
+	const char *params[13];
 	PGresult *res = NULL;
 	bool ok;
 
@@ -252,8 +253,9 @@ swap(struct run *r, const struct chunks_reader *cr, uint64_t samples)
 			buf_printf(&hex, "%02x", o->grid.p[k]);
 		buf_putc(&hex, '\0');
 		params[11] = o->grid.len > 0 ? (const char *)hex.p : NULL;
+		params[12] = r->facility_id;
 		ok = !hex.failed &&
-		     db_query(r->db, &res, insert_sql, 12, params) == DB_OK;
+		     db_query(r->db, &res, insert_sql, 13, params) == DB_OK;
 		buf_free(&hex);
 		if (!ok)
 			return false;
@@ -336,6 +338,8 @@ compact_one(struct db *db, struct db *side, struct store *st,
 		goto out;
 	}
 	snprintf(r.stream_id, sizeof(r.stream_id), "%s", PQgetvalue(res, 0, 0));
+	snprintf(r.facility_id, sizeof(r.facility_id), "%s",
+		 PQgetvalue(res, 0, 4));
 	memcpy(result->stream_id, r.stream_id, sizeof(r.stream_id));
 	if (!xmbp_sample_type_from_name(PQgetvalue(res, 0, 2), &r.type)) {
 		log_error("compact: stream %s: unknown value type",

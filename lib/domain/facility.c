@@ -34,9 +34,10 @@ static const char delete_sql[] =
 	"DELETE FROM facilities WHERE id::text = lower($1) OR slug = $1 "
 	"RETURNING id";
 
-/* The API's FacilityStorage, from a row of facility_usage (sql/019: the
- * row with its samples' deltas), or of facility_storage with SAMPLES the
- * expression of its samples' bytes. */
+/* The API's FacilityStorage, from a row of facility_usage (sql/019,
+ * sql/023: the row with its samples' deltas and its active sessions'
+ * pending bytes), or of facility_storage with SAMPLES the expression of
+ * its samples' bytes. */
 #define STORAGE_COLS_OF(SAMPLES)                                               \
 	"facility_id, quota_bytes, upload_bytes + " SAMPLES " AS used_bytes, " \
 	"upload_bytes, " SAMPLES " AS sample_bytes, keep_samples_days, "       \
@@ -59,7 +60,7 @@ static const char storage_set_sql[] =
 		"(sample_bytes + coalesce((SELECT sum(d.sample_bytes) "
 		"FROM facility_storage_delta d WHERE d.facility_id = "
 		"$1::uuid), "
-		"0))");
+		"0) + facility_storage_pending($1::uuid))");
 
 enum db_status
 facility_list(struct db *db, PGresult **rows)

@@ -224,6 +224,7 @@ struct live {
 	struct ingest_gap gap;
 	uint64_t total; /* total_samples, this round's included */
 	uint64_t add_samples, add_bytes;
+	uint64_t add_stored; /* its chunks' bytes (pending_bytes, sql/023) */
 	char recent[RECENT_MAX * DIGEST_HEX]; /* oldest first */
 	size_t nrecent;
 	bool changed; /* a batch of the round is stored */
@@ -479,15 +480,18 @@ check_batch(const struct live *l, const struct xmbp_batch *b, char *detail,
 }
 
 /* Stores pending chunk p of stream stream_id as a row of r (unless it
- * is empty); false when memory ran out. */
+ * is empty), its bytes added to *stored; false when memory ran out. */
 static bool
-flush(struct rows *r, const char *stream_id, struct pending *p)
+flush(struct rows *r, const char *stream_id, struct pending *p,
+      uint64_t *stored)
 {
+	size_t before = r->data.len;
 	bool ok;
 
 	if (!p->open)
 		return true;
 	ok = p->w.count == 0 || rows_add(r, stream_id, &p->w);
+	*stored += r->data.len - before;
 	xmch_writer_free(&p->w);
 	p->open = false;
 	return ok;
@@ -515,12 +519,13 @@ in_order(const struct xmbp_stream *s, uint64_t *first)
 	return true;
 }
 
-/* Makes p's writer a fresh one of type, after storing what it held. */
+/* Makes p's writer a fresh one of type, after storing what it held
+ * (its bytes added to *stored). */
 static bool
 restart(struct rows *r, const char *stream_id, struct pending *p,
-	enum sample_type type)
+	enum sample_type type, uint64_t *stored)
 {
-	if (!flush(r, stream_id, p))
+	if (!flush(r, stream_id, p, stored))
 		return false;
 	xmch_writer_init(&p->w, type);
 	p->open = true;
@@ -549,14 +554,14 @@ add_block(struct live *l, const struct xmbp_stream *s, struct rows *r)
 
 	if ((!p->open ||
 	     xmch_writer_size(&p->w) + s->data_len > MERGE_MAX_BYTES) &&
-	    !restart(r, def->id, p, s->type))
+	    !restart(r, def->id, p, s->type, &l->add_stored))
 		return false;
 	if (xmbp_sample_fixed_size(s->type) != 0 && s->type != SAMPLE_BOOL) {
 		/* Fixed-width values: copied as they are, no walk. */
 		st = xmch_writer_add_packed(&p->w, s->data, s->sample_count,
 					    &err);
 		if (st == XMCH_E_UNORDERED && p->w.count > 0) {
-			if (!restart(r, def->id, p, s->type))
+			if (!restart(r, def->id, p, s->type, &l->add_stored))
 				return false;
 			st = xmch_writer_add_packed(&p->w, s->data,
 						    s->sample_count, &err);
@@ -567,7 +572,7 @@ add_block(struct live *l, const struct xmbp_stream *s, struct rows *r)
 	}
 	ordered = in_order(s, &first);
 	if (!ordered || (p->w.count > 0 && first < p->w.last_ts)) {
-		if (!restart(r, def->id, p, s->type))
+		if (!restart(r, def->id, p, s->type, &l->add_stored))
 			return false;
 		if (!ordered)
 			return add_sorted(&p->w, s, &err) == XMCH_OK;
@@ -612,7 +617,8 @@ flush_all(struct live *l, struct rows *r, bool keep)
 
 	for (int i = 0; l->pend != NULL && i < l->def->nstreams; i++) {
 		if (keep)
-			ok &= flush(r, l->def->streams[i].id, &l->pend[i]);
+			ok &= flush(r, l->def->streams[i].id, &l->pend[i],
+				    &l->add_stored);
 		else if (l->pend[i].open)
 			xmch_writer_free(&l->pend[i].w);
 		l->pend[i].open = false;
@@ -701,10 +707,11 @@ static const char exists_sql[] =
 	"SELECT id FROM ingest_sessions WHERE id = ANY ($1::uuid[])";
 
 /* The room left by the quotas of the facilities of a round that have
- * one, their rows locked in id order and their samples' deltas folded in
- * (sql/019): every batch is charged against counts no other round of
- * those facilities moves until this one commits.  A facility without a
- * quota is not locked: its rounds go on side by side. */
+ * one, their rows locked in id order, their samples' deltas folded in
+ * and their active sessions' pending bytes added (sql/019, sql/023):
+ * every batch is charged against counts no other round of those
+ * facilities moves until this one commits.  A facility without a quota
+ * is not locked: its rounds go on side by side. */
 static const char rooms_sql[] =
 	"SELECT f.facility_id, f.quota_bytes - f.upload_bytes - f.sample_bytes "
 	"FROM (SELECT facility_id FROM facility_storage "
@@ -749,19 +756,20 @@ static const char streams_sql[] =
 #define W_RECENT_N 22	/* integer[]: how many */
 #define W_DEVICES 23	/* uuid[]: the devices seen */
 #define W_RECENT 24	/* bytea, binary: every session's digests */
-#define W__N 24
+#define W_STORED 25	/* bigint[]: its chunks' bytes (pending_bytes) */
+#define W__N 25
 #define W_STR_(n) #n
 #define P(w) "$" W_STR_(w)
 
 /*
  * What a round stores, in one statement: the chunk rows (their bytes and
  * aggregate grids are slices of two binary byteas, W_DATA and W_GRIDS),
- * their bytes added to their facilities' storage (a delta row per
- * facility, cheaper than a trigger's copy of every row: sql/020), the
- * counters, last_batch_seq and digests of every session it changed
+ * the counters, last_batch_seq and digests of every session it changed
  * (counted in C under the row locks, the digests a slice of W_RECENT),
- * and the devices' last_seen_at (at most once a second, to spare a row
- * version per batch; locked in id order).
+ * the chunks' bytes added to their session's pending_bytes, which is how
+ * its facility's storage counts them (sql/023: no row more), and the
+ * devices' last_seen_at (at most once a second, to spare a row version
+ * per batch; locked in id order).
  */
 /* Laid out by hand: clang-format takes P() for a call. */
 /* clang-format off */
@@ -784,19 +792,19 @@ static const char write_sql[] =
 	P(W_AGG_SUM) "::numeric[], " P(W_GRID_OFF) "::bigint[], "
 	P(W_GRID_LEN) "::bigint[]) "
 	"AS x(id, first, last, n, len, off, ac, an, amin, amax, asum, goff, "
-	"glen) RETURNING stream_id, byte_size), "
-	"q AS (" QUOTA_CHUNKS_DELTA "), "
+	"glen)), "
 	"s AS (UPDATE ingest_sessions t SET "
 	"total_samples = t.total_samples + y.samples, "
 	"total_bytes = t.total_bytes + y.bytes, "
+	"pending_bytes = t.pending_bytes + y.stored, "
 	"missed_batches = y.missed, last_batch_seq = y.last, "
 	"last_data_at = now(), recent_digests = "
 	"substring(" P(W_RECENT) "::bytea FROM y.roff::integer FOR y.rn * 16) "
 	"FROM unnest(" P(W_SESSION) "::uuid[], " P(W_SAMPLES) "::bigint[], "
 	P(W_BYTES) "::bigint[], " P(W_MISSED) "::bigint[], "
 	P(W_LAST_SEQ) "::integer[], " P(W_RECENT_OFF) "::bigint[], "
-	P(W_RECENT_N) "::integer[]) "
-	"AS y(id, samples, bytes, missed, last, roff, rn) "
+	P(W_RECENT_N) "::integer[], " P(W_STORED) "::bigint[]) "
+	"AS y(id, samples, bytes, missed, last, roff, rn, stored) "
 	"WHERE t.id = y.id), "
 	"d AS (UPDATE devices SET last_seen_at = now() WHERE id IN "
 	"(SELECT e.id FROM devices e "
@@ -833,13 +841,14 @@ enum {
 	SES_LAST,
 	SES_RECENT_OFF,
 	SES_RECENT_N,
+	SES_STORED,
 	SES__MAX
 };
 static const int session_param[SES__MAX] = {
 	[SES_ID] = W_SESSION,	     [SES_SAMPLES] = W_SAMPLES,
 	[SES_BYTES] = W_BYTES,	     [SES_MISSED] = W_MISSED,
 	[SES_LAST] = W_LAST_SEQ,     [SES_RECENT_OFF] = W_RECENT_OFF,
-	[SES_RECENT_N] = W_RECENT_N,
+	[SES_RECENT_N] = W_RECENT_N, [SES_STORED] = W_STORED,
 };
 
 /* A round: its sessions and their rows. */
@@ -1334,6 +1343,7 @@ write_round(struct db *db, struct round *r, char *detail, size_t dlen)
 		/* substring() counts from 1 */
 		buf_printf(&a[SES_RECENT_OFF], "%zu", recent.len + 1);
 		buf_printf(&a[SES_RECENT_N], "%zu", l->nrecent);
+		buf_printf(&a[SES_STORED], "%" PRIu64, l->add_stored);
 		for (size_t d = 0; d < l->nrecent * DIGEST_HEX; d += 2)
 			buf_putc(&recent, (char)(hex_value(l->recent[d]) << 4 |
 						 hex_value(l->recent[d + 1])));

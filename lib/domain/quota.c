@@ -11,12 +11,13 @@
 
 #define COLS "quota_bytes, upload_bytes, sample_bytes"
 
-/* What the facility stores now (its row and its samples' deltas). */
+/* What the facility stores now (its row, its samples' deltas and its
+ * active sessions' pending bytes: sql/023). */
 static const char read_sql[] =
 	"SELECT " COLS " FROM facility_usage WHERE facility_id = $1::uuid";
 
 /* The same, the deltas folded into the row, which stays locked until the
- * transaction ends (sql/019: facility_storage_fold). */
+ * transaction ends (sql/019, sql/023: facility_storage_fold). */
 static const char lock_sql[] = "SELECT " COLS " FROM "
 			       "facility_storage_fold($1::uuid)";
 

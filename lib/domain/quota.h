@@ -5,12 +5,15 @@
  *
  * The counts live in facility_storage (sql/019_storage_quota.sql) and are
  * moved in the transaction that writes or deletes the bytes' rows, by
- * triggers except for inserted chunks (QUOTA_CHUNKS_DELTA below): a check
- * reads one row.  A writer that must not pass the quota
- * locks the row (quota_lock) in its transaction before it writes, so two
- * writers of one facility can not both take the last bytes; the trigger
- * then updates the row it holds.  Everything here counts bytes as stored,
- * never as a request claims them.
+ * triggers except for inserted chunks: an ingest round adds their bytes
+ * to its session's pending_bytes (sql/023), compaction inserts a delta
+ * row (lib/domain/compact.c); a new statement that inserts chunks must
+ * count them too.  A check reads one row, its deltas and the pending
+ * bytes of its facility's active sessions.  A writer that must not pass
+ * the quota locks the row (quota_lock) in its transaction before it
+ * writes, so two writers of one facility can not both take the last
+ * bytes; the trigger then updates the row it holds.  Everything here counts
+ * bytes as stored, never as a request claims them.
  */
 #ifndef XMHUB_QUOTA_H
 #define XMHUB_QUOTA_H
@@ -20,18 +23,6 @@
 
 #include "codec/xmbp.h"
 #include "core/db.h"
-
-/*
- * The statement part that counts inserted chunks (sql/020): every
- * statement that inserts into stored_chunks does it in a CTE named c that
- * returns stream_id and byte_size, and ends with this, which adds their
- * bytes to their facilities' storage, one delta row per facility.
- */
-#define QUOTA_CHUNKS_DELTA                                                     \
-	"INSERT INTO facility_storage_delta (facility_id, sample_bytes) "      \
-	"SELECT e.facility_id, sum(c.byte_size) FROM c "                       \
-	"JOIN ingest_streams v ON v.id = c.stream_id "                         \
-	"JOIN ingest_sessions e ON e.id = v.session_id GROUP BY e.facility_id"
 
 /* What facility_storage says of one facility. */
 struct quota {

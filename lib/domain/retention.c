@@ -201,9 +201,10 @@ face_videos(struct db *db, struct store *st, const char *days,
 	return DB_OK;
 }
 
-/* Every facility's samples' deltas folded into its row (sql/019) in one
- * statement, so that they do not pile up where no ingest round
- * folds them (the facilities without a quota). */
+/* Every facility's samples' deltas (its ended sessions', compaction's,
+ * the deletes': sql/019, sql/023) folded into its row in one statement,
+ * so that they do not pile up where nothing else folds them (the
+ * facilities without a quota nor uploads). */
 static const char fold_sql[] = "SELECT count(*) FROM facility_storage s, "
 			       "LATERAL facility_storage_fold(s.facility_id) f";
 

@@ -5,8 +5,11 @@
 # and set a quota, an upload past the quota refused (by its Content-Length
 # before it is read, and streamed) with nothing of it stored, ingest
 # batches past the quota refused whole over HTTP and WebSocket while the
-# earlier ones stay readable, usage going down on delete, and the
-# migration's backfill of what a database held before it.
+# earlier ones stay readable, usage going down on delete, the samples'
+# bytes counted in their session's row while it is active (sql/023:
+# closed, reaped, deleted, two sessions at once against one quota, a
+# facility deleted), and the migration's backfill of what a database held
+# before it.
 use strict;
 use warnings;
 use File::Basename qw(basename);
@@ -15,6 +18,7 @@ use File::Temp qw(tempdir);
 use HTTP::Tiny;
 use Test::More;
 use IO::Socket::INET;
+use POSIX ();
 use Time::HiRes qw(sleep);
 use Xmhub::Ingest;
 use Xmhub::Objects;
@@ -251,6 +255,97 @@ is($p->sql("SELECT count(*) FROM stored_chunks c JOIN ingest_streams t ON "
 	. "t.id = c.stream_id WHERE t.session_id = '$sess->{id}' AND "
 	. "c.data IS NULL"), 1, 'the session compacted');
 counts_exact($fac, 'after compaction');
+
+# --- counting in the session row (sql/023) -----------------------------------
+# A round adds its chunks' bytes to its session's pending_bytes; they go
+# to a delta row when the session ends (closed, reaped) or is deleted.
+my $fc = $p->facility('Quota C');
+my $key_c = $p->api_key($p->token($p->user('facility_admin', $fc)),
+	'upload', 'ingest');
+my $inc = Xmhub::Ingest->new($p, $key_c);
+sub pending {
+	return $p->sql('SELECT pending_bytes FROM ingest_sessions '
+	    . "WHERE id = '$_[0]'");
+}
+sub chunk_bytes {
+	return $p->sql('SELECT coalesce(sum(c.byte_size), 0) FROM stored_chunks '
+	    . 'c JOIN ingest_streams t ON t.id = c.stream_id '
+	    . "WHERE t.session_id = '$_[0]'");
+}
+sub deltas {
+	return $p->sql('SELECT count(*) FROM facility_storage_delta '
+	    . "WHERE facility_id = '$_[0]'");
+}
+# What a batch of 100 f32 samples is charged (see above).
+my $bound = 1432;
+my ($c1, $c2) = ($inc->session(21, [0, 'f32']), $inc->session(22, [0, 'f32']));
+$inc->send($c1->{id}, 1, [0, 'f32', f32s(1000)]);
+$inc->send($c1->{id}, 2, [0, 'f32', f32s(2000)]);
+$inc->send($c2->{id}, 1, [0, 'f32', f32s(1000)]);
+is(deltas($fc), 0, 'ingest rounds write no delta row');
+ok(chunk_bytes($c1->{id}) > 0, 'the session stored chunks');
+is(pending($c1->{id}), chunk_bytes($c1->{id}),
+	"an active session's pending_bytes are its chunks' bytes");
+is(pending($c2->{id}), chunk_bytes($c2->{id}), 'and the other\'s');
+$s = counts_exact($fc, 'two active sessions');
+
+# Room for one more batch: each session sends one at once, one is taken.
+set_quota($fc, quota_bytes => $s->{used_bytes} + $bound + 100);
+my @pids;
+for my $x ([$c1, 3], [$c2, 2]) {
+	my $pid = fork // die "fork: $!";
+	if ($pid == 0) {
+		my ($cst) = $p->req(POST => "/api/v1/ingest/sessions/$x->[0]{id}/data",
+			key => $key_c, body => $inc->encode($x->[1],
+			[0, 'f32', f32s(3000)]),
+			headers => {'Content-Type' => 'application/octet-stream'});
+		POSIX::_exit($cst == 200 ? 0 : $cst == 413 ? 1 : 2);
+	}
+	push @pids, $pid;
+}
+my @codes = sort map { waitpid($_, 0); $? >> 8 } @pids;
+is("@codes", '0 1', 'two sessions at once, room for one batch: one taken, '
+    . 'one refused with 413');
+$s = counts_exact($fc, 'after the two batches');
+ok($s->{used_bytes} <= $s->{quota_bytes}, 'within the quota');
+($st) = Xmhub::Objects::upload($p, $key_c, 'x.wav', $wav);
+is($st, 413, 'an upload past what the sessions left is refused');
+
+$inc->close($c1->{id});
+is(pending($c1->{id}), 0, 'a closed session has no pending bytes');
+is(deltas($fc), 1, 'they went to one delta row');
+counts_exact($fc, 'after the close');
+
+$p->sql('UPDATE ingest_sessions SET started_at = now() - interval \'1 day\', '
+    . "last_data_at = now() - interval '1 day' WHERE id = '$c2->{id}'");
+$p->job('xmhub-ingest-reaper', '--once');
+is($p->sql("SELECT status, pending_bytes FROM ingest_sessions WHERE id = "
+    . "'$c2->{id}'"), 'error|0', 'a reaped session has no pending bytes');
+counts_exact($fc, 'after the reaper');
+
+set_quota($fc, quota_bytes => undef);
+my $c3 = $inc->session(23, [0, 'f32']);
+$inc->send($c3->{id}, 1, [0, 'f32', f32s(1000)]);
+($st) = Xmhub::Objects::upload($p, $key_c, 'x.wav', $wav);
+is($st, 200, 'an upload without a quota');
+is(deltas($fc), 0, 'its locked check folded the deltas');
+is(pending($c3->{id}), chunk_bytes($c3->{id}),
+	'and left the active session\'s pending bytes');
+counts_exact($fc, 'after the upload');
+# A session deleted while active (no path does it now: sql/023's
+# trigger), its chunks first as 019 asks.
+$p->sql('DELETE FROM stored_chunks WHERE stream_id IN (SELECT id FROM '
+    . "ingest_streams WHERE session_id = '$c3->{id}'); DELETE FROM "
+    . "ingest_sessions WHERE id = '$c3->{id}'");
+is(chunk_bytes($c3->{id}), 0, 'an active session deleted');
+counts_exact($fc, 'after the active session\'s delete');
+
+my $c4 = $inc->session(24, [0, 'f32']);
+$inc->send($c4->{id}, 1, [0, 'f32', f32s(1000)]);
+ok(pending($c4->{id}) > 0, 'an active session with pending bytes');
+($st) = $p->req(DELETE => "/api/v1/facilities/$fc", token => $ts);
+is($st, 204, 'its facility deleted');
+is(deltas($fc), 0, 'nothing of its counts left');
 
 # --- the migration's backfill ------------------------------------------------
 my $sqldir = "$ENV{XMHUB_SRCDIR}/sql";
