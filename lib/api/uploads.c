@@ -289,6 +289,7 @@ struct post {
 	bool file_seen, stored, metadata_seen, tags_seen;
 	unsigned long long size;
 	int64_t room; /* what the facility's quota leaves (quota_left) */
+	bool limited; /* the facility had a quota when the upload began */
 	char filename[MULTIPART_FILENAME_MAX + 1];
 	char format[UPLOADS_FORMAT_MAX + 1];
 	enum field field; /* what the current part is */
@@ -548,18 +549,25 @@ insert(struct post *p)
 					  p->metadata, JSON_C_TO_STRING_PLAIN)
 				: "{}"};
 	char job_id[37], detail[64];
-	struct quota q;
+	struct quota q = {0};
 	enum db_status st;
 	bool found, linked;
 
-	/* The quota again, its row locked until COMMIT: other uploads and
-	 * ingest rounds of the facility may have taken room meanwhile. */
-	if ((st = db_begin(db)) != DB_OK ||
-	    (st = quota_lock(db, fac, &q, &found)) != DB_OK) {
+	if ((st = db_begin(db)) != DB_OK) {
 		db_failed(p, st);
 		goto fail;
 	}
-	if (p->size > (unsigned long long)(p->room = quota_left(&q))) {
+	/* The quota again, its row locked until COMMIT: other uploads and
+	 * ingest rounds of the facility may have taken room meanwhile.  A
+	 * facility without a quota when the upload began takes it as it
+	 * would have been taken a moment before a quota was set: no lock
+	 * (nor the fold that comes with it) for the uploads of most. */
+	if (p->limited && (st = quota_lock(db, fac, &q, &found)) != DB_OK) {
+		db_failed(p, st);
+		goto fail;
+	}
+	if (p->limited &&
+	    p->size > (unsigned long long)(p->room = quota_left(&q))) {
 		over_quota(p);
 		goto fail;
 	}
@@ -608,6 +616,7 @@ room_for(struct post *p)
 		return;
 	}
 	p->room = quota_left(&q);
+	p->limited = q.limited;
 	if (ctx->req->content_length > p->room)
 		refuse(p, 413,
 		       "the facility's storage quota is used up: %lld bytes "
