@@ -152,6 +152,116 @@ alarm_webhook_create(int argc, char *argv[])
 	return finish(db, res, s, true, o[1].value);
 }
 
+/* enabled of --enable (opt) and --disable (opt + 1): "true", "false" or
+ * NULL when neither is given; false after a usage error when both are. */
+static bool
+enabled_of(const struct usage_opt *opt, const char **enabled)
+{
+	if (opt[0].value != NULL && opt[1].value != NULL) {
+		usage_error("--enable and --disable: one or the other");
+		return false;
+	}
+	*enabled = opt[0].value != NULL	  ? "true"
+		   : opt[1].value != NULL ? "false"
+					  : NULL;
+	return true;
+}
+
+/* The value of an option of an update: NULL when absent or empty. */
+static const char *
+value(const struct usage_opt *opt)
+{
+	return opt->value != NULL && opt->value[0] != '\0' ? opt->value : NULL;
+}
+
+int
+alarm_rule_update(int argc, char *argv[])
+{
+	struct usage_opt o[] = {
+		{"name", false, false, NULL},
+		{"severity", false, false, NULL},
+		{"device", false, false, NULL},
+		{"stream", false, false, NULL},
+		{"op", false, false, NULL},
+		{"lo", false, false, NULL},
+		{"hi", false, false, NULL},
+		{"for-samples", false, false, NULL},
+		{"for-seconds", false, false, NULL},
+		{"silence-minutes", false, false, NULL},
+		{"storage-percent", false, false, NULL},
+		{"enable", true, false, NULL},
+		{"disable", true, false, NULL},
+	};
+	/* The column each option before --enable sets. */
+	static const unsigned bits[] = {
+		ALARMS_SET_NAME,	ALARMS_SET_SEVERITY,
+		ALARMS_SET_DEVICE,	ALARMS_SET_STREAM,
+		ALARMS_SET_OP,		ALARMS_SET_LO,
+		ALARMS_SET_HI,		ALARMS_SET_FOR_SAMPLES,
+		ALARMS_SET_FOR_SECONDS, ALARMS_SET_SILENCE,
+		ALARMS_SET_STORAGE,
+	};
+	struct alarms_rule_change c = {0};
+	const char *id;
+	PGresult *res = NULL;
+	enum db_status st;
+	enum alarms_status s;
+	struct db *db;
+
+	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), "ID", &id) ||
+	    !enabled_of(&o[11], &c.enabled))
+		return 2;
+	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+		if (o[i].value != NULL)
+			c.set |= bits[i];
+	if (c.enabled != NULL)
+		c.set |= ALARMS_SET_ENABLED;
+	c.r = (struct alarms_rule){
+		.name = value(&o[0]),
+		.severity = value(&o[1]),
+		.device_id = value(&o[2]),
+		.stream_name = value(&o[3]),
+		.op = value(&o[4]),
+		.lo = value(&o[5]),
+		.hi = value(&o[6]),
+		.for_samples = value(&o[7]),
+		.for_seconds = value(&o[8]),
+		.silence_minutes = value(&o[9]),
+		.storage_percent = value(&o[10]),
+	};
+	if ((db = open_db()) == NULL)
+		return 1;
+	s = alarms_rule_update(db, NULL, id, &c, &res, &st);
+	return finish(db, res, s, true, id);
+}
+
+int
+alarm_webhook_update(int argc, char *argv[])
+{
+	struct usage_opt o[] = {
+		{"name", false, false, NULL},	{"url", false, false, NULL},
+		{"secret", false, false, NULL}, {"enable", true, false, NULL},
+		{"disable", true, false, NULL},
+	};
+	struct alarms_endpoint_change c = {0};
+	const char *id;
+	PGresult *res = NULL;
+	enum db_status st;
+	enum alarms_status s;
+	struct db *db;
+
+	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), "ID", &id) ||
+	    !enabled_of(&o[3], &c.enabled))
+		return 2;
+	c.name = value(&o[0]);
+	c.url = value(&o[1]);
+	c.secret = value(&o[2]);
+	if ((db = open_db()) == NULL)
+		return 1;
+	s = alarms_endpoint_update(db, NULL, id, &c, &res, &st);
+	return finish(db, res, s, true, id);
+}
+
 /* A list of what, with --facility. */
 static int
 list(int argc, char *argv[], enum alarms_list what)

@@ -14,11 +14,26 @@
 	"[--stream S] [--op above|below|outside] [--lo X] [--hi X] "           \
 	"[--for-samples N] [--for-seconds N] [--silence-minutes N] "           \
 	"[--storage-percent N]"
+#define ALARM_RULE_UPDATE_ARGS                                                 \
+	"ID [--name N] [--enable|--disable] [--severity S] [--device ID] "     \
+	"[--stream S] [--op above|below|outside] [--lo X] [--hi X] "           \
+	"[--for-samples N] [--for-seconds N] [--silence-minutes N] "           \
+	"[--storage-percent N]"
 #define ALARM_WEBHOOK_ARGS "--facility ID --name N --url URL --secret S"
+#define ALARM_WEBHOOK_UPDATE_ARGS                                              \
+	"ID [--name N] [--enable|--disable] [--url URL] [--secret S]"
 #define ALARM_LIST_ARGS "[--facility ID]"
 
 /* xmhub alarm rule-create: prints the rule as JSON. */
 int alarm_rule_create(int argc, char *argv[]);
+
+/* xmhub alarm rule-update ID: the options given change the rule (an
+ * empty value: none, e.g. --device '' for every device); prints it as
+ * JSON. */
+int alarm_rule_update(int argc, char *argv[]);
+
+/* xmhub alarm webhook-update ID: the same for an endpoint. */
+int alarm_webhook_update(int argc, char *argv[]);
 
 /* xmhub alarm webhook-create: prints the endpoint as JSON. */
 int alarm_webhook_create(int argc, char *argv[]);

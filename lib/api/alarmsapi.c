@@ -228,8 +228,17 @@ number_text(struct app_ctx *ctx, json_object *body, const char *name, char *buf,
 	return true;
 }
 
-void
-alarmsapi_rule_post(struct app_ctx *ctx)
+/* The text of a rule's numbers, for struct alarms_rule. */
+struct rule_text {
+	char lo[32], hi[32], n[4][24];
+};
+
+/* The members of a rule's POST or PATCH of every kind into r: false
+ * with a 400 when kind, severity or op is none of its names, or lo or hi
+ * no number. */
+static bool
+rule_of(struct app_ctx *ctx, json_object *body, const struct valid_value *v,
+	struct rule_text *t, struct alarms_rule *r)
 {
 	static const char *const kinds[] = {"threshold",     "silence",
 					    "session_error", "job_failed",
@@ -237,8 +246,34 @@ alarmsapi_rule_post(struct app_ctx *ctx)
 	static const char *const severities[] = {"info", "warning", "critical",
 						 NULL};
 	static const char *const ops[] = {"above", "below", "outside", NULL};
+
+	if (!number_text(ctx, body, "lo", t->lo, sizeof(t->lo), &r->lo) ||
+	    !number_text(ctx, body, "hi", t->hi, sizeof(t->hi), &r->hi))
+		return false;
+	r->name = valid_text(&v[R_NAME]);
+	r->kind = valid_text(&v[R_KIND]);
+	r->severity = valid_text(&v[R_SEVERITY]);
+	r->device_id = valid_text(&v[R_DEVICE]);
+	r->stream_name = valid_text(&v[R_STREAM]);
+	r->op = valid_text(&v[R_OP]);
+	r->for_samples = int_text(&v[R_FOR_SAMPLES], t->n[0], sizeof(t->n[0]));
+	r->for_seconds = int_text(&v[R_FOR_SECONDS], t->n[1], sizeof(t->n[1]));
+	r->silence_minutes = int_text(&v[R_SILENCE], t->n[2], sizeof(t->n[2]));
+	r->storage_percent = int_text(&v[R_STORAGE], t->n[3], sizeof(t->n[3]));
+	if (!one_of(r->kind, kinds) || !one_of(r->severity, severities) ||
+	    !one_of(r->op, ops)) {
+		http_error(ctx->resp, 400,
+			   "kind, severity or op is not one of its names");
+		return false;
+	}
+	return true;
+}
+
+void
+alarmsapi_rule_post(struct app_ctx *ctx)
+{
 	struct valid_value v[R_NFIELDS];
-	char lo[32], hi[32], n[4][24];
+	struct rule_text t;
 	struct alarms_rule r = {0};
 	PGresult *res = NULL;
 	json_object *body;
@@ -250,25 +285,8 @@ alarmsapi_rule_post(struct app_ctx *ctx)
 				    ctx->resp)) == NULL)
 		return;
 	if (!scope_create(ctx, &v[R_FACILITY], &r.facility_id) ||
-	    !number_text(ctx, body, "lo", lo, sizeof(lo), &r.lo) ||
-	    !number_text(ctx, body, "hi", hi, sizeof(hi), &r.hi))
+	    !rule_of(ctx, body, v, &t, &r))
 		goto out;
-	r.name = v[R_NAME].str;
-	r.kind = v[R_KIND].str;
-	r.severity = valid_text(&v[R_SEVERITY]);
-	r.device_id = valid_text(&v[R_DEVICE]);
-	r.stream_name = valid_text(&v[R_STREAM]);
-	r.op = valid_text(&v[R_OP]);
-	r.for_samples = int_text(&v[R_FOR_SAMPLES], n[0], sizeof(n[0]));
-	r.for_seconds = int_text(&v[R_FOR_SECONDS], n[1], sizeof(n[1]));
-	r.silence_minutes = int_text(&v[R_SILENCE], n[2], sizeof(n[2]));
-	r.storage_percent = int_text(&v[R_STORAGE], n[3], sizeof(n[3]));
-	if (!one_of(r.kind, kinds) || !one_of(r.severity, severities) ||
-	    !one_of(r.op, ops)) {
-		http_error(ctx->resp, 400,
-			   "kind, severity or op is not one of its names");
-		goto out;
-	}
 	/* Malformed, it is its default: xmhub check-config says so. */
 	conf_get_int("XMHUB_ALARM_RULES_MAX", &max);
 	s = alarms_rule_create(ctx->db, &r, max, &res, &st);
@@ -278,7 +296,104 @@ out:
 	json_object_put(body);
 }
 
+/* The n fields of a POST into out, none required: a PATCH's. */
+static void
+optional(const struct valid_field *fields, size_t n, struct valid_field *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		out[i] = fields[i];
+		out[i].flags &= ~(unsigned)VALID_REQUIRED;
+	}
+}
+
+/* The body of a PATCH: the n fields of the POST, none required, into v
+ * and enabled into *enabled ("true", "false" or NULL); NULL with a 400
+ * when they do not check. */
+static json_object *
+patch_body(struct app_ctx *ctx, const struct valid_field *post_fields, size_t n,
+	   struct valid_value *v, const char **enabled)
+{
+	static const struct valid_field enabled_field = {.name = "enabled",
+							 .type = VALID_BOOL};
+	struct valid_field f[R_NFIELDS]; /* the larger table */
+	struct valid_value e;
+	json_object *body;
+
+	optional(post_fields, n, f);
+	if ((body = valid_json_body(ctx->req, f, n, v, ctx->resp)) == NULL)
+		return NULL;
+	if (!valid_body(body, &enabled_field, 1, &e, ctx->resp)) {
+		json_object_put(body);
+		return NULL;
+	}
+	*enabled = !e.present ? NULL : e.b ? "true" : "false";
+	return body;
+}
+
+/* Answers a change's outcome: as answer(), with the ALARMS_STATE of a
+ * change asking for what does not change. */
+static void
+changed(struct app_ctx *ctx, enum alarms_status s, enum db_status st,
+	PGresult *res, const char *what, const char *fixed)
+{
+	if (s == ALARMS_STATE)
+		http_error(ctx->resp, 409, "a %s's %s do not change", what,
+			   fixed);
+	else
+		answer(ctx, s, st, res, 200, what);
+}
+
+void
+alarmsapi_rule_patch(struct app_ctx *ctx)
+{
+	/* The column each member of rule_fields sets (kind and facility_id
+	 * none: they are checked); lo and hi are not in the table. */
+	static const unsigned set_bits[R_NFIELDS] = {
+		[R_NAME] = ALARMS_SET_NAME,
+		[R_SEVERITY] = ALARMS_SET_SEVERITY,
+		[R_DEVICE] = ALARMS_SET_DEVICE,
+		[R_STREAM] = ALARMS_SET_STREAM,
+		[R_OP] = ALARMS_SET_OP,
+		[R_FOR_SAMPLES] = ALARMS_SET_FOR_SAMPLES,
+		[R_FOR_SECONDS] = ALARMS_SET_FOR_SECONDS,
+		[R_SILENCE] = ALARMS_SET_SILENCE,
+		[R_STORAGE] = ALARMS_SET_STORAGE,
+	};
+	struct valid_value v[R_NFIELDS];
+	struct alarms_rule_change c = {0};
+	struct rule_text t;
+	PGresult *res = NULL;
+	json_object *body;
+	enum alarms_status s;
+	enum db_status st = DB_OK;
+
+	if (!scope_owned(ctx, alarms_rule_facility, "alarm rule") ||
+	    (body = patch_body(ctx, rule_fields, R_NFIELDS, v, &c.enabled)) ==
+		    NULL)
+		return;
+	if (!rule_of(ctx, body, v, &t, &c.r))
+		goto out;
+	c.r.facility_id = valid_text(&v[R_FACILITY]);
+	for (size_t i = 0; i < R_NFIELDS; i++)
+		if (v[i].present)
+			c.set |= set_bits[i];
+	if (json_object_object_get_ex(body, "lo", NULL))
+		c.set |= ALARMS_SET_LO;
+	if (json_object_object_get_ex(body, "hi", NULL))
+		c.set |= ALARMS_SET_HI;
+	if (c.enabled != NULL)
+		c.set |= ALARMS_SET_ENABLED;
+	s = alarms_rule_update(ctx->db, own_facility(ctx), ctx->params[0], &c,
+			       &res, &st);
+	changed(ctx, s, st, res, "alarm rule", "kind and facility_id");
+out:
+	PQclear(res);
+	json_object_put(body);
+}
+
 enum { W_NAME, W_URL, W_SECRET, W_FACILITY, W_NFIELDS };
+_Static_assert((int)W_NFIELDS <= (int)R_NFIELDS,
+	       "patch_body() holds either table");
 
 static const struct valid_field webhook_fields[W_NFIELDS] = {
 	[W_NAME] = {.name = "name",
@@ -301,6 +416,18 @@ static const struct valid_field webhook_fields[W_NFIELDS] = {
 			.flags = VALID_NULLABLE},
 };
 
+/* Whether url (NULL: none given) is http://, https:// or mailto: (the
+ * database checks a mailto's address); false with a 400. */
+static bool
+url_ok(struct app_ctx *ctx, const char *url)
+{
+	if (url == NULL || strncmp(url, "http://", 7) == 0 ||
+	    strncmp(url, "https://", 8) == 0 || strncmp(url, "mailto:", 7) == 0)
+		return true;
+	http_error(ctx->resp, 400, "url must be http://, https:// or mailto:");
+	return false;
+}
+
 void
 alarmsapi_webhook_post(struct app_ctx *ctx)
 {
@@ -317,19 +444,41 @@ alarmsapi_webhook_post(struct app_ctx *ctx)
 		return;
 	if (!scope_create(ctx, &v[W_FACILITY], &facility_id))
 		goto out;
-	if (strncmp(v[W_URL].str, "http://", 7) != 0 &&
-	    strncmp(v[W_URL].str, "https://", 8) != 0 &&
-	    strncmp(v[W_URL].str, "mailto:", 7) != 0) {
-		http_error(ctx->resp, 400,
-			   "url must be http://, https:// or mailto:");
+	if (!url_ok(ctx, v[W_URL].str))
 		goto out;
-	}
 	conf_get_int("XMHUB_ALARM_ENDPOINTS_MAX", &max);
 	s = alarms_endpoint_create(ctx->db, facility_id, v[W_NAME].str,
 				   v[W_URL].str, v[W_SECRET].str, max, &res,
 				   &st);
 	created(ctx, s, st, res, "webhook", "XMHUB_ALARM_ENDPOINTS_MAX");
 out:
+	PQclear(res);
+	json_object_put(body);
+}
+
+void
+alarmsapi_webhook_patch(struct app_ctx *ctx)
+{
+	struct valid_value v[W_NFIELDS];
+	struct alarms_endpoint_change c = {0};
+	PGresult *res = NULL;
+	json_object *body;
+	enum alarms_status s;
+	enum db_status st = DB_OK;
+
+	if (!scope_owned(ctx, alarms_endpoint_facility, "webhook") ||
+	    (body = patch_body(ctx, webhook_fields, W_NFIELDS, v,
+			       &c.enabled)) == NULL)
+		return;
+	c.facility_id = valid_text(&v[W_FACILITY]);
+	c.name = valid_text(&v[W_NAME]);
+	c.url = valid_text(&v[W_URL]);
+	c.secret = valid_text(&v[W_SECRET]);
+	if (url_ok(ctx, c.url)) {
+		s = alarms_endpoint_update(ctx->db, own_facility(ctx),
+					   ctx->params[0], &c, &res, &st);
+		changed(ctx, s, st, res, "webhook", "facility_id");
+	}
 	PQclear(res);
 	json_object_put(body);
 }

@@ -32,6 +32,15 @@ void alarmsapi_rule_post(struct app_ctx *ctx);
  * secret, facility_id?}: 201 Webhook (without its secret). */
 void alarmsapi_webhook_post(struct app_ctx *ctx);
 
+/* PATCH /api/v1/alarm-rules/{id}: the members of POST but kind and
+ * facility_id (409 when they differ from the rule's), and enabled; 200
+ * AlarmRule, 400 as POST. */
+void alarmsapi_rule_patch(struct app_ctx *ctx);
+
+/* PATCH /api/v1/webhooks/{id}: {name?, url?, secret?, enabled?}, checked
+ * as POST's; 200 Webhook (without its secret). */
+void alarmsapi_webhook_patch(struct app_ctx *ctx);
+
 /* DELETE /api/v1/alarm-rules/{id}, /api/v1/webhooks/{id}: 204. */
 void alarmsapi_rule_delete(struct app_ctx *ctx);
 void alarmsapi_webhook_delete(struct app_ctx *ctx);

@@ -182,14 +182,15 @@ alarmrun_sign(const char *secret, long long ts, const char *body, size_t len,
  * facility's deliveries one after another: an endpoint that does not
  * answer then holds it XMHUB_ALARM_TIMEOUT for its retries, on their
  * backoff, and one new event at a time, not for every event at once
- * ahead of everyone else's.
+ * ahead of everyone else's.  A disabled endpoint's deliveries wait,
+ * pending, until it is enabled again (doc/alarms.md "Webhooks").
  */
 static const char claim_sql[] =
 	"SELECT d.id, d.event_id, d.attempts, w.url, w.secret, e.payload::text "
 	"FROM alarm_deliveries d "
 	"JOIN alarm_events e ON e.id = d.event_id "
 	"JOIN webhook_endpoints w ON w.id = d.endpoint_id "
-	"WHERE d.state = 'pending' AND d.next_at <= now() "
+	"WHERE d.state = 'pending' AND d.next_at <= now() AND w.enabled "
 	"AND (d.attempts > 0 OR NOT EXISTS (SELECT 1 FROM alarm_deliveries f "
 	"WHERE f.endpoint_id = d.endpoint_id AND f.state = 'pending' "
 	"AND f.attempts > 0 AND f.next_at > now())) "

@@ -34,6 +34,42 @@ static const char endpoint_sql[] =
 	"WHERE facility_id = $1::uuid) < $5::bigint "
 	"RETURNING " ALARMS_ENDPOINT_COLS;
 
+/* Column col takes val when the change sets bit ($15, enum
+ * alarms_rule_set), else keeps its value. */
+#define RULE_SET(bit, col, val)                                                \
+	col " = CASE WHEN $15::integer & " bit " <> 0 THEN " val " ELSE " col  \
+	    " END"
+
+/* The change of a rule of its kind ($16) and facility ($17) when they
+ * are given; a change of what a threshold watches, or of enabled (bits
+ * 4 to 2048 but 512 and 1024), starts its runs over. */
+static const char rule_update_sql
+	[] = "WITH u AS (UPDATE alarm_rules SET " RULE_SET("1", "name", "$3") ", " RULE_SET(
+		"2", "severity", "$4") ", " RULE_SET("4", "device_id",
+						     "$5::uuid") ", " RULE_SET("8",
+									       "stream_name",
+									       "$6") ", " RULE_SET("16",
+												   "op", "$7") ", " RULE_SET("32", "lo", "$8::float8") ", " RULE_SET("64", "hi", "$9::float8") ", " RULE_SET("128", "for_samples", "$10::integer") ", " RULE_SET("256", "for_seconds", "$11::integer") ", " RULE_SET("512",
+																																						     "silence_minutes", "$12::integer") ", " RULE_SET("1024",
+																																												      "storage_percent", "$13::integer") ", " RULE_SET("2048",
+																																																		       "enabled", "$14::boolean") " "
+																																																						  "WHERE id = $1::uuid AND ($2::uuid IS NULL OR facility_id = $2::uuid) "
+																																																						  "AND ($16::text IS NULL OR kind = $16::text) "
+																																																						  "AND ($17::uuid IS NULL OR facility_id = $17::uuid) "
+																																																						  "RETURNING " ALARMS_RULE_COLS
+																																																						  "), "
+																																																						  "z AS (DELETE FROM alarm_rule_state WHERE rule_id IN (SELECT id FROM u) "
+																																																						  "AND $15::integer & 2556 <> 0) "
+																																																						  "SELECT * FROM u";
+
+static const char endpoint_update_sql[] =
+	"UPDATE webhook_endpoints SET name = coalesce($3, name), "
+	"url = coalesce($4, url), secret = coalesce($5, secret), "
+	"enabled = coalesce($6::boolean, enabled) "
+	"WHERE id = $1::uuid AND ($2::uuid IS NULL OR facility_id = $2::uuid) "
+	"AND ($7::uuid IS NULL OR facility_id = $7::uuid) "
+	"RETURNING " ALARMS_ENDPOINT_COLS;
+
 static const char *const delete_sql[] = {
 	"DELETE FROM alarm_rules WHERE id = $1::uuid "
 	"AND ($2::uuid IS NULL OR facility_id = $2::uuid)",
@@ -80,9 +116,17 @@ static const char move_sql[] =
 	"SELECT id, state, $4::uuid FROM a) "
 	"SELECT * FROM a";
 
-static const char exists_sql[] =
-	"SELECT 1 FROM alarms WHERE id = $1::uuid "
-	"AND ($2::uuid IS NULL OR facility_id = $2::uuid)";
+/* Whether row $1 of a table (of facility $2) is there. */
+enum { EXISTS_RULE, EXISTS_ENDPOINT, EXISTS_ALARM };
+static const char *const exists_sql[] = {
+	[EXISTS_RULE] = "SELECT 1 FROM alarm_rules WHERE id = $1::uuid "
+			"AND ($2::uuid IS NULL OR facility_id = $2::uuid)",
+	[EXISTS_ENDPOINT] =
+		"SELECT 1 FROM webhook_endpoints WHERE id = $1::uuid "
+		"AND ($2::uuid IS NULL OR facility_id = $2::uuid)",
+	[EXISTS_ALARM] = "SELECT 1 FROM alarms WHERE id = $1::uuid "
+			 "AND ($2::uuid IS NULL OR facility_id = $2::uuid)",
+};
 
 /* The alarms_status of a failed statement. */
 static enum alarms_status
@@ -106,6 +150,25 @@ created(enum db_status st, const PGresult *res)
 	if (st != DB_OK)
 		return failed(st);
 	return PQntuples(res) == 1 ? ALARMS_OK : ALARMS_FULL;
+}
+
+/*
+ * The outcome of a change of row params[0] (of facility params[1]) of
+ * table k of exists_sql that changed no row: ALARMS_STATE when it is
+ * there (the change asked for what cannot be), else ALARMS_NOT_FOUND.
+ */
+static enum alarms_status
+unchanged(struct db *db, int k, const char *const *params, enum db_status *st)
+{
+	PGresult *ex = NULL;
+	enum alarms_status s;
+
+	if ((*st = db_query_ro(db, &ex, exists_sql[k], 2, params)) != DB_OK)
+		s = failed(*st);
+	else
+		s = PQntuples(ex) > 0 ? ALARMS_STATE : ALARMS_NOT_FOUND;
+	PQclear(ex);
+	return s;
 }
 
 enum alarms_status
@@ -146,6 +209,55 @@ alarms_endpoint_create(struct db *db, const char *facility_id, const char *name,
 	snprintf(cap, sizeof(cap), "%lld", max);
 	*st = db_query(db, res, endpoint_sql, 5, params);
 	return created(*st, *res);
+}
+
+enum alarms_status
+alarms_rule_update(struct db *db, const char *facility_id, const char *id,
+		   const struct alarms_rule_change *c, PGresult **res,
+		   enum db_status *st)
+{
+	char set[16];
+	const char *params[17] = {
+		id,
+		facility_id,
+		c->r.name,
+		c->r.severity,
+		c->r.device_id,
+		c->r.stream_name,
+		c->r.op,
+		c->r.lo,
+		c->r.hi,
+		c->r.for_samples,
+		c->r.for_seconds,
+		c->r.silence_minutes,
+		c->r.storage_percent,
+		c->enabled,
+		set,
+		c->r.kind,
+		c->r.facility_id,
+	};
+
+	snprintf(set, sizeof(set), "%u", c->set);
+	if ((*st = db_query(db, res, rule_update_sql, 17, params)) != DB_OK)
+		return failed(*st);
+	if (PQntuples(*res) > 0)
+		return ALARMS_OK;
+	return unchanged(db, EXISTS_RULE, params, st);
+}
+
+enum alarms_status
+alarms_endpoint_update(struct db *db, const char *facility_id, const char *id,
+		       const struct alarms_endpoint_change *c, PGresult **res,
+		       enum db_status *st)
+{
+	const char *params[7] = {id,	    facility_id, c->name,	c->url,
+				 c->secret, c->enabled,	 c->facility_id};
+
+	if ((*st = db_query(db, res, endpoint_update_sql, 7, params)) != DB_OK)
+		return failed(*st);
+	if (PQntuples(*res) > 0)
+		return ALARMS_OK;
+	return unchanged(db, EXISTS_ENDPOINT, params, st);
 }
 
 /* Deletes row id of table k of delete_sql. */
@@ -216,21 +328,12 @@ alarms_move(struct db *db, const char *facility_id, const char *id,
 	    enum db_status *st)
 {
 	const char *params[4] = {id, facility_id, state, user_id};
-	PGresult *ex = NULL;
-	enum alarms_status s = ALARMS_OK;
 
 	if ((*st = db_query(db, res, move_sql, 4, params)) != DB_OK)
 		return failed(*st);
 	if (PQntuples(*res) > 0)
 		return ALARMS_OK;
-	PQclear(*res);
-	*res = NULL;
-	if ((*st = db_query_ro(db, &ex, exists_sql, 2, params)) != DB_OK)
-		s = failed(*st);
-	else
-		s = PQntuples(ex) > 0 ? ALARMS_STATE : ALARMS_NOT_FOUND;
-	PQclear(ex);
-	return s;
+	return unchanged(db, EXISTS_ALARM, params, st);
 }
 
 /* Rows (metric, state, value), every state listed, 0 included. */

@@ -58,6 +58,46 @@ enum alarms_status alarms_rule_create(struct db *db,
 				      long long max, PGresult **res,
 				      enum db_status *st);
 
+/* The members of a change of a rule (alarms_rule_change.set): the bits
+ * rule_update_sql of lib/domain/alarms.c tests. */
+enum alarms_rule_set {
+	ALARMS_SET_NAME = 1 << 0,
+	ALARMS_SET_SEVERITY = 1 << 1,
+	ALARMS_SET_DEVICE = 1 << 2,
+	ALARMS_SET_STREAM = 1 << 3,
+	ALARMS_SET_OP = 1 << 4,
+	ALARMS_SET_LO = 1 << 5,
+	ALARMS_SET_HI = 1 << 6,
+	ALARMS_SET_FOR_SAMPLES = 1 << 7,
+	ALARMS_SET_FOR_SECONDS = 1 << 8,
+	ALARMS_SET_SILENCE = 1 << 9,
+	ALARMS_SET_STORAGE = 1 << 10,
+	ALARMS_SET_ENABLED = 1 << 11
+};
+
+/* A change of a rule: the members of r whose bit is in set take their
+ * value (NULL: the column's NULL), enabled "true" or "false".  r.kind
+ * and r.facility_id, when not NULL, must be the rule's: neither
+ * changes. */
+struct alarms_rule_change {
+	struct alarms_rule r;
+	const char *enabled;
+	unsigned set;
+};
+
+/*
+ * Changes a rule (of facility_id when not NULL): ALARMS_OK with *res its
+ * row (ALARMS_RULE_COLS; the caller PQclear()s *res in every case),
+ * ALARMS_STATE when c asks for another kind or facility, or why not as
+ * alarms_rule_create().  A change of what a threshold watches, or a
+ * pause or resumption, starts its runs of violating samples over; the
+ * facility's rule set version moves (sql/021), so ingest reloads them.
+ */
+enum alarms_status alarms_rule_update(struct db *db, const char *facility_id,
+				      const char *id,
+				      const struct alarms_rule_change *c,
+				      PGresult **res, enum db_status *st);
+
 /* Deletes a rule, its alarms with it. */
 enum alarms_status alarms_rule_delete(struct db *db, const char *facility_id,
 				      const char *id, enum db_status *st);
@@ -71,6 +111,22 @@ enum alarms_status alarms_endpoint_create(struct db *db,
 					  const char *name, const char *url,
 					  const char *secret, long long max,
 					  PGresult **res, enum db_status *st);
+
+/* A change of an endpoint: each member not NULL replaces the column
+ * (enabled "true" or "false"); facility_id, when not NULL, must be the
+ * endpoint's. */
+struct alarms_endpoint_change {
+	const char *facility_id, *name, *url, *secret, *enabled;
+};
+
+/* Changes an endpoint (of facility_id when not NULL): *res its row
+ * (ALARMS_ENDPOINT_COLS), as alarms_rule_update().  A disabled endpoint
+ * gets no deliveries of new events, and the runner posts none of those
+ * it has pending until it is enabled again (lib/domain/alarmrun.c). */
+enum alarms_status
+alarms_endpoint_update(struct db *db, const char *facility_id, const char *id,
+		       const struct alarms_endpoint_change *c, PGresult **res,
+		       enum db_status *st);
 
 /* Deletes an endpoint, its deliveries with it. */
 enum alarms_status alarms_endpoint_delete(struct db *db,

@@ -261,6 +261,10 @@ call(GET => '/api/v1/alarm-rules', token => $tu, want => 200);
     json => {name => 'pager', url => 'http://127.0.0.1:9/hook',
 	secret => 'sixteen bytes at least'});
 call(GET => '/api/v1/webhooks', token => $admin, want => 200);
+call(PATCH => "/api/v1/alarm-rules/$rule", token => $admin, want => 200,
+    json => {severity => 'warning', enabled => JSON::PP::true});
+call(PATCH => "/api/v1/webhooks/$b->{id}", token => $admin, want => 200,
+    json => {enabled => JSON::PP::false, secret => 'another sixteen bytes'});
 my $alarm = $p->sql("SELECT alarm FROM alarm_raise('$rule', '$dev', 41, "
     . "'temp outside the limits')");
 call(GET => '/api/v1/alarms', token => $tu, want => 200);
