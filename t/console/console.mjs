@@ -338,6 +338,30 @@ await step('admin: users and API keys', async () => {
 	await page.locator('#webhooks tbody tr').filter({ hasText: 'console receiver' })
 		.waitFor({ timeout: 10000 });
 	check(true, 'and a webhook endpoint');
+	// A rule the sim's noise crosses at once: its alarm comes into the
+	// list by itself (the page reads it again every 10 s), no reload.
+	await rf.getByLabel('Name').fill('console noise');
+	await rf.getByLabel('Kind').selectOption('threshold');
+	await rf.getByLabel('Stream').fill('noise1');
+	await rf.getByLabel('High').fill('-1000');
+	await rf.getByRole('button', { name: 'Create rule' }).click();
+	const noise = page.locator('#rules tbody tr').filter({ hasText: 'console noise' });
+	await noise.waitFor({ timeout: 10000 });
+	await page.locator('#alarms tbody tr').filter({ hasText: 'noise1 above the limit' }).waitFor({ timeout: 15000 });
+	check(true, 'the list picks up a new alarm without a reload');
+	await noise.getByRole('button', { name: 'pause rule console noise' }).click();
+	await noise.getByText('paused').waitFor({ timeout: 10000 });
+	await page.reload();
+	await noise.getByText('paused').waitFor({ timeout: 15000 });
+	check(true, 'the admin pauses a rule, still paused after a reload');
+	await noise.getByRole('button', { name: 'edit rule console noise' }).click();
+	const ef = page.getByRole('form', { name: 'edit rule console noise' });
+	await ef.getByLabel('High').fill('5');
+	await ef.getByRole('button', { name: 'Save rule' }).click();
+	await noise.getByText('noise1 > 5').waitFor({ timeout: 10000 });
+	await noise.getByRole('button', { name: 'resume rule console noise' }).click();
+	await noise.getByText('enabled').waitFor({ timeout: 10000 });
+	check(true, 'edits its limit and resumes it');
 	page.once('dialog', (d) => d.accept());
 	await rule.getByRole('button', { name: 'delete rule console quiet' }).click();
 	await rule.waitFor({ state: 'detached', timeout: 10000 });
