@@ -78,6 +78,46 @@ finish(struct db *db, PGresult *res, enum alarms_status s, bool one,
 	return rc;
 }
 
+/* The value of an option: NULL when absent or empty. */
+static const char *
+value(const struct usage_opt *opt)
+{
+	return opt->value != NULL && opt->value[0] != '\0' ? opt->value : NULL;
+}
+
+/* The options of a rule's values, of rule-create and rule-update, in the
+ * order rule_values() reads them. */
+/* clang-format off */
+#define RULE_VALUE_OPTS                                                        \
+	{"severity", false, false, NULL},                                      \
+	{"device", false, false, NULL},                                        \
+	{"stream", false, false, NULL},                                        \
+	{"op", false, false, NULL},                                            \
+	{"lo", false, false, NULL},                                            \
+	{"hi", false, false, NULL},                                            \
+	{"for-samples", false, false, NULL},                                   \
+	{"for-seconds", false, false, NULL},                                   \
+	{"silence-minutes", false, false, NULL},                               \
+	{"storage-percent", false, false, NULL}
+/* clang-format on */
+#define RULE_VALUE_NOPTS 10
+
+/* r's values from the RULE_VALUE_OPTS at o. */
+static void
+rule_values(const struct usage_opt *o, struct alarms_rule *r)
+{
+	r->severity = value(&o[0]);
+	r->device_id = value(&o[1]);
+	r->stream_name = value(&o[2]);
+	r->op = value(&o[3]);
+	r->lo = value(&o[4]);
+	r->hi = value(&o[5]);
+	r->for_samples = value(&o[6]);
+	r->for_seconds = value(&o[7]);
+	r->silence_minutes = value(&o[8]);
+	r->storage_percent = value(&o[9]);
+}
+
 int
 alarm_rule_create(int argc, char *argv[])
 {
@@ -85,18 +125,9 @@ alarm_rule_create(int argc, char *argv[])
 		{"facility", false, true, NULL},
 		{"name", false, true, NULL},
 		{"kind", false, true, NULL},
-		{"severity", false, false, NULL},
-		{"device", false, false, NULL},
-		{"stream", false, false, NULL},
-		{"op", false, false, NULL},
-		{"lo", false, false, NULL},
-		{"hi", false, false, NULL},
-		{"for-samples", false, false, NULL},
-		{"for-seconds", false, false, NULL},
-		{"silence-minutes", false, false, NULL},
-		{"storage-percent", false, false, NULL},
+		RULE_VALUE_OPTS,
 	};
-	struct alarms_rule r;
+	struct alarms_rule r = {0};
 	PGresult *res = NULL;
 	enum db_status st;
 	enum alarms_status s;
@@ -105,21 +136,10 @@ alarm_rule_create(int argc, char *argv[])
 
 	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), NULL, NULL))
 		return 2;
-	r = (struct alarms_rule){
-		.facility_id = o[0].value,
-		.name = o[1].value,
-		.kind = o[2].value,
-		.severity = o[3].value,
-		.device_id = o[4].value,
-		.stream_name = o[5].value,
-		.op = o[6].value,
-		.lo = o[7].value,
-		.hi = o[8].value,
-		.for_samples = o[9].value,
-		.for_seconds = o[10].value,
-		.silence_minutes = o[11].value,
-		.storage_percent = o[12].value,
-	};
+	r.facility_id = o[0].value;
+	r.name = o[1].value;
+	r.kind = o[2].value;
+	rule_values(&o[3], &r);
 	if ((db = open_db()) == NULL)
 		return 1;
 	conf_get_int("XMHUB_ALARM_RULES_MAX", &max);
@@ -167,39 +187,22 @@ enabled_of(const struct usage_opt *opt, const char **enabled)
 	return true;
 }
 
-/* The value of an option of an update: NULL when absent or empty. */
-static const char *
-value(const struct usage_opt *opt)
-{
-	return opt->value != NULL && opt->value[0] != '\0' ? opt->value : NULL;
-}
-
 int
 alarm_rule_update(int argc, char *argv[])
 {
 	struct usage_opt o[] = {
 		{"name", false, false, NULL},
-		{"severity", false, false, NULL},
-		{"device", false, false, NULL},
-		{"stream", false, false, NULL},
-		{"op", false, false, NULL},
-		{"lo", false, false, NULL},
-		{"hi", false, false, NULL},
-		{"for-samples", false, false, NULL},
-		{"for-seconds", false, false, NULL},
-		{"silence-minutes", false, false, NULL},
-		{"storage-percent", false, false, NULL},
+		RULE_VALUE_OPTS,
 		{"enable", true, false, NULL},
 		{"disable", true, false, NULL},
 	};
-	/* The column each option before --enable sets. */
-	static const unsigned bits[] = {
-		ALARMS_SET_NAME,	ALARMS_SET_SEVERITY,
-		ALARMS_SET_DEVICE,	ALARMS_SET_STREAM,
-		ALARMS_SET_OP,		ALARMS_SET_LO,
-		ALARMS_SET_HI,		ALARMS_SET_FOR_SAMPLES,
-		ALARMS_SET_FOR_SECONDS, ALARMS_SET_SILENCE,
-		ALARMS_SET_STORAGE,
+	/* The column each of the RULE_VALUE_OPTS sets. */
+	static const unsigned bits[RULE_VALUE_NOPTS] = {
+		ALARMS_SET_SEVERITY,	ALARMS_SET_DEVICE,
+		ALARMS_SET_STREAM,	ALARMS_SET_OP,
+		ALARMS_SET_LO,		ALARMS_SET_HI,
+		ALARMS_SET_FOR_SAMPLES, ALARMS_SET_FOR_SECONDS,
+		ALARMS_SET_SILENCE,	ALARMS_SET_STORAGE,
 	};
 	struct alarms_rule_change c = {0};
 	const char *id;
@@ -209,26 +212,17 @@ alarm_rule_update(int argc, char *argv[])
 	struct db *db;
 
 	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), "ID", &id) ||
-	    !enabled_of(&o[11], &c.enabled))
+	    !enabled_of(&o[1 + RULE_VALUE_NOPTS], &c.enabled))
 		return 2;
-	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
-		if (o[i].value != NULL)
+	if (o[0].value != NULL)
+		c.set |= ALARMS_SET_NAME;
+	for (size_t i = 0; i < RULE_VALUE_NOPTS; i++)
+		if (o[1 + i].value != NULL)
 			c.set |= bits[i];
 	if (c.enabled != NULL)
 		c.set |= ALARMS_SET_ENABLED;
-	c.r = (struct alarms_rule){
-		.name = value(&o[0]),
-		.severity = value(&o[1]),
-		.device_id = value(&o[2]),
-		.stream_name = value(&o[3]),
-		.op = value(&o[4]),
-		.lo = value(&o[5]),
-		.hi = value(&o[6]),
-		.for_samples = value(&o[7]),
-		.for_seconds = value(&o[8]),
-		.silence_minutes = value(&o[9]),
-		.storage_percent = value(&o[10]),
-	};
+	c.r.name = value(&o[0]);
+	rule_values(&o[1], &c.r);
 	if ((db = open_db()) == NULL)
 		return 1;
 	s = alarms_rule_update(db, NULL, id, &c, &res, &st);

@@ -19,7 +19,7 @@ use Test::More;
 use Time::HiRes qw(sleep time);
 use Xmhub::Ingest;
 use Xmhub::Platform qw(is_error);
-use Xmhub::Test qw(xmhub xmhub_json);
+use Xmhub::Test qw(xmhub xmhub_json within);
 use Xmhub::Webhook;
 
 my %secret = ('/old' => 'old-secret-0000-0000', '/new' => 'new-secret-0000-0000');
@@ -34,15 +34,6 @@ my $admin = $p->token($p->user('facility_admin', $fac));
 my $in = Xmhub::Ingest->new($p, $p->api_key($admin, 'ingest'));
 my $session = $in->session(7, [0, 'f64'])->{id};
 my $other = $p->token($p->user('facility_admin', $p->facility('Edit B')));
-
-# Waits up to $secs for $cond to be true; its last value.
-sub within {
-	my ($secs, $cond) = @_;
-	my $end = time + $secs;
-	my $v;
-	until (($v = $cond->()) || time > $end) { sleep 0.1 }
-	return $v;
-}
 
 my ($seq, $ts) = (0, 1_000_000);
 # One sample of value $v to the session's stream s0.

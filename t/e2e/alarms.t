@@ -31,7 +31,7 @@ use Xmhub::Ingest;
 use HTTP::Tiny;
 use Xmhub::Platform;
 use Xmhub::Prom qw(prom_samples prom_check);
-use Xmhub::Test qw(xmhub xmhub_json);
+use Xmhub::Test qw(xmhub xmhub_json within);
 use Xmhub::Webhook;
 
 my $json = JSON::PP->new->utf8->canonical;
@@ -106,15 +106,6 @@ sub send_values {
 		'--session', $t->{session}{id}, '--streams', "\@$t->{streams}",
 		'--spool', "$dir/spool-$t->{session}{id}", '-'], $csv);
 	die "send: $st $err" if $st != 0;
-}
-
-# Waits up to $secs for $cond to be true; its last value.
-sub within {
-	my ($secs, $cond) = @_;
-	my $end = time + $secs;
-	my $v;
-	until (($v = $cond->()) || time > $end) { sleep 0.1 }
-	return $v;
 }
 
 sub alarms { return @{xmhub_json(['alarm', 'list', '--facility', $_[0]{fac}])} }

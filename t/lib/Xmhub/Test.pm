@@ -9,8 +9,9 @@ use JSON::PP ();
 use warnings;
 use Exporter 'import';
 use File::Temp qw(tempfile);
+use Time::HiRes ();
 
-our @EXPORT_OK = qw(run xmhub xmhub_json bin hexstr read_answer);
+our @EXPORT_OK = qw(run xmhub xmhub_json bin hexstr read_answer within);
 
 # The built program of the given name, from the environment make sets.
 sub bin {
@@ -59,6 +60,18 @@ sub xmhub_json {
 	my ($st, $out, $err) = xmhub($args, $stdin);
 	die "xmhub @$args: $err" if $st != 0;
 	return JSON::PP->new->utf8->decode($out);
+}
+
+# within($secs, $cond): waits up to $secs seconds for $cond->() to be
+# true, trying every 0.1 s; its last value.
+sub within {
+	my ($secs, $cond) = @_;
+	my $end = Time::HiRes::time() + $secs;
+	my $v;
+	until (($v = $cond->()) || Time::HiRes::time() > $end) {
+		Time::HiRes::sleep(0.1);
+	}
+	return $v;
 }
 
 # Lower-case hex of a byte string, for readable comparisons.
