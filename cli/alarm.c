@@ -172,18 +172,22 @@ alarm_webhook_create(int argc, char *argv[])
 	return finish(db, res, s, true, o[1].value);
 }
 
-/* enabled of --enable (opt) and --disable (opt + 1): "true", "false" or
- * NULL when neither is given; false after a usage error when both are. */
+/* The options o of an update (its last two --enable and --disable) and
+ * its ID: enabled "true", "false" or NULL when neither is given; false
+ * after a usage error (both given are one). */
 static bool
-enabled_of(const struct usage_opt *opt, const char **enabled)
+update_opts(int argc, char *argv[], struct usage_opt *o, size_t n,
+	    const char **id, const char **enabled)
 {
-	if (opt[0].value != NULL && opt[1].value != NULL) {
+	if (!usage_opts(argc, argv, o, n, "ID", id))
+		return false;
+	if (o[n - 2].value != NULL && o[n - 1].value != NULL) {
 		usage_error("--enable and --disable: one or the other");
 		return false;
 	}
-	*enabled = opt[0].value != NULL	  ? "true"
-		   : opt[1].value != NULL ? "false"
-					  : NULL;
+	*enabled = o[n - 2].value != NULL   ? "true"
+		   : o[n - 1].value != NULL ? "false"
+					    : NULL;
 	return true;
 }
 
@@ -211,8 +215,8 @@ alarm_rule_update(int argc, char *argv[])
 	enum alarms_status s;
 	struct db *db;
 
-	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), "ID", &id) ||
-	    !enabled_of(&o[1 + RULE_VALUE_NOPTS], &c.enabled))
+	if (!update_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), &id,
+			 &c.enabled))
 		return 2;
 	if (o[0].value != NULL)
 		c.set |= ALARMS_SET_NAME;
@@ -244,8 +248,8 @@ alarm_webhook_update(int argc, char *argv[])
 	enum alarms_status s;
 	struct db *db;
 
-	if (!usage_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), "ID", &id) ||
-	    !enabled_of(&o[3], &c.enabled))
+	if (!update_opts(argc, argv, o, sizeof(o) / sizeof(o[0]), &id,
+			 &c.enabled))
 		return 2;
 	c.name = value(&o[0]);
 	c.url = value(&o[1]);
