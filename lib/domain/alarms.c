@@ -34,33 +34,42 @@ static const char endpoint_sql[] =
 	"WHERE facility_id = $1::uuid) < $5::bigint "
 	"RETURNING " ALARMS_ENDPOINT_COLS;
 
-/* Column col takes val when the change sets bit ($15, enum
- * alarms_rule_set), else keeps its value. */
-#define RULE_SET(bit, col, val)                                                \
-	col " = CASE WHEN $15::integer & " bit " <> 0 THEN " val " ELSE " col  \
-	    " END"
-
-/* The change of a rule of its kind ($16) and facility ($17) when they
- * are given; a change of what a threshold watches, or of enabled (bits
- * 4 to 2048 but 512 and 1024), starts its runs over. */
-static const char rule_update_sql
-	[] = "WITH u AS (UPDATE alarm_rules SET " RULE_SET("1", "name", "$3") ", " RULE_SET(
-		"2", "severity", "$4") ", " RULE_SET("4", "device_id",
-						     "$5::uuid") ", " RULE_SET("8",
-									       "stream_name",
-									       "$6") ", " RULE_SET("16",
-												   "op", "$7") ", " RULE_SET("32", "lo", "$8::float8") ", " RULE_SET("64", "hi", "$9::float8") ", " RULE_SET("128", "for_samples", "$10::integer") ", " RULE_SET("256", "for_seconds", "$11::integer") ", " RULE_SET("512",
-																																						     "silence_minutes", "$12::integer") ", " RULE_SET("1024",
-																																												      "storage_percent", "$13::integer") ", " RULE_SET("2048",
-																																																		       "enabled", "$14::boolean") " "
-																																																						  "WHERE id = $1::uuid AND ($2::uuid IS NULL OR facility_id = $2::uuid) "
-																																																						  "AND ($16::text IS NULL OR kind = $16::text) "
-																																																						  "AND ($17::uuid IS NULL OR facility_id = $17::uuid) "
-																																																						  "RETURNING " ALARMS_RULE_COLS
-																																																						  "), "
-																																																						  "z AS (DELETE FROM alarm_rule_state WHERE rule_id IN (SELECT id FROM u) "
-																																																						  "AND $15::integer & 2556 <> 0) "
-																																																						  "SELECT * FROM u";
+/*
+ * The change of a rule: each column takes its new value when the change
+ * sets its bit ($15, enum alarms_rule_set), else keeps its own; kind ($16)
+ * and facility ($17), when given, must be the rule's.  A change of what a
+ * threshold watches, or of enabled (bits 4 to 2048 but 512 and 1024),
+ * starts its runs over.
+ */
+static const char rule_update_sql[] =
+	"WITH u AS (UPDATE alarm_rules SET "
+	"name = CASE WHEN $15::integer & 1 <> 0 THEN $3 ELSE name END, "
+	"severity = CASE WHEN $15::integer & 2 <> 0 THEN $4 ELSE severity END, "
+	"device_id = CASE WHEN $15::integer & 4 <> 0 THEN $5::uuid ELSE "
+	"device_id END, "
+	"stream_name = CASE WHEN $15::integer & 8 <> 0 THEN $6 ELSE "
+	"stream_name END, "
+	"op = CASE WHEN $15::integer & 16 <> 0 THEN $7 ELSE op END, "
+	"lo = CASE WHEN $15::integer & 32 <> 0 THEN $8::float8 ELSE lo END, "
+	"hi = CASE WHEN $15::integer & 64 <> 0 THEN $9::float8 ELSE hi END, "
+	"for_samples = CASE WHEN $15::integer & 128 <> 0 THEN $10::integer "
+	"ELSE for_samples END, "
+	"for_seconds = CASE WHEN $15::integer & 256 <> 0 THEN $11::integer "
+	"ELSE for_seconds END, "
+	"silence_minutes = CASE WHEN $15::integer & 512 <> 0 THEN $12::integer "
+	"ELSE silence_minutes END, "
+	"storage_percent = CASE WHEN $15::integer & 1024 <> 0 THEN "
+	"$13::integer ELSE storage_percent END, "
+	"enabled = CASE WHEN $15::integer & 2048 <> 0 THEN $14::boolean ELSE "
+	"enabled END "
+	"WHERE id = $1::uuid AND ($2::uuid IS NULL OR facility_id = $2::uuid) "
+	"AND ($16::text IS NULL OR kind = $16::text) "
+	"AND ($17::uuid IS NULL OR facility_id = $17::uuid) "
+	"RETURNING " ALARMS_RULE_COLS "), "
+	"z AS (DELETE FROM alarm_rule_state WHERE rule_id IN (SELECT id FROM "
+	"u) "
+	"AND $15::integer & 2556 <> 0) "
+	"SELECT * FROM u";
 
 static const char endpoint_update_sql[] =
 	"UPDATE webhook_endpoints SET name = coalesce($3, name), "
