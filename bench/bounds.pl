@@ -25,9 +25,9 @@
 # is within 3%.
 #
 # Then what each part of this tree's upload path costs, the uploads
-# measured again on this tree's stack restarted in turns with lighttpd's
-# configuration made from a copy of httpd-conf/programs changed for the
-# measure only:
+# measured again on this tree's stack restarted in turns (their order
+# rotated each round) with lighttpd's configuration made from a copy of
+# httpd-conf/programs changed for the measure only:
 #   - authorizer: the uploads' line without authorize=uploads (a chunked
 #     body spooled unasked, as the baseline does);
 #   - spooled: the upload body's size line without stream (a body with a
@@ -222,12 +222,13 @@ for my $round (1 .. $rounds) {
 }
 
 # The upload path's parts: this tree's stack restarted with each
-# variant's configuration in turns.
+# variant's configuration in turns, the order rotated each round so that
+# each takes each place (a place in the turn can cost of its own).
 my $this = $side{this};
 my %part;
+my @order = qw(default authorizer spooled);
 for my $round (1 .. $rounds) {
-	my @order = qw(default authorizer spooled);
-	for my $v ($round % 2 ? @order : reverse @order) {
+	for my $v (@order) {
 		local $ENV{XMHUB_SRCDIR} = $variant{$v};
 		$this->{p}->stack->restart;
 		settle($this);
@@ -240,6 +241,7 @@ for my $round (1 .. $rounds) {
 			    total($r);
 		}
 	}
+	push @order, shift @order;
 }
 
 # The quota read against SELECT 1, by pgbench on this side's database.
