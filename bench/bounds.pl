@@ -33,6 +33,9 @@
 #   - spooled: the upload body's size line without stream (a body with a
 #     Content-Length spooled whole before the program runs, as the
 #     baseline does);
+#   - uncounted: the default configuration, sql/019's uploads_storage
+#     trigger disabled on this stack's database while it is measured (an
+#     upload not counted into its facility's facility_storage row);
 # and the quota read each upload makes before its body
 # (lib/domain/quota.c read_sql: facility_usage, the samples' bytes summed
 # only under a quota) run by pgbench, prepared, on this stack's database
@@ -226,12 +229,19 @@ for my $round (1 .. $rounds) {
 # each takes each place (a place in the turn can cost of its own).
 my $this = $side{this};
 my %part;
-my @order = qw(default authorizer spooled);
+my @configs = qw(default authorizer spooled uncounted);
+$variant{uncounted} = $variant{default};
+my @order = @configs;
+sub counting {
+	my ($how) = @_;
+	$this->{p}->sql("ALTER TABLE uploads $how TRIGGER uploads_storage");
+}
 for my $round (1 .. $rounds) {
 	for my $v (@order) {
 		local $ENV{XMHUB_SRCDIR} = $variant{$v};
 		$this->{p}->stack->restart;
 		settle($this);
+		counting('DISABLE') if $v eq 'uncounted';
 		warm($this);
 		for my $chunked (0, 1) {
 			my $r = cpu_case($this, sub { upload_run($this, $chunked) });
@@ -240,6 +250,7 @@ for my $round (1 .. $rounds) {
 			    $chunked ? 'chunked' : 'Content-Length', $r->[0],
 			    total($r);
 		}
+		counting('ENABLE') if $v eq 'uncounted';
 	}
 	push @order, shift @order;
 }
@@ -311,12 +322,13 @@ for my $c (@cases) {
 }
 print "\nthis tree's uploads, CPU µs per upload by configuration "
     . "(default; authorizer: without authorize=uploads; spooled: the "
-    . "body spooled whole, not streamed):\n";
+    . "body spooled whole, not streamed; uncounted: without the "
+    . "uploads_storage trigger):\n";
 printf "%-15s %-11s %9s %8s %8s %8s %8s %8s\n", 'body', 'config', 'rate',
     'web', 'postgres', 'client', 'total', '-default';
 for my $chunked (0, 1) {
 	my @def = medians(@{$part{default}[$chunked]});
-	for my $v (qw(default authorizer spooled)) {
+	for my $v (@configs) {
 		my @m = medians(@{$part{$v}[$chunked]});
 		printf "%-15s %-11s %9.1f %8.0f %8.0f %8.0f %8.0f %8.0f\n",
 		    $chunked ? 'chunked' : 'Content-Length', $v, @m,
