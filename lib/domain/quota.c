@@ -15,7 +15,7 @@
  * active sessions' pending bytes: sql/023).  Without a quota the samples'
  * bytes are not summed (CASE evaluates only the branch taken): nothing
  * is checked against them, and the sums took an upload's read from 22 to
- * 92 µs of PostgreSQL CPU (doc/benchmarks.md "bench/bounds"). */
+ * 99 µs of PostgreSQL CPU (doc/benchmarks.md "bench/bounds"). */
 static const char read_sql[] =
 	"SELECT quota_bytes, upload_bytes, CASE WHEN quota_bytes IS NULL "
 	"THEN 0 ELSE sample_bytes END FROM facility_usage "
