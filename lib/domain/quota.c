@@ -12,9 +12,14 @@
 #define COLS "quota_bytes, upload_bytes, sample_bytes"
 
 /* What the facility stores now (its row, its samples' deltas and its
- * active sessions' pending bytes: sql/023). */
+ * active sessions' pending bytes: sql/023).  Without a quota the samples'
+ * bytes are not summed (CASE evaluates only the branch taken): nothing
+ * is checked against them, and the sums took an upload's read from 22 to
+ * 99 µs of PostgreSQL CPU (doc/benchmarks.md "bench/bounds"). */
 static const char read_sql[] =
-	"SELECT " COLS " FROM facility_usage WHERE facility_id = $1::uuid";
+	"SELECT quota_bytes, upload_bytes, CASE WHEN quota_bytes IS NULL "
+	"THEN 0 ELSE sample_bytes END FROM facility_usage "
+	"WHERE facility_id = $1::uuid";
 
 /* The same, the deltas folded into the row, which stays locked until the
  * transaction ends (sql/019, sql/023: facility_storage_fold). */

@@ -34,7 +34,9 @@ struct quota {
 
 /*
  * Reads facility_id's row into *q (no lock): DB_OK with *found false when
- * the facility has none (it does not exist).  Statuses as db_query().
+ * the facility has none (it does not exist).  Without a limit,
+ * sample_bytes is 0 (not summed: quota_left() needs none).  Statuses as
+ * db_query().
  */
 enum db_status quota_read(struct db *db, const char *facility_id,
 			  struct quota *q, bool *found);
