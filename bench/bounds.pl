@@ -118,12 +118,16 @@ for my $name (sort keys %tree) {
 	warm($side{$name});
 }
 
-# settle($sd): the stack's transcode runner stopped, the pids whose CPU
-# is read: lighttpd's and the postmaster's.
+# settle($sd): the stack's transcode runner stopped, and its alarm
+# runner where it has one (the baseline predates alarms: its passes, a
+# second apart, are PostgreSQL CPU the bounds do not spend); the pids
+# whose CPU is read: lighttpd's and the postmaster's.
 sub settle {
 	my ($sd) = @_;
 	my $s = $sd->{p}->stack;
-	$s->stop_daemon('transcode') or die "$sd->{name}: transcode runs\n";
+	for my $d ('transcode', $s->running('alarm') ? 'alarm' : ()) {
+		$s->stop_daemon($d) or die "$sd->{name}: $d runs\n";
+	}
 	for (['web', 'lighttpd'], ['pg', 'PostgreSQL']) {
 		$sd->{$_->[0]} = $s->running($_->[1])
 		    // die "$sd->{name}: $_->[1] is not running\n";
