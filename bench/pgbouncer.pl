@@ -4,9 +4,10 @@
 # connection, same run (doc/scaling.md "PgBouncer", doc/benchmarks.md):
 #
 # 1. the statements alone (pgbench, 16 clients): the authn check (the
-#    change counter and the user's row) and the device list, each named
-#    and prepared once per connection as lib/core/db.c does directly (the
-#    baseline), unnamed (parsed and planned every time, as
+#    change counter and the user's row), the user's row alone and the
+#    device list, these two also as calls of plpgsql functions, each
+#    named and prepared once per connection as lib/core/db.c does
+#    directly (the baseline), unnamed (parsed and planned every time, as
 #    XMHUB_DATABASE_POOLED does), and unnamed through PgBouncer, with
 #    PostgreSQL's and PgBouncer's CPU per transaction;
 # 2. the API through three web hosts on one PostgreSQL: connected
@@ -83,25 +84,54 @@ for my $uid (1 .. 20) {
 	die "device: $st\n" if $st != 201;
 }
 my $dir = $hosts[0]->var;
-ingest_setup($p, $key, $dir);
 
 # --- 1. the statements ---
-# lib/web/authn.c's two reads and lib/api/devices.c's list, the caller's
-# ids as constants (pgbench's variables are numbers).
-my %script = (authn => "$dir/authn.pgbench",
-	devices => "$dir/devices.pgbench");
-open(my $f, '>', $script{authn}) or die "$script{authn}: $!";
-print $f "SELECT n FROM authn_epoch;\n",
-    "SELECT u.role, coalesce(u.facility_id::text, ''), u.is_active AND "
-    . "coalesce(f.is_active, true), u.token_version FROM users u LEFT JOIN "
-    . "facilities f ON f.id = u.facility_id WHERE u.id = '$user->{id}'::uuid;\n";
-close $f;
-open($f, '>', $script{devices}) or die "$script{devices}: $!";
-print $f "SELECT id, facility_id, device_uid, name, hardware_version, "
-    . "firmware_version, is_active, last_seen_at, created_at FROM devices "
-    . "WHERE '$fac'::uuid IS NULL OR facility_id = '$fac'::uuid "
-    . "ORDER BY created_at, id;\n";
-close $f;
+# lib/web/authn.c's two reads (the change counter, and the user's row
+# read when the cache misses) and lib/api/devices.c's list, the caller's
+# ids as constants (pgbench's variables are numbers); the user's row and
+# the list also as calls of LANGUAGE plpgsql functions, which keep their
+# plans per server connection (PgBouncer keeps those across
+# transactions), so that only the trivial outer call is planned each time.
+my $user_sql = "SELECT u.role, coalesce(u.facility_id::text, ''), "
+    . "u.is_active AND coalesce(f.is_active, true), u.token_version, "
+    . "u.email, u.display_name FROM users u LEFT JOIN facilities f "
+    . "ON f.id = u.facility_id";
+my $columns = "id, facility_id, device_uid, name, hardware_version, "
+    . "firmware_version, is_active, last_seen_at, created_at";
+my $d_columns = join ', ', map { "d.$_" } split /, /, $columns;
+($st, $o, $e) = $pg->psql(<<"SQL");
+CREATE FUNCTION bench_user(uid uuid) RETURNS TABLE (role text,
+	facility_id text, active boolean, token_version integer, email text,
+	display_name text)
+LANGUAGE plpgsql STABLE SECURITY INVOKER SET search_path = public, pg_temp
+AS \$\$ BEGIN RETURN QUERY $user_sql WHERE u.id = uid; END \$\$;
+CREATE FUNCTION bench_devices(fac uuid) RETURNS TABLE (id uuid,
+	facility_id uuid, device_uid bigint, name text, hardware_version text,
+	firmware_version text, is_active boolean, last_seen_at timestamptz,
+	created_at timestamptz)
+LANGUAGE plpgsql STABLE SECURITY INVOKER SET search_path = public, pg_temp
+AS \$\$ BEGIN RETURN QUERY SELECT $d_columns
+FROM devices d WHERE d.facility_id = fac ORDER BY d.created_at, d.id;
+END \$\$;
+SQL
+die "bench functions: $e" if $st;
+my %sql = (
+	authn => "SELECT n FROM authn_epoch;\n$user_sql "
+	    . "WHERE u.id = '$user->{id}'::uuid;",
+	user => "$user_sql WHERE u.id = '$user->{id}'::uuid;",
+	'user fn' => "SELECT * FROM bench_user('$user->{id}'::uuid);",
+	devices => "SELECT $columns FROM devices WHERE '$fac'::uuid IS NULL "
+	    . "OR facility_id = '$fac'::uuid ORDER BY created_at, id;",
+	'devices fn' => "SELECT * FROM bench_devices('$fac'::uuid);",
+);
+my @statements = ('authn', 'user', 'user fn', 'devices', 'devices fn');
+my %script;
+for my $s (@statements) {
+	($script{$s} = "$dir/$s.pgbench") =~ tr/ /_/;
+	open(my $f, '>', $script{$s}) or die "$script{$s}: $!";
+	print $f "$sql{$s}\n";
+	close $f;
+}
 
 # pgbench($script, $mode, $port): (transactions per second, CPU µs per
 # transaction of PostgreSQL, of PgBouncer).
@@ -126,7 +156,7 @@ sub median {
 }
 
 my %stmt;
-for my $s (qw(authn devices)) {
+for my $s (@statements) {
 	$stmt{$s} = median(map { [
 		(pgbench($script{$s}, 'prepared', $pg->port))[0, 1],
 		(pgbench($script{$s}, 'extended', $pg->port))[0, 1],
@@ -134,6 +164,8 @@ for my $s (qw(authn devices)) {
 }
 
 # --- 2. the API ---
+# The sessions now: one idle for XMHUB_SESSION_TIMEOUT (300 s) is reaped.
+ingest_setup($p, $key, $dir);
 my @cases = (
 	['/api/health', '/api/health'],
 	['/api/auth/me', '/api/auth/me', '-H', "Authorization: Bearer $token"],
@@ -179,12 +211,12 @@ printf "bench/pgbouncer: %ds per case, %d connections, median of %d "
     . "fsync on\n\n", $seconds, $conns, $rounds;
 print "statements (pgbench tps; ratios to named, direct; CPU µs per "
     . "transaction of PostgreSQL, and of PgBouncer through it):\n";
-printf "%-9s %12s %12s %7s %12s %7s %7s %7s %7s %7s\n", 'case', 'named',
+printf "%-10s %12s %12s %7s %12s %7s %7s %7s %7s %7s\n", 'case', 'named',
     'unnamed', 'ratio', 'PgBouncer', 'ratio', 'pg n', 'pg u', 'pg P',
     'pgb P';
-for my $s (qw(authn devices)) {
+for my $s (@statements) {
 	my ($n, $pn, $u, $pu, $b, $pb, $bb) = @{$stmt{$s}};
-	printf "%-9s %12.0f %12.0f %7.2f %12.0f %7.2f %7.0f %7.0f %7.0f "
+	printf "%-10s %12.0f %12.0f %7.2f %12.0f %7.2f %7.0f %7.0f %7.0f "
 	    . "%7.0f\n", $s, $n, $u, $u / $n, $b, $b / $n, $pn, $pu, $pb, $bb;
 }
 print "\nAPI (wrk r/s; named: direct, XMHUB_MULTI_HOST=1; unnamed: "

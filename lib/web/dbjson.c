@@ -24,23 +24,24 @@
 #define OID_JSONB 3802
 
 /*
- * "2026-11-21 10:20:33.123456+00" as "2026-11-21T10:20:33.123456Z"; the
- * session's TimeZone is UTC so the offset is always +00.
+ * "2026-11-21 10:20:33.123456+00" as "2026-11-21T10:20:33.123456Z" in
+ * out (of OUT_TIMESTAMP bytes); the session's TimeZone is UTC so the
+ * offset is always +00.  Another form is answered as it is.
  */
-static json_object *
-timestamp(const char *s)
+#define OUT_TIMESTAMP 40
+static const char *
+timestamp(const char *s, char *out)
 {
-	char out[40];
 	size_t n = strlen(s);
 
-	if (n < 4 || n >= sizeof(out) || strcmp(s + n - 3, "+00") != 0)
-		return json_object_new_string(s);
+	if (n < 4 || n >= OUT_TIMESTAMP || strcmp(s + n - 3, "+00") != 0)
+		return s;
 	memcpy(out, s, n - 3);
 	out[n - 3] = 'Z';
 	out[n - 2] = '\0';
 	if (out[10] == ' ')
 		out[10] = 'T';
-	return json_object_new_string(out);
+	return out;
 }
 
 /* A text[] in its text form {a,b,"c d"}: the elements, unquoted. */
@@ -82,7 +83,7 @@ json_object *
 dbjson_value(const PGresult *res, int row, int col)
 {
 	const char *s;
-	char detail[8];
+	char detail[8], ts[OUT_TIMESTAMP];
 
 	if (col < 0 || PQgetisnull(res, row, col))
 		return NULL;
@@ -101,7 +102,7 @@ dbjson_value(const PGresult *res, int row, int col)
 		/* u64 microsecond timestamps: exact, as the literal. */
 		return json_object_new_uint64(strtoull(s, NULL, 10));
 	case OID_TIMESTAMPTZ:
-		return timestamp(s);
+		return json_object_new_string(timestamp(s, ts));
 	case OID_TEXT_ARRAY:
 		return text_array(s);
 	case OID_JSON:
@@ -133,4 +134,122 @@ dbjson_rows(const PGresult *res)
 	for (int r = 0; a != NULL && r < PQntuples(res); r++)
 		json_object_array_add(a, dbjson_row(res, r));
 	return a;
+}
+
+/* The flags of http_json(): what dbjson_rows_put() writes the same as. */
+#define JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* s (n bytes) as a JSON string, escaped as json-c escapes with
+ * JSON_FLAGS. */
+static void
+put_string(struct buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	char esc[7] = "\\u00";
+	size_t i, from = 0;
+
+	buf_putc(b, '"');
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		buf_append(b, s + from, i - from);
+		from = i + 1;
+		esc[1] = c == '"'    ? '"'
+			 : c == '\\' ? '\\'
+			 : c == '\b' ? 'b'
+			 : c == '\f' ? 'f'
+			 : c == '\n' ? 'n'
+			 : c == '\r' ? 'r'
+			 : c == '\t' ? 't'
+				     : 'u';
+		if (esc[1] != 'u') {
+			buf_append(b, esc, 2);
+			continue;
+		}
+		esc[4] = hex[c >> 4];
+		esc[5] = hex[c & 0xf];
+		buf_append(b, esc, 6);
+	}
+	buf_append(b, s + from, n - from);
+	buf_putc(b, '"');
+}
+
+/* Column col of row row as dbjson_value() maps it, serialized. */
+static void
+put_value(struct buf *b, const PGresult *res, int row, int col)
+{
+	const char *s = PQgetvalue(res, row, col);
+	char ts[OUT_TIMESTAMP];
+	json_object *o;
+
+	if (PQgetisnull(res, row, col)) {
+		buf_puts(b, "null");
+		return;
+	}
+	switch (PQftype(res, col)) {
+	case OID_BOOL:
+		buf_puts(b, s[0] == 't' ? "true" : "false");
+		break;
+	case OID_INT2:
+	case OID_INT4:
+	case OID_INT8:
+		/* PostgreSQL's text of an integer is the decimal json-c
+		 * prints of it. */
+		buf_append(b, s, (size_t)PQgetlength(res, row, col));
+		break;
+	case OID_NUMERIC:
+		buf_printf(b, "%llu", strtoull(s, NULL, 10));
+		break;
+	case OID_TIMESTAMPTZ:
+		s = timestamp(s, ts);
+		put_string(b, s, strlen(s));
+		break;
+	case OID_FLOAT4:
+	case OID_FLOAT8:
+	case OID_TEXT_ARRAY:
+	case OID_JSON:
+	case OID_JSONB:
+		/* Rare in lists, and json-c's forms of these are its own. */
+		o = dbjson_value(res, row, col);
+		buf_puts(b, json_object_to_json_string_ext(o, JSON_FLAGS));
+		json_object_put(o);
+		break;
+	default:
+		put_string(b, s, (size_t)PQgetlength(res, row, col));
+		break;
+	}
+}
+
+void
+dbjson_rows_put(struct buf *b, const PGresult *res)
+{
+	size_t names = 0, size = 2;
+	const char *name;
+
+	/* One allocation: the values, the names, quotes and separators;
+	 * escapes are rare. */
+	for (int c = 0; c < PQnfields(res); c++)
+		names += strlen(PQfname(res, c)) + 8;
+	for (int r = 0; r < PQntuples(res); r++) {
+		size += names + 2;
+		for (int c = 0; c < PQnfields(res); c++)
+			size += (size_t)PQgetlength(res, r, c);
+	}
+	buf_reserve(b, size);
+	buf_putc(b, '[');
+	for (int r = 0; r < PQntuples(res); r++) {
+		buf_puts(b, r > 0 ? ",{" : "{");
+		for (int c = 0; c < PQnfields(res); c++) {
+			if (c > 0)
+				buf_putc(b, ',');
+			name = PQfname(res, c);
+			put_string(b, name, strlen(name));
+			buf_putc(b, ':');
+			put_value(b, res, r, c);
+		}
+		buf_putc(b, '}');
+	}
+	buf_putc(b, ']');
 }

@@ -398,11 +398,17 @@ http_json(struct http_resp *resp, int status, json_object *obj)
 	const char *s = json_object_to_json_string_ext(
 		obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 
+	buf_puts(http_json_text(resp, status), s);
+	json_object_put(obj);
+}
+
+struct buf *
+http_json_text(struct http_resp *resp, int status)
+{
 	resp->status = status;
 	resp->content_type = NULL;
 	resp->body.len = 0;
-	buf_puts(&resp->body, s);
-	json_object_put(obj);
+	return &resp->body;
 }
 
 int

@@ -124,6 +124,10 @@ void http_no_store(struct http_resp *resp);
 /* Answers status with obj as JSON (obj is released here; NULL is "null"). */
 void http_json(struct http_resp *resp, int status, json_object *obj);
 
+/* Answers status with JSON text the caller appends to the buffer returned
+ * (empty); one that failed (memory) is answered 500 by http_send(). */
+struct buf *http_json_text(struct http_resp *resp, int status);
+
 /* Answers status with {"detail": "..."}, the detail printf-formatted
  * (any length). */
 void http_error(struct http_resp *resp, int status, const char *fmt, ...)

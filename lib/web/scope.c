@@ -79,7 +79,7 @@ answer_rows(struct app_ctx *ctx, enum db_status st, const PGresult *rows)
 	if (st != DB_OK)
 		app_db_error(ctx, st);
 	else
-		http_json(ctx->resp, 200, dbjson_rows(rows));
+		dbjson_rows_put(http_json_text(ctx->resp, 200), rows);
 }
 
 void
