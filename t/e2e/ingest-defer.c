@@ -6,10 +6,13 @@
  * "Group commit"): a held session's batch is INGEST_DEFERRED and the
  * others of its round are stored; a round that holds a batch deferred
  * once, a round of one session, and a round whose sessions are all held
- * wait for the lock instead; at the end every batch is stored once and
- * the counters are exact.  Run by t/e2e/ingest-defer.t, which starts the
- * stack, makes two sessions with one f32 stream (index 0) and gives
- * XMHUB_TEST_DATABASE_URL, XMHUB_TEST_FACILITY and XMHUB_TEST_SESSIONS
+ * wait for the lock instead; a round that fails in either of its two
+ * round trips (the lock with BEGIN, the write with COMMIT) refuses every
+ * batch and stores nothing, and the connection goes on; at the end every
+ * batch is stored once and the counters are exact.  Run by
+ * t/e2e/ingest-defer.t, which starts the stack, makes two sessions with one f32
+ * stream (index 0) and gives XMHUB_TEST_DATABASE_URL, XMHUB_TEST_FACILITY and
+ * XMHUB_TEST_SESSIONS
  * ("A,B").
  */
 #include "config.h"
@@ -109,6 +112,22 @@ stored(const char *sid)
 	return n;
 }
 
+/* Runs sql, a statement without a result, on db. */
+static bool
+set(struct db *db, const char *sql)
+{
+	return db_exec(db, sql, 0, NULL) == DB_OK;
+}
+
+/* Job j was refused as a database failure is (503 or 500), with no
+ * acknowledgement. */
+static bool
+refused(const struct ingest_job *j)
+{
+	return (j->status == INGEST_UNAVAILABLE || j->status == INGEST_ERROR) &&
+	       j->ack.accepted_samples == 0;
+}
+
 int
 main(void)
 {
@@ -201,6 +220,40 @@ main(void)
 		   jb.ack.accepted_samples == 4 * SAMPLES &&
 		   ja.ack.missed_batches == 0 && jb.ack.missed_batches == 0,
 	   "counters exact: 40 samples each, no batch missed");
+
+	/* A round that fails in either of its two round trips (pipeline
+	 * mode, lib/core/db.h db_begin_query, db_exec_commit): every batch
+	 * refused, nothing stored, and the same connection goes on. */
+	ok(hold(both, 1) && set(writer, "SET lock_timeout = '200ms'"),
+	   "A held, the writer's lock wait cut short");
+	job(&ja, sa, a[5], alen[5]);
+	ingest_commit(writer, jobs, 1, false);
+	ok(refused(&ja), "the lock fails with BEGIN: the batch is refused");
+	ok(db_rollback(locker) == DB_OK &&
+		   set(writer, "SET lock_timeout = '5s'"),
+	   "A released");
+	ok(stored(sa) == 4 * SAMPLES, "nothing of it stored");
+	ok(set(reader, "ALTER TABLE stored_chunks ADD CONSTRAINT "
+		       "pipeline_test CHECK (sample_count < 0) NOT VALID"),
+	   "a constraint every new chunk breaks");
+	job(&jb, sb, b[5], blen[5]);
+	ingest_commit(writer, jobs, 2, false);
+	ok(refused(&ja) && refused(&jb),
+	   "the write fails with COMMIT: every batch of the round refused");
+	ok(set(reader, "ALTER TABLE stored_chunks DROP CONSTRAINT "
+		       "pipeline_test"),
+	   "the constraint dropped");
+	ok(stored(sa) == 4 * SAMPLES && stored(sb) == 4 * SAMPLES,
+	   "nothing of the round stored");
+	ingest_commit(writer, jobs, 2, false);
+	ok(ja.status == INGEST_OK && jb.status == INGEST_OK &&
+		   ja.ack.accepted_samples == 5 * SAMPLES &&
+		   jb.ack.accepted_samples == 5 * SAMPLES &&
+		   ja.ack.missed_batches == 0 && jb.ack.missed_batches == 0,
+	   "the same batches again on the same connection: stored, "
+	   "counted once");
+	ok(stored(sa) == 5 * SAMPLES && stored(sb) == 5 * SAMPLES,
+	   "every batch stored exactly once");
 
 	db_free(reader);
 	db_free(writer);

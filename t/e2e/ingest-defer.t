@@ -28,9 +28,9 @@ $out =~ s/^1\.\.(\d+)\n//m or die "no plan from t/e2e/ingest-defer\n";
 my $n = $1;
 print $out;
 my @back = map { scalar $in->read_all($token, $_->{id}, 0) } @s;
-my $ok = "@back" eq '40 40';
+my $ok = "@back" eq '50 50';
 print(($ok ? 'ok' : 'not ok') . ' ' . ($n + 1)
-    . " - read back through the API: 40 samples in each session\n");
+    . " - read back through the API: 50 samples in each session\n");
 print "# read back: @back\n" unless $ok;
 print '1..' . ($n + 1) . "\n";
 exit($status || !$ok);
