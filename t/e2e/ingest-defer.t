@@ -17,6 +17,9 @@ my $token = $p->token($p->user('facility_admin', $fac));
 my $in = Xmhub::Ingest->new($p, $p->api_key($token, 'ingest'));
 my @s = map { $in->session($_, [0, 'f32']) } 301, 302;
 $ENV{XMHUB_TEST_DATABASE_URL} = $p->stack->database_url;
+# Through PgBouncer (t/e2e/pooled-ingest-defer.t): as the stack's programs.
+$ENV{XMHUB_DATABASE_POOLED} = $p->stack->setting('XMHUB_DATABASE_POOLED')
+    // 'false';
 $ENV{XMHUB_TEST_FACILITY} = $fac;
 $ENV{XMHUB_TEST_SESSIONS} = join ',', map { $_->{id} } @s;
 # The program's TAP goes straight to prove; this script adds the last
