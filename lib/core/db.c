@@ -285,50 +285,15 @@ log_result(const PGresult *res)
 }
 
 /*
- * The name under which sql runs prepared on db's connection, into name
- * ("xmN"), preparing it first when the connection has not yet: the
- * server then parses and plans it once, not on every request.
- * Statements are the program's constant strings, so the cache stays
- * small; past DB_STMT_MAX (or without memory) a statement runs unnamed
- * (name ""), and so does every statement of a pooled handle: the next
- * transaction may be on a server connection that never saw the
- * preparation.  NULL, or the failed preparation's result.
- */
-static PGresult *
-prepare(struct db *db, const char *sql, int nparams, char name[16])
-{
-	PGresult *r;
-	int i;
-
-	name[0] = '\0';
-	if (db->pooled)
-		return NULL;
-	for (i = 0; i < db->nstmt; i++)
-		if (db->stmt[i] == sql || strcmp(db->stmt[i], sql) == 0)
-			break;
-	if (i == db->nstmt) {
-		if (db->nstmt == DB_STMT_MAX)
-			return NULL;
-		snprintf(name, 16, "xm%d", i);
-		r = PQprepare(db->conn, name, sql, nparams, NULL);
-		name[0] = '\0';
-		if (db_status_of(r) != DB_OK)
-			return r;
-		PQclear(r);
-		if ((db->stmt[i] = strdup(sql)) == NULL)
-			return NULL;
-		db->nstmt++;
-	}
-	snprintf(name, 16, "xm%d", i);
-	return NULL;
-}
-
-/*
- * Runs sql, prepared (prepare()) or unnamed.  A pooled handle's
- * statement without parameters (a constant: BEGIN, COMMIT, the change
- * counter's read) goes as a simple query, one message where the
- * extended protocol sends five, each relayed by PgBouncer
- * (bench/pgbouncer: doc/benchmarks.md).
+ * Runs sql as a statement prepared once per connection: the server then
+ * parses and plans it once, not on every request.  Statements are the
+ * program's constant strings, so the cache stays small; past
+ * DB_STMT_MAX (or without memory) a statement runs unprepared.  A pooled
+ * handle runs every statement unnamed: the next transaction may be on a
+ * server connection that never saw the preparation.  One without
+ * parameters (a constant: BEGIN, COMMIT, the change counter's read) goes
+ * as a simple query, one message where the extended protocol sends five,
+ * each relayed by PgBouncer (bench/pgbouncer: doc/benchmarks.md).
  */
 static PGresult *
 exec(struct db *db, const char *sql, int nparams, const char *const *params,
@@ -336,14 +301,31 @@ exec(struct db *db, const char *sql, int nparams, const char *const *params,
 {
 	char name[16];
 	PGresult *r;
+	int i;
 
 	if (db->pooled && nparams == 0)
 		return PQexec(db->conn, sql);
-	if ((r = prepare(db, sql, nparams, name)) != NULL)
-		return r;
-	if (name[0] == '\0')
+	if (db->pooled)
 		return PQexecParams(db->conn, sql, nparams, NULL, params,
 				    lengths, formats, 0);
+	for (i = 0; i < db->nstmt; i++)
+		if (db->stmt[i] == sql || strcmp(db->stmt[i], sql) == 0)
+			break;
+	if (i == db->nstmt) {
+		if (db->nstmt == DB_STMT_MAX)
+			return PQexecParams(db->conn, sql, nparams, NULL,
+					    params, lengths, formats, 0);
+		snprintf(name, sizeof(name), "xm%d", i);
+		r = PQprepare(db->conn, name, sql, nparams, NULL);
+		if (db_status_of(r) != DB_OK)
+			return r;
+		PQclear(r);
+		if ((db->stmt[i] = strdup(sql)) == NULL)
+			return PQexecParams(db->conn, sql, nparams, NULL,
+					    params, lengths, formats, 0);
+		db->nstmt++;
+	}
+	snprintf(name, sizeof(name), "xm%d", i);
 	return PQexecPrepared(db->conn, name, nparams, params, lengths, formats,
 			      0);
 }
@@ -471,175 +453,6 @@ db_rollback(struct db *db)
 			log_result(res);
 	}
 	PQclear(res);
-	return st;
-}
-
-/* A statement of pipeline(): its SQL and parameters as exec() takes
- * them. */
-struct stmt {
-	const char *sql;
-	int nparams;
-	const char *const *params;
-	const int *lengths;
-	const int *formats;
-};
-
-/* Sends s, prepared (prepare()) or unnamed, into db's pipeline; false
- * with *res the failed preparation, or NULL when libpq refused. */
-static bool
-send_stmt(struct db *db, const struct stmt *s, PGresult **res)
-{
-	char name[16];
-
-	if ((*res = prepare(db, s->sql, s->nparams, name)) != NULL)
-		return false;
-	if (name[0] == '\0')
-		return PQsendQueryParams(db->conn, s->sql, s->nparams, NULL,
-					 s->params, s->lengths, s->formats,
-					 0) == 1;
-	return PQsendQueryPrepared(db->conn, name, s->nparams, s->params,
-				   s->lengths, s->formats, 0) == 1;
-}
-
-/*
- * Runs the n statements of s on the open connection of db in one round
- * trip (libpq's pipeline mode: sent together, one sync): res[i] is the
- * first result of s[i] (NULL when it got none), for the caller to clear.
- * DB_OK when every one succeeded, else the first failure, logged; after
- * a failure the server skipped the rest (PGRES_PIPELINE_ABORTED) and a
- * transaction they were in is failed, to be rolled back.  The statements
- * are prepared before the pipeline starts: a preparation is not allowed
- * in it.  A connection that can not leave pipeline mode cleanly is
- * closed (the server then rolls back its transaction): the next
- * statement reconnects.
- */
-static enum db_status
-pipeline(struct db *db, const struct stmt *s, int n, PGresult **res)
-{
-	enum db_status st = DB_OK;
-	PGresult *r = NULL;
-	char name[16];
-	bool sent = true;
-	int i;
-
-	for (i = 0; i < n; i++)
-		res[i] = NULL;
-	for (i = 0; i < n && r == NULL; i++)
-		r = prepare(db, s[i].sql, s[i].nparams, name);
-	if (r != NULL || PQenterPipelineMode(db->conn) != 1)
-		goto failed;
-	for (i = 0; i < n && sent; i++)
-		sent = send_stmt(db, &s[i], &r);
-	if (!sent || PQpipelineSync(db->conn) != 1)
-		goto failed;
-	for (i = 0; i < n && PQstatus(db->conn) == CONNECTION_OK; i++) {
-		PGresult *more;
-
-		res[i] = PQgetResult(db->conn);
-		while ((more = PQgetResult(db->conn)) != NULL)
-			PQclear(more);
-		if (st == DB_OK && db_status_of(res[i]) != DB_OK &&
-		    PQstatus(db->conn) == CONNECTION_OK) {
-			st = db_status_of(res[i]);
-			if (res[i] != NULL)
-				log_result(res[i]);
-		}
-	}
-	if (PQstatus(db->conn) != CONNECTION_OK)
-		goto failed;
-	r = PQgetResult(db->conn);
-	sent = PQresultStatus(r) == PGRES_PIPELINE_SYNC;
-	PQclear(r);
-	r = NULL;
-	if (sent && PQexitPipelineMode(db->conn) == 1)
-		return st;
-failed:
-	if (PQstatus(db->conn) == CONNECTION_BAD) {
-		log_msg("connection lost", PQerrorMessage(db->conn));
-		st = DB_UNAVAILABLE;
-	} else if (r != NULL) {
-		log_result(r);
-		st = db_status_of(r);
-	} else {
-		log_msg("pipeline", PQerrorMessage(db->conn));
-		st = DB_ERROR;
-	}
-	PQclear(r);
-	/* A connection still in pipeline mode takes no more statements. */
-	if (PQpipelineStatus(db->conn) != PQ_PIPELINE_OFF) {
-		PQfinish(db->conn);
-		db->conn = NULL;
-	}
-	for (i = 0; i < n; i++) {
-		PQclear(res[i]);
-		res[i] = NULL;
-	}
-	return st;
-}
-
-/* After pipeline(): whether db's connection is in a transaction. */
-static void
-track_tx(struct db *db)
-{
-	PGTransactionStatusType t =
-		db->conn != NULL ? PQtransactionStatus(db->conn) : PQTRANS_IDLE;
-
-	db->in_tx = t == PQTRANS_INTRANS || t == PQTRANS_INERROR;
-}
-
-enum db_status
-db_begin_query(struct db *db, PGresult **res, const char *sql, int nparams,
-	       const char *const *params)
-{
-	const struct stmt s[2] = {{"BEGIN", 0, NULL, NULL, NULL},
-				  {sql, nparams, params, NULL, NULL}};
-	PGresult *r[2];
-	enum db_status st;
-
-	*res = NULL;
-	if (db->in_tx) {
-		log_error("db: BEGIN inside a transaction");
-		return DB_ERROR;
-	}
-	if (!connected(db))
-		return DB_UNAVAILABLE;
-	st = pipeline(db, s, 2, r);
-	track_tx(db);
-	PQclear(r[0]);
-	if (st == DB_OK)
-		*res = r[1];
-	else {
-		PQclear(r[1]);
-		db_rollback(db);
-	}
-	return st;
-}
-
-enum db_status
-db_exec_commit(struct db *db, const char *sql, int nparams,
-	       const char *const *params, const int *lengths,
-	       const int *formats)
-{
-	const struct stmt s[2] = {{sql, nparams, params, lengths, formats},
-				  {"COMMIT", 0, NULL, NULL, NULL}};
-	PGresult *r[2] = {NULL, NULL};
-	enum db_status st = DB_UNAVAILABLE;
-
-	if (!db->in_tx) {
-		log_error("db: COMMIT outside a transaction");
-		return DB_ERROR;
-	}
-	if (connected(db) && (st = pipeline(db, s, 2, r)) == DB_OK &&
-	    strcmp(PQcmdStatus(r[1]), "COMMIT") != 0) {
-		/* The server answers a failed transaction's COMMIT so. */
-		log_error("db: COMMIT of a failed transaction rolled it back");
-		st = DB_ERROR;
-	}
-	PQclear(r[0]);
-	PQclear(r[1]);
-	track_tx(db);
-	/* Whatever happens, the transaction is over. */
-	db_rollback(db);
 	return st;
 }
 

@@ -106,29 +106,6 @@ enum db_status db_begin(struct db *db);
 enum db_status db_commit(struct db *db);
 enum db_status db_rollback(struct db *db);
 
-/*
- * The two ends of a transaction, each sent with a statement in one round
- * trip where db_begin() and db_query() (db_query_bin() and db_commit())
- * take two: libpq's pipeline mode, one sync for both.  Through a pooler
- * too: the statements then run unnamed, BEGIN and COMMIT as well.
- *
- * db_begin_query(): BEGIN, then sql as db_query() runs it; on DB_OK the
- * transaction is open and *res is sql's result (PQclear() it).  On
- * failure *res is NULL and no transaction is open: a failing sql is
- * rolled back.
- *
- * db_exec_commit(): sql as db_query_bin() runs it (its result not read),
- * then COMMIT.  DB_OK only when both succeeded and the transaction
- * committed; otherwise it is rolled back (a failed sql makes the server
- * skip the COMMIT; a COMMIT that answers ROLLBACK is a failure).
- * Whatever happens, the transaction is over.
- */
-enum db_status db_begin_query(struct db *db, PGresult **res, const char *sql,
-			      int nparams, const char *const *params);
-enum db_status db_exec_commit(struct db *db, const char *sql, int nparams,
-			      const char *const *params, const int *lengths,
-			      const int *formats);
-
 /* True when the server answers a trivial query now (readiness). */
 bool db_ping(struct db *db);
 

@@ -1044,13 +1044,10 @@ read_held(struct round *r, const PGresult *res)
 }
 
 /* Runs sql with the array of the ids of the sessions of r that pick
- * takes as $1: its result in *res, or NULL when pick takes none.  With
- * begin, the round's transaction starts with it (db_begin_query(): one
- * round trip for both). */
+ * takes as $1: its result in *res, or NULL when pick takes none. */
 static enum db_status
 query_ids(struct db *db, const struct round *r,
-	  bool (*pick)(const struct live *), const char *sql, bool begin,
-	  PGresult **res)
+	  bool (*pick)(const struct live *), const char *sql, PGresult **res)
 {
 	struct buf ids;
 	const char *p;
@@ -1062,8 +1059,6 @@ query_ids(struct db *db, const struct round *r,
 	p = (const char *)ids.p;
 	if (ids.failed)
 		st = DB_ERROR;
-	else if (begin)
-		st = db_begin_query(db, res, sql, 1, &p);
 	else if (strcmp(p, "{}") != 0)
 		st = db_query(db, res, sql, 1, &p);
 	buf_free(&ids);
@@ -1071,10 +1066,10 @@ query_ids(struct db *db, const struct round *r,
 }
 
 /*
- * Begins the round's transaction, locks and reads the sessions of r:
- * INGEST_OK or a database failure.  A round of several sessions skips those
- * another writer holds (marked held), unless it would then have none or holds a
- * batch deferred before: it waits for them.
+ * Locks and reads the sessions of r: INGEST_OK or a database failure.  A
+ * round of several sessions skips those another writer holds (marked
+ * held), unless it would then have none or holds a batch deferred before:
+ * it waits for them.
  */
 static int
 lock_sessions(struct db *db, struct round *r, char *detail, size_t dlen)
@@ -1084,27 +1079,27 @@ lock_sessions(struct db *db, struct round *r, char *detail, size_t dlen)
 	bool skip = r->nlive > 1 && !r->waits;
 
 	if ((st = query_ids(db, r, pick_any, skip ? lock_skip_sql : lock_sql,
-			    true, &res)) != DB_OK)
+			    &res)) != DB_OK)
 		goto out;
 	read_live(r, res);
 	PQclear(res);
 	if (skip) {
-		if ((st = query_ids(db, r, pick_missing, exists_sql, false,
-				    &res)) != DB_OK)
+		if ((st = query_ids(db, r, pick_missing, exists_sql, &res)) !=
+		    DB_OK)
 			goto out;
 		if (res != NULL && !read_held(r, res)) {
 			/* Nothing to do but wait for them. */
 			for (size_t i = 0; i < r->nlive; i++)
 				r->lv[i].held = false;
 			PQclear(res);
-			if ((st = query_ids(db, r, pick_any, lock_sql, false,
-					    &res)) != DB_OK)
+			if ((st = query_ids(db, r, pick_any, lock_sql, &res)) !=
+			    DB_OK)
 				goto out;
 			read_live(r, res);
 		}
 		PQclear(res);
 	}
-	if ((st = query_ids(db, r, pick_uncached, streams_sql, false, &res)) ==
+	if ((st = query_ids(db, r, pick_uncached, streams_sql, &res)) ==
 		    DB_OK &&
 	    res != NULL && !read_streams(r, res))
 		st = DB_ERROR;
@@ -1315,9 +1310,8 @@ param_bin(const char **params, int *lengths, int *formats, int w,
 	formats[w - 1] = 1;
 }
 
-/* Writes what the round changed (write_sql) and commits, in one round
- * trip (db_exec_commit()): INGEST_OK or a database failure, the round
- * then rolled back. */
+/* Writes what the round changed (write_sql): INGEST_OK or a database
+ * failure. */
 static int
 write_round(struct db *db, struct round *r, char *detail, size_t dlen)
 {
@@ -1326,6 +1320,7 @@ write_round(struct db *db, struct round *r, char *detail, size_t dlen)
 	struct buf a[SES__MAX], dev, recent;
 	const char *params[W__N];
 	int lengths[W__N] = {0}, formats[W__N] = {0};
+	PGresult *res = NULL;
 	enum db_status st = DB_ERROR;
 	bool ok;
 
@@ -1369,8 +1364,9 @@ write_round(struct db *db, struct round *r, char *detail, size_t dlen)
 		params[session_param[k] - 1] = (const char *)a[k].p;
 	params[W_DEVICES - 1] = (const char *)dev.p;
 	param_bin(params, lengths, formats, W_RECENT, &recent);
-	st = db_exec_commit(db, write_sql, W__N, params, lengths, formats);
+	st = db_query_bin(db, &res, write_sql, W__N, params, lengths, formats);
 out:
+	PQclear(res);
 	for (int k = 0; k < SES__MAX; k++)
 		buf_free(&a[k]);
 	buf_free(&dev);
@@ -1467,6 +1463,11 @@ ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
 	}
 	if (r.nlive == 0)
 		goto out;
+	if ((st = db_begin(db)) != DB_OK) {
+		fail_pending(jobs, n, db_fail(st, detail, sizeof(detail)),
+			     detail);
+		goto out;
+	}
 	if ((status = lock_sessions(db, &r, detail, sizeof(detail))) !=
 		    INGEST_OK ||
 	    (status = lock_rooms(db, &r, detail, sizeof(detail))) !=
@@ -1499,16 +1500,15 @@ ingest_commit(struct db *db, struct ingest_job *const *jobs, size_t n,
 		fail_pending(jobs, n, INGEST_ERROR, "out of memory");
 		goto out;
 	}
-	/* The alarms first: the write goes with the commit. */
-	if ((st = alarmeval_write(db, &r.eval, &raised)) != DB_OK ||
-	    (!changed && (st = db_commit(db)) != DB_OK)) {
-		fail_pending(jobs, n, db_fail(st, detail, sizeof(detail)),
-			     detail);
+	if (changed && (status = write_round(db, &r, detail, sizeof(detail))) !=
+			       INGEST_OK) {
+		fail_pending(jobs, n, status, detail);
 		goto out;
 	}
-	if (changed &&
-	    (status = write_round(db, &r, detail, sizeof(detail))) != INGEST_OK)
-		fail_pending(jobs, n, status, detail);
+	if ((st = alarmeval_write(db, &r.eval, &raised)) != DB_OK ||
+	    (st = db_commit(db)) != DB_OK)
+		fail_pending(jobs, n, db_fail(st, detail, sizeof(detail)),
+			     detail);
 	else if (r.stored > 0) {
 		count_round(&r);
 		metrics_add(METRIC_ALARM_CHECKS, r.eval.checks);

@@ -10,7 +10,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/db.h"
 #include "tap.h"
@@ -187,75 +186,6 @@ main(void)
 		       "ROLLBACK outside a transaction: DB_OK");
 	}
 
-	/* A transaction's ends sent with a statement: one round trip each
-	 * (pipeline mode). */
-	{
-		const char *p40[] = {"40", "forty", NULL};
-		const char *p41[] = {"41", "bad", NULL};
-		const char *p42[] = {"42", "forty-two", NULL};
-		const char *id40[] = {"40"};
-		const char *ins = "INSERT INTO dbt (id, name, parent) "
-				  "VALUES ($1, $2, $3)";
-		const char *count = "SELECT count(*) FROM dbt WHERE id = $1";
-
-		is_int(db_begin_query(db, &res, count, 1, id40), DB_OK,
-		       "BEGIN with a query");
-		ok(res != NULL && PQntuples(res) == 1 &&
-			   strcmp(PQgetvalue(res, 0, 0), "0") == 0,
-		   "and the query's result");
-		PQclear(res);
-		is_int(db_begin(db), DB_ERROR, "a transaction is open");
-		is_int(db_exec_commit(db, ins, 3, p40, NULL, NULL), DB_OK,
-		       "a statement with COMMIT");
-		is_int(rows(db, "40"), 1, "committed");
-		is_int(db_commit(db), DB_ERROR, "the transaction is over");
-
-		is_int(db_begin_query(db, &res, "SELECT * FROM no_such_table",
-				      0, NULL),
-		       DB_ERROR, "BEGIN with a failing query: its failure");
-		ok(res == NULL, "and no result");
-		is_int(db_commit(db), DB_ERROR, "no transaction is left open");
-		is_int(run(db, "SELECT 1", 0, NULL), DB_OK,
-		       "the connection takes statements again");
-
-		is_int(db_begin_query(db, &res, count, 1, id40), DB_OK,
-		       "BEGIN with a query");
-		PQclear(res);
-		is_int(db_exec_commit(db, ins, 3, p41, NULL, NULL), DB_INVALID,
-		       "a failing statement with COMMIT: its failure");
-		is_int(rows(db, "41"), 0, "nothing of it stored");
-		is_int(db_commit(db), DB_ERROR, "the transaction is over");
-
-		is_int(db_begin(db), DB_OK, "BEGIN");
-		is_int(run(db, ins, 3, p41), DB_INVALID, "a failing statement");
-		ok(db_exec_commit(db, ins, 3, p42, NULL, NULL) != DB_OK,
-		   "a statement with COMMIT in the failed transaction: "
-		   "not DB_OK");
-		is_int(rows(db, "42"), 0, "nothing of it stored");
-		is_int(db_exec_commit(db, ins, 3, p42, NULL, NULL), DB_ERROR,
-		       "COMMIT outside a transaction: DB_ERROR");
-		is_int(rows(db, "42"), 0, "and nothing run");
-
-		/* The statement succeeds, the COMMIT fails. */
-		is_int(run(db,
-			   "CREATE TABLE dbd (id integer PRIMARY KEY, k "
-			   "integer "
-			   "UNIQUE DEFERRABLE INITIALLY DEFERRED)",
-			   0, NULL),
-		       DB_OK, "a table with a deferred unique constraint");
-		is_int(db_begin_query(db, &res,
-				      "INSERT INTO dbd VALUES (1, 1), (2, 1)",
-				      0, NULL),
-		       DB_OK, "BEGIN with a write checked at COMMIT");
-		PQclear(res);
-		is_int(db_exec_commit(db, "INSERT INTO dbd VALUES (3, 3)", 0,
-				      NULL, NULL, NULL),
-		       DB_CONFLICT, "a failing COMMIT: its failure");
-		is_int(value(db, "SELECT count(*) FROM dbd", 0, NULL), 0,
-		       "nothing of the transaction stored");
-		is_int(db_commit(db), DB_ERROR, "the transaction is over");
-	}
-
 	/* The server goes away and comes back: the same handle. */
 	driver("stop-db");
 	is_int(db_query(db, &res, "SELECT 1", 0, NULL), DB_UNAVAILABLE,
@@ -314,29 +244,6 @@ main(void)
 		       "ROLLBACK of a transaction the restart took: DB_OK");
 		is_int(run(db, "SELECT 1", 0, NULL), DB_OK,
 		       "then statements run again");
-
-		is_int(db_begin_query(db, &res, "SELECT 1", 0, NULL), DB_OK,
-		       "BEGIN with a query");
-		PQclear(res);
-		driver("restart-db");
-		is_int(db_exec_commit(db,
-				      "INSERT INTO dbt (id, name, parent) "
-				      "VALUES ($1, $2, $3)",
-				      3, p, NULL, NULL),
-		       DB_UNAVAILABLE,
-		       "restart before a statement with COMMIT: "
-		       "DB_UNAVAILABLE");
-		is_int(rows(db, "30"), 0, "nothing stored");
-		driver("restart-db");
-		is_int(db_begin_query(db, &res, "SELECT 1", 0, NULL), DB_OK,
-		       "after a restart, BEGIN with a query reconnects first");
-		PQclear(res);
-		is_int(db_exec_commit(db,
-				      "INSERT INTO dbt (id, name, parent) "
-				      "VALUES ($1, $2, $3)",
-				      3, p, NULL, NULL),
-		       DB_OK, "and its transaction commits");
-		is_int(rows(db, "30"), 1, "stored");
 	}
 
 	db_free(db);

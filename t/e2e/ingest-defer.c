@@ -6,9 +6,9 @@
  * "Group commit"): a held session's batch is INGEST_DEFERRED and the
  * others of its round are stored; a round that holds a batch deferred
  * once, a round of one session, and a round whose sessions are all held
- * wait for the lock instead; a round that fails in either of its two
- * round trips (the lock with BEGIN, the write with COMMIT) refuses every
- * batch and stores nothing, and the connection goes on; at the end every
+ * wait for the lock instead; a round whose lock statement or write
+ * statement fails refuses every batch and stores nothing, and the
+ * connection goes on; at the end every
  * batch is stored once and the counters are exact.  Run by
  * t/e2e/ingest-defer.t, which starts the stack, makes two sessions with one f32
  * stream (index 0) and gives XMHUB_TEST_DATABASE_URL, XMHUB_TEST_FACILITY and
@@ -221,29 +221,28 @@ main(void)
 		   ja.ack.missed_batches == 0 && jb.ack.missed_batches == 0,
 	   "counters exact: 40 samples each, no batch missed");
 
-	/* A round that fails in either of its two round trips (pipeline
-	 * mode, lib/core/db.h db_begin_query, db_exec_commit): every batch
+	/* A round that fails at its lock or at its write: every batch
 	 * refused, nothing stored, and the same connection goes on. */
-	/* A table the lock statement reads renamed: it fails after BEGIN
-	 * (named or unnamed alike; a lock wait cut short by a session's
+	/* A table the lock statement reads renamed: it fails after BEGIN,
+	 * prepared or unnamed alike (a lock wait cut short by a session's
 	 * lock_timeout would not follow a pooled connection). */
-	ok(set(reader, "ALTER TABLE alarm_rule_sets RENAME TO pipeline_test"),
+	ok(set(reader, "ALTER TABLE alarm_rule_sets RENAME TO round_test"),
 	   "a table the lock statement reads renamed");
 	job(&ja, sa, a[5], alen[5]);
 	ingest_commit(writer, jobs, 1, false);
-	ok(refused(&ja), "the lock fails with BEGIN: the batch is refused");
-	ok(set(reader, "ALTER TABLE pipeline_test RENAME TO alarm_rule_sets"),
+	ok(refused(&ja), "the lock statement fails: the batch is refused");
+	ok(set(reader, "ALTER TABLE round_test RENAME TO alarm_rule_sets"),
 	   "the table named again");
 	ok(stored(sa) == 4 * SAMPLES, "nothing of it stored");
 	ok(set(reader, "ALTER TABLE stored_chunks ADD CONSTRAINT "
-		       "pipeline_test CHECK (sample_count < 0) NOT VALID"),
+		       "round_test CHECK (sample_count < 0) NOT VALID"),
 	   "a constraint every new chunk breaks");
 	job(&jb, sb, b[5], blen[5]);
 	ingest_commit(writer, jobs, 2, false);
 	ok(refused(&ja) && refused(&jb),
-	   "the write fails with COMMIT: every batch of the round refused");
+	   "the write statement fails: every batch of the round refused");
 	ok(set(reader, "ALTER TABLE stored_chunks DROP CONSTRAINT "
-		       "pipeline_test"),
+		       "round_test"),
 	   "the constraint dropped");
 	ok(stored(sa) == 4 * SAMPLES && stored(sb) == 4 * SAMPLES,
 	   "nothing of the round stored");
