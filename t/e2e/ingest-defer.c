@@ -6,10 +6,13 @@
  * "Group commit"): a held session's batch is INGEST_DEFERRED and the
  * others of its round are stored; a round that holds a batch deferred
  * once, a round of one session, and a round whose sessions are all held
- * wait for the lock instead; at the end every batch is stored once and
- * the counters are exact.  Run by t/e2e/ingest-defer.t, which starts the
- * stack, makes two sessions with one f32 stream (index 0) and gives
- * XMHUB_TEST_DATABASE_URL, XMHUB_TEST_FACILITY and XMHUB_TEST_SESSIONS
+ * wait for the lock instead; a round whose lock statement or write
+ * statement fails refuses every batch and stores nothing, and the
+ * connection goes on; at the end every
+ * batch is stored once and the counters are exact.  Run by
+ * t/e2e/ingest-defer.t, which starts the stack, makes two sessions with one f32
+ * stream (index 0) and gives XMHUB_TEST_DATABASE_URL, XMHUB_TEST_FACILITY and
+ * XMHUB_TEST_SESSIONS
  * ("A,B").
  */
 #include "config.h"
@@ -109,6 +112,22 @@ stored(const char *sid)
 	return n;
 }
 
+/* Runs sql, a statement without a result, on db. */
+static bool
+set(struct db *db, const char *sql)
+{
+	return db_exec(db, sql, 0, NULL) == DB_OK;
+}
+
+/* Job j was refused as a database failure is (503 or 500), with no
+ * acknowledgement. */
+static bool
+refused(const struct ingest_job *j)
+{
+	return (j->status == INGEST_UNAVAILABLE || j->status == INGEST_ERROR) &&
+	       j->ack.accepted_samples == 0;
+}
+
 int
 main(void)
 {
@@ -201,6 +220,41 @@ main(void)
 		   jb.ack.accepted_samples == 4 * SAMPLES &&
 		   ja.ack.missed_batches == 0 && jb.ack.missed_batches == 0,
 	   "counters exact: 40 samples each, no batch missed");
+
+	/* A round that fails at its lock or at its write: every batch
+	 * refused, nothing stored, and the same connection goes on. */
+	/* A table the lock statement reads renamed: it fails after BEGIN,
+	 * prepared or unnamed alike (a lock wait cut short by a session's
+	 * lock_timeout would not follow a pooled connection). */
+	ok(set(reader, "ALTER TABLE alarm_rule_sets RENAME TO round_test"),
+	   "a table the lock statement reads renamed");
+	job(&ja, sa, a[5], alen[5]);
+	ingest_commit(writer, jobs, 1, false);
+	ok(refused(&ja), "the lock statement fails: the batch is refused");
+	ok(set(reader, "ALTER TABLE round_test RENAME TO alarm_rule_sets"),
+	   "the table named again");
+	ok(stored(sa) == 4 * SAMPLES, "nothing of it stored");
+	ok(set(reader, "ALTER TABLE stored_chunks ADD CONSTRAINT "
+		       "round_test CHECK (sample_count < 0) NOT VALID"),
+	   "a constraint every new chunk breaks");
+	job(&jb, sb, b[5], blen[5]);
+	ingest_commit(writer, jobs, 2, false);
+	ok(refused(&ja) && refused(&jb),
+	   "the write statement fails: every batch of the round refused");
+	ok(set(reader, "ALTER TABLE stored_chunks DROP CONSTRAINT "
+		       "round_test"),
+	   "the constraint dropped");
+	ok(stored(sa) == 4 * SAMPLES && stored(sb) == 4 * SAMPLES,
+	   "nothing of the round stored");
+	ingest_commit(writer, jobs, 2, false);
+	ok(ja.status == INGEST_OK && jb.status == INGEST_OK &&
+		   ja.ack.accepted_samples == 5 * SAMPLES &&
+		   jb.ack.accepted_samples == 5 * SAMPLES &&
+		   ja.ack.missed_batches == 0 && jb.ack.missed_batches == 0,
+	   "the same batches again on the same connection: stored, "
+	   "counted once");
+	ok(stored(sa) == 5 * SAMPLES && stored(sb) == 5 * SAMPLES,
+	   "every batch stored exactly once");
 
 	db_free(reader);
 	db_free(writer);
