@@ -201,31 +201,36 @@ alarmrun_sign(const char *secret, long long ts, const char *body, size_t len,
 }
 
 /*
- * A due pending delivery, locked for the transaction: the fewest attempts
- * first, then the oldest; a first attempt only to an endpoint none of
- * whose deliveries waits for a retry (sql/024).  One runner posts every
- * facility's deliveries one after another: an endpoint that does not
- * answer then holds it XMHUB_ALARM_TIMEOUT for its retries, on their
- * backoff, and one new event at a time, not for every event at once
- * ahead of everyone else's.  A disabled endpoint's deliveries wait,
- * pending, until it is enabled again (doc/alarms.md "Webhooks").
+ * Claims a due pending delivery: the fewest attempts first, then the
+ * oldest; a first attempt only to an endpoint none of whose deliveries
+ * waits for a retry (sql/024).  The claim is a lease, committed at once:
+ * next_at moves $1 seconds on (longer than a POST may take), so that no
+ * transaction, connection or row lock is held while the event is posted,
+ * and a runner that dies meanwhile leaves the delivery to be posted again
+ * once the lease is over.  One runner posts every facility's deliveries
+ * one after another: an endpoint that does not answer then holds it
+ * XMHUB_ALARM_TIMEOUT for its retries, on their backoff, and one new
+ * event at a time, not for every event at once ahead of everyone
+ * else's.  A disabled endpoint's deliveries wait, pending, until it is
+ * enabled again (doc/alarms.md "Webhooks").
  */
-/* Whether any delivery is due: an index probe (alarm_deliveries_due)
- * that spares an idle pass the claim's transaction. */
-static const char due_sql[] =
-	"SELECT 1 FROM alarm_deliveries WHERE state = 'pending' "
-	"AND next_at <= now() LIMIT 1";
-
 static const char claim_sql[] =
-	"SELECT d.id, d.event_id, d.attempts, w.url, w.secret, e.payload::text "
-	"FROM alarm_deliveries d "
-	"JOIN alarm_events e ON e.id = d.event_id "
+	"WITH c AS (SELECT d.id FROM alarm_deliveries d "
 	"JOIN webhook_endpoints w ON w.id = d.endpoint_id "
 	"WHERE d.state = 'pending' AND d.next_at <= now() AND w.enabled "
 	"AND (d.attempts > 0 OR NOT EXISTS (SELECT 1 FROM alarm_deliveries f "
 	"WHERE f.endpoint_id = d.endpoint_id AND f.state = 'pending' "
 	"AND f.attempts > 0 AND f.next_at > now())) "
-	"ORDER BY d.attempts, d.next_at LIMIT 1 FOR UPDATE OF d SKIP LOCKED";
+	"ORDER BY d.attempts, d.next_at LIMIT 1 FOR UPDATE OF d SKIP LOCKED) "
+	"UPDATE alarm_deliveries d "
+	"SET next_at = now() + make_interval(secs => $1::float8) "
+	"FROM c, alarm_events e, webhook_endpoints w "
+	"WHERE d.id = c.id AND e.id = d.event_id AND w.id = d.endpoint_id "
+	"RETURNING d.id, d.event_id, d.attempts, w.url, w.secret, "
+	"e.payload::text";
+
+/* Seconds a claim's lease outlasts the POST's XMHUB_ALARM_TIMEOUT. */
+#define LEASE_MARGIN 5
 
 /* $2 status (NULL: none), $3 error (NULL: delivered), $4 the retry
  * base, $5 the most attempts. */
@@ -501,21 +506,16 @@ alarmrun_prune(struct db *db, long long days, unsigned long *deleted)
 enum alarmrun_step
 alarmrun_deliver(struct db *db, const struct alarmrun_conf *c)
 {
-	char status[24], base[24], max[24];
+	char status[24], base[24], max[24], lease[24];
 	const char *params[5] = {NULL, NULL, NULL, base, max};
+	const char *claim = lease;
 	PGresult *res = NULL, *up = NULL;
 	struct outcome o;
 	enum alarmrun_step step = ALARMRUN_DB;
 
-	if (db_query_ro(db, &res, due_sql, 0, NULL) != DB_OK)
+	snprintf(lease, sizeof(lease), "%lld", c->timeout + LEASE_MARGIN);
+	if (db_query(db, &res, claim_sql, 1, &claim) != DB_OK)
 		goto out;
-	if (PQntuples(res) > 0) {
-		PQclear(res);
-		res = NULL;
-		if (db_begin(db) != DB_OK ||
-		    db_query(db, &res, claim_sql, 0, NULL) != DB_OK)
-			goto out;
-	}
 	if (PQntuples(res) == 0) {
 		step = ALARMRUN_IDLE;
 		goto out;
@@ -533,15 +533,13 @@ alarmrun_deliver(struct db *db, const struct alarmrun_conf *c)
 	params[0] = PQgetvalue(res, 0, 0);
 	params[1] = o.status != 0 ? status : NULL;
 	params[2] = o.error[0] != '\0' ? o.error : NULL;
-	if (db_query(db, &up, done_sql, 5, params) != DB_OK ||
-	    db_commit(db) != DB_OK)
+	if (db_query(db, &up, done_sql, 5, params) != DB_OK)
 		goto out;
 	if (o.error[0] != '\0')
 		log_error("delivery %s (attempt %d): %s", params[0],
 			  atoi(PQgetvalue(res, 0, 2)) + 1, o.error);
 	step = o.error[0] == '\0' ? ALARMRUN_DELIVERED : ALARMRUN_FAILED;
 out:
-	db_rollback(db);
 	PQclear(up);
 	PQclear(res);
 	return step;

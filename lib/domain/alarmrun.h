@@ -21,11 +21,11 @@
  * device.  Both are cleared by a person.
  *
  * Delivery: one pending delivery whose next_at has come is claimed with
- * FOR UPDATE SKIP LOCKED, in a transaction that stays open while the
- * event is POSTed: a runner that dies leaves the row pending and
- * unlocked, and the next runner posts it again, with the same
- * Idempotency-Key (the event's id), so a receiver that remembers keys
- * sees each event once.  The POST: the event's JSON, Content-Type
+ * FOR UPDATE SKIP LOCKED and leased, committed before the event is
+ * POSTed: its next_at moves XMHUB_ALARM_TIMEOUT + 5 s on.  A runner that
+ * dies leaves the row pending, and a runner posts it again once the lease
+ * is over, with the same Idempotency-Key (the event's id), so a receiver
+ * that remembers keys sees each event once.  The POST: the event's JSON, Content-Type
  * application/json, headers
  *
  *   Idempotency-Key: EVENT_ID

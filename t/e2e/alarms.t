@@ -6,9 +6,10 @@
 # - a threshold crossed by `xmhub send` data, and by `xmhub sim`'s sine:
 #   one alarm, one delivery with a valid signature; more data over the
 #   limit raises no second alarm;
-# - the runner killed with SIGKILL while the receiver holds its POST: after
-#   the supervisor restarts it the event is posted again with the same
-#   key, and delivered once;
+# - the runner killed with SIGKILL while the receiver holds its POST (no
+#   transaction open meanwhile): after the supervisor restarts it and the
+#   claim's lease is over the event is posted again with the same key,
+#   and delivered once;
 # - the receiver down for 5 s: the delivery fails, is retried with
 #   backoff, and arrives once it is back;
 # - an endpoint that never answers: dead after XMHUB_ALARM_MAX_ATTEMPTS;
@@ -208,13 +209,19 @@ xmhub_json(['alarm', 'clear', $al[0]{id}]);
 $hook->hold(1);
 send_values($a, 50, 51, 52);
 ok(within(10, sub { requests_to('/a') == 2 }), 'the new alarm is posted');
+# The claim is a lease, committed before the POST: nothing of the
+# database is held while the receiver takes its time.
+is($p->sql("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+	. "current_database() AND state LIKE 'idle in transaction%'"), 0,
+	'while the POST waits, no transaction is open');
 my $runner = $stack->running('alarm');
 ok($runner, 'the alarm runner runs');
 kill 'KILL', $runner;
 $hook->hold(0);
 ok(within(20, sub { my $n = $stack->running('alarm'); $n && $n != $runner }),
 	'the supervisor starts the runner again');
-ok(within(20, sub { (grep { $_->{state} eq 'delivered' } deliveries($a)) == 2 }),
+# Posted again once its lease (XMHUB_ALARM_TIMEOUT + 5 s) is over.
+ok(within(30, sub { (grep { $_->{state} eq 'delivered' } deliveries($a)) == 2 }),
 	'the delivery is delivered after the restart');
 @r = requests_to('/a');
 my %keys;
