@@ -25,8 +25,8 @@
  * POSTed: its next_at moves XMHUB_ALARM_TIMEOUT + 5 s on.  A runner that
  * dies leaves the row pending, and a runner posts it again once the lease
  * is over, with the same Idempotency-Key (the event's id), so a receiver
- * that remembers keys sees each event once.  The POST: the event's JSON, Content-Type
- * application/json, headers
+ * that remembers keys sees each event once.  The POST: the event's JSON,
+ * Content-Type application/json, headers
  *
  *   Idempotency-Key: EVENT_ID
  *   X-Xmhub-Event: alarm.raised
