@@ -53,6 +53,12 @@ jsonform_string(struct buf *out, const uint8_t *p, size_t n)
 		case '\t':
 			buf_puts(out, "\\t");
 			break;
+		case '\b':
+			buf_puts(out, "\\b");
+			break;
+		case '\f':
+			buf_puts(out, "\\f");
+			break;
 		default:
 			buf_printf(out, "\\u%04x", c);
 			break;

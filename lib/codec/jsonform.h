@@ -27,7 +27,10 @@ struct jsonform_error {
 	char msg[160];
 };
 
-/* Appends a JSON string holding the n bytes of UTF-8 at p. */
+/* Appends a JSON string holding the n bytes of UTF-8 at p: '"', '\\' and
+ * the control characters escaped as json-c escapes them (\n, \r, \t, \b,
+ * \f, else \u00XX; '/' and DEL as they are), so that lib/web/dbjson
+ * writes the same bytes as the json-c objects it stands in for. */
 void jsonform_string(struct buf *out, const uint8_t *p, size_t n);
 
 /* Appends one value in the JSON form. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "web/dbjson.h"
+#include "codec/jsonform.h"
 #include "codec/jsonin.h"
 
 /* Type OIDs of pg_type that get more than a string (catalog constants). */
@@ -139,43 +140,6 @@ dbjson_rows(const PGresult *res)
 /* The flags of http_json(): what dbjson_rows_put() writes the same as. */
 #define JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
-/* s (n bytes) as a JSON string, escaped as json-c escapes with
- * JSON_FLAGS. */
-static void
-put_string(struct buf *b, const char *s, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	char esc[7] = "\\u00";
-	size_t i, from = 0;
-
-	buf_putc(b, '"');
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		buf_append(b, s + from, i - from);
-		from = i + 1;
-		esc[1] = c == '"'    ? '"'
-			 : c == '\\' ? '\\'
-			 : c == '\b' ? 'b'
-			 : c == '\f' ? 'f'
-			 : c == '\n' ? 'n'
-			 : c == '\r' ? 'r'
-			 : c == '\t' ? 't'
-				     : 'u';
-		if (esc[1] != 'u') {
-			buf_append(b, esc, 2);
-			continue;
-		}
-		esc[4] = hex[c >> 4];
-		esc[5] = hex[c & 0xf];
-		buf_append(b, esc, 6);
-	}
-	buf_append(b, s + from, n - from);
-	buf_putc(b, '"');
-}
-
 /* Column col of row row as dbjson_value() maps it, serialized. */
 static void
 put_value(struct buf *b, const PGresult *res, int row, int col)
@@ -204,7 +168,7 @@ put_value(struct buf *b, const PGresult *res, int row, int col)
 		break;
 	case OID_TIMESTAMPTZ:
 		s = timestamp(s, ts);
-		put_string(b, s, strlen(s));
+		jsonform_string(b, (const uint8_t *)s, strlen(s));
 		break;
 	case OID_FLOAT4:
 	case OID_FLOAT8:
@@ -217,7 +181,8 @@ put_value(struct buf *b, const PGresult *res, int row, int col)
 		json_object_put(o);
 		break;
 	default:
-		put_string(b, s, (size_t)PQgetlength(res, row, col));
+		jsonform_string(b, (const uint8_t *)s,
+				(size_t)PQgetlength(res, row, col));
 		break;
 	}
 }
@@ -245,7 +210,7 @@ dbjson_rows_put(struct buf *b, const PGresult *res)
 			if (c > 0)
 				buf_putc(b, ',');
 			name = PQfname(res, c);
-			put_string(b, name, strlen(name));
+			jsonform_string(b, (const uint8_t *)name, strlen(name));
 			buf_putc(b, ':');
 			put_value(b, res, r, c);
 		}
