@@ -79,12 +79,13 @@ export function Overview() {
 	const store = useStorage(all ? (facs.data || []).map((f) => f.id) : [], minute);
 	const total = Object.values(store).reduce((a, s) => a + s.used_bytes, 0);
 	const full = Object.values(store).filter((s) => s.quota_bytes != null && s.used_bytes >= 0.9 * s.quota_bytes);
-	// Live: everything is read again every LIVE_MS.
+	// Live: everything is read again LIVE_MS after the last read ended,
+	// also when it failed (the last figures stay, under the error).
 	useEffect(() => {
-		if (!st.data) return undefined;
+		if (st.loading || !st.data) return undefined;
 		const t = setTimeout(st.reload, LIVE_MS);
 		return () => clearTimeout(t);
-	}, [st.data]);
+	}, [st.loading]);
 	if (!st.data) return html`<h1>Overview</h1>${st.error ? html`<${ErrorBox} error=${st.error} />` : html`<${Loading} />`}`;
 	const known = devices.filter((d) => d.is_active);
 	const seen = known.filter((d) => d.last_seen_at && Date.now() - new Date(d.last_seen_at) < HOUR);

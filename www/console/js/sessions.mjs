@@ -331,12 +331,13 @@ export function SessionPage({ id }) {
 	const [utc, setUtc] = useState(localStorage.getItem(UTC_KEY) === '1');
 	const s = st.data;
 	live.current = !!s && (s.status === 'active' || s.status === 'closing');
-	// Counters and state follow the session while it is active.
+	// Counters and state follow the session while it is active: read
+	// again 2 s after the last read ended, also when it failed.
 	useEffect(() => {
-		if (!live.current) return undefined;
+		if (!live.current || st.loading) return undefined;
 		const t = setTimeout(st.reload, 2000);
 		return () => clearTimeout(t);
-	}, [s]);
+	}, [st.loading]);
 	return html`<p><a href="#/sessions">← Sessions</a></p>
 	<${Loaded} st=${st}>${() => html`
 	<h1>${s.name || 'Session'} <${Badge} s=${s.status} /></h1>

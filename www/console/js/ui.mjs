@@ -39,15 +39,19 @@ export const view = {
 export const facQuery = () => (view.facility ? { facility_id: view.facility } : {});
 
 // useLoad(fn, deps): {data, error, loading, reload} of an async call.
+// A reload that fails keeps the data of the last one that worked (with
+// the error beside it), so that a live page outlives a passing failure
+// (a restart, a 503) and reads again; new deps that fail show no data.
 export function useLoad(fn, deps) {
-	const [st, set] = useState({ data: null, error: null, loading: true });
+	const [st, set] = useState({ data: null, error: null, loading: true, key: null });
 	const [n, bump] = useState(0);
+	const key = JSON.stringify(deps);
 	useEffect(() => {
 		let live = true;
 		set((s) => ({ ...s, loading: true, error: null }));
 		fn().then(
-			(data) => live && set({ data, error: null, loading: false }),
-			(error) => live && set({ data: null, error, loading: false }),
+			(data) => live && set({ data, error: null, loading: false, key }),
+			(error) => live && set((s) => ({ data: s.key === key ? s.data : null, error, loading: false, key })),
 		);
 		return () => {
 			live = false;
@@ -62,14 +66,16 @@ export const ErrorBox = ({ error }) =>
 	error ? html`<p class="error" role="alert">${error.message || String(error)}</p>` : null;
 
 // Loaded({st, empty, children}): the states of a useLoad, children(data)
-// when there is data.
+// when there is data (under the error of a reload that failed).
 export function Loaded({ st, empty, children }) {
 	if (st.loading && !st.data) return html`<${Loading} />`;
-	if (st.error) return html`<${ErrorBox} error=${st.error} />`;
+	if (st.error && !st.data) return html`<${ErrorBox} error=${st.error} />`;
 	const d = st.data;
 	const items = Array.isArray(d) ? d : d && d.items;
-	if (items && items.length === 0) return html`<${Empty}>${empty}<//>`;
-	return children(d);
+	const body = items && items.length === 0 ? html`<${Empty}>${empty}<//>` : children(d);
+	// The same tree with or without the error: a live page's children
+	// (charts) are kept, not made anew.
+	return html`<${ErrorBox} error=${st.error} />${body}`;
 }
 
 export function Pager({ page, data, onPage }) {
