@@ -371,11 +371,32 @@ await step('admin: users and API keys', async () => {
 	await go('#/alarms', 'Alarms');
 	await noise.getByText('paused').waitFor({ timeout: 15000 });
 	check(true, 'the admin pauses a rule, still paused when the page reads it again');
-	await noise.getByRole('button', { name: 'edit rule console noise' }).click();
-	const ef = page.getByRole('form', { name: 'edit rule console noise' });
-	await ef.getByLabel('High').fill('5');
-	await ef.getByRole('button', { name: 'Save rule' }).click();
+	// Edited twice: outside a band, then above its high limit again with
+	// the low one emptied, which sets it to none.
+	const editRule = async (fill) => {
+		await noise.getByRole('button', { name: 'edit rule console noise' }).click();
+		const ef = page.getByRole('form', { name: 'edit rule console noise' });
+		await fill(ef);
+		await ef.getByRole('button', { name: 'Save rule' }).click();
+	};
+	await editRule(async (ef) => {
+		await ef.getByLabel('Condition').selectOption('outside');
+		await ef.getByLabel('Low', { exact: true }).fill('-5');
+		await ef.getByLabel('High').fill('5');
+	});
+	await noise.getByText('noise1 outside -5…5').waitFor({ timeout: 10000 });
+	await editRule(async (ef) => {
+		await ef.getByLabel('Condition').selectOption('above');
+		await ef.getByLabel('Low', { exact: true }).fill('');
+	});
 	await noise.getByText('noise1 > 5').waitFor({ timeout: 10000 });
+	// The form, opened again, holds the rule as read back from the API.
+	await noise.getByRole('button', { name: 'edit rule console noise' }).click();
+	const again = page.getByRole('form', { name: 'edit rule console noise' });
+	const lo = await again.getByLabel('Low', { exact: true }).inputValue();
+	const hi = await again.getByLabel('High').inputValue();
+	await again.getByRole('button', { name: 'Cancel' }).click();
+	check(lo === '' && hi === '5', 'an emptied low limit is set to none', `low "${lo}", high "${hi}"`);
 	await noise.getByRole('button', { name: 'resume rule console noise' }).click();
 	await noise.getByText('enabled').waitFor({ timeout: 10000 });
 	check(true, 'edits its limit and resumes it');

@@ -66,6 +66,14 @@ function ruleBody(form) {
 	return b;
 }
 
+// A rule's edit: ruleBody(), and a limit emptied is set to none (null;
+// left out, the API would keep the old one).
+function ruleChange(form) {
+	const b = ruleBody(form);
+	for (const k of ['lo', 'hi']) if (KINDS[b.kind].includes(k) && b[k] === undefined) b[k] = null;
+	return b;
+}
+
 // The fields of a rule of kind (and severity), with r's values when it
 // is one being edited.
 function RuleFields({ kind, r = {} }) {
@@ -143,7 +151,7 @@ function Setup({ rules }) {
 			onClick=${() => del(`/api/v1/alarm-rules/${r.id}`, `the rule ${r.name}`, rules)}>Delete</button></td>
 	</tr>`)}</tbody></table>
 	${rows.filter((r) => r.id === editing).map((r) => html`<form class="inline" data-edit aria-label=${`edit rule ${r.name}`}
-		onSubmit=${(e) => edit(e, `/api/v1/alarm-rules/${r.id}`, ruleBody, rules)}>
+		onSubmit=${(e) => edit(e, `/api/v1/alarm-rules/${r.id}`, ruleChange, rules)}>
 		<label>Name <input name="name" required maxlength="100" defaultValue=${r.name} /></label>
 		<input type="hidden" name="kind" value=${r.kind} />
 		<${RuleFields} kind=${r.kind} r=${r} />
