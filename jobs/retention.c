@@ -10,7 +10,8 @@
  *
  * Settings (environment or env file, lib/core/conf): XMHUB_DATABASE_URL,
  * the object store's (lib/store/storage), XMHUB_RETENTION_INTERVAL,
- * XMHUB_RETENTION_FACE_VIDEO_DAYS.  The rest of the main:
+ * XMHUB_RETENTION_FACE_VIDEO_DAYS, XMHUB_RETENTION_FACE_IMAGE_DAYS.  The
+ * rest of the main:
  * lib/domain/jobmain.
  */
 #include "config.h"
@@ -28,15 +29,22 @@
 static bool
 setup(struct jobmain *m)
 {
-	long long *face_days = m->arg;
+	struct retention_face *face = m->arg;
 
 	if (!conf_get_int("XMHUB_RETENTION_INTERVAL", &m->interval)) {
 		log_error("XMHUB_RETENTION_INTERVAL must be seconds from 1 to "
 			  "86400");
 		return false;
 	}
-	if (!conf_get_int("XMHUB_RETENTION_FACE_VIDEO_DAYS", face_days)) {
+	if (!conf_get_int("XMHUB_RETENTION_FACE_VIDEO_DAYS",
+			  &face->video_days)) {
 		log_error("XMHUB_RETENTION_FACE_VIDEO_DAYS must be days from 0 "
+			  "to 36500");
+		return false;
+	}
+	if (!conf_get_int("XMHUB_RETENTION_FACE_IMAGE_DAYS",
+			  &face->image_days)) {
+		log_error("XMHUB_RETENTION_FACE_IMAGE_DAYS must be days from 0 "
 			  "to 36500");
 		return false;
 	}
@@ -47,16 +55,18 @@ setup(struct jobmain *m)
 static bool
 pass(struct jobmain *m)
 {
-	const long long *face_days = m->arg;
+	const struct retention_face *face = m->arg;
 	struct retention_counts c = {0};
-	enum db_status s = retention_pass(m->db, m->st, *face_days, &c);
+	enum db_status s = retention_pass(m->db, m->st, face, &c);
+	unsigned long any = c.uploads + c.sessions + c.chunks + c.face_videos +
+			    c.face_images + c.orphans;
 
-	if (c.uploads + c.sessions + c.chunks + c.face_videos + c.orphans > 0)
+	if (any > 0)
 		printf(NAME ": deleted %lu upload(s), %lu session(s) with %lu "
-			    "chunk row(s), %lu face video job(s); %lu "
-			    "object(s) left (logged)\n",
+			    "chunk row(s), %lu face video job(s), %lu face "
+			    "image(s); %lu object(s) left (logged)\n",
 		       c.uploads, c.sessions, c.chunks, c.face_videos,
-		       c.orphans);
+		       c.face_images, c.orphans);
 	fflush(stdout);
 	if (s != DB_OK)
 		log_error("the database failed (see above); will retry");
@@ -72,7 +82,7 @@ main(int argc, char **argv)
 		.setup = setup,
 		.pass = pass,
 	};
-	long long face_days;
+	struct retention_face face;
 
-	return jobmain_run(&def, &face_days, argc, argv);
+	return jobmain_run(&def, &face, argc, argv);
 }

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/log.h"
 #include "core/runner.h"
@@ -62,6 +63,18 @@ static const char face_sql[] =
 	"make_interval(days => $1::integer) ORDER BY created_at "
 	"LIMIT $2::integer FOR UPDATE SKIP LOCKED) "
 	"RETURNING input_key, output_key";
+
+/* Face images stored more than $1 days ago, with their detect and mask
+ * jobs (as the face service's DELETE /admin/images/{id} does): the
+ * object prefix of each, face/images/ID/ and face/jobs/ID/. */
+static const char face_image_sql[] =
+	"WITH i AS (DELETE FROM face_images WHERE id IN (SELECT id FROM "
+	"face_images WHERE created_at < now() - make_interval(days => "
+	"$1::integer) ORDER BY created_at, id LIMIT $2::integer FOR UPDATE "
+	"SKIP LOCKED) RETURNING id), "
+	"j AS (DELETE FROM face_jobs WHERE image_id IN (SELECT id FROM i) "
+	"RETURNING id) "
+	"SELECT 'images', id FROM i UNION ALL SELECT 'jobs', id FROM j";
 
 /* Deletes object key (or every object under it, a prefix), counting a
  * failure as an orphan. */
@@ -201,6 +214,35 @@ face_videos(struct db *db, struct store *st, const char *days,
 	return DB_OK;
 }
 
+/* The face service's images stored more than days ago, with their jobs
+ * and the objects of both. */
+static enum db_status
+face_images(struct db *db, struct store *st, const char *days,
+	    struct retention_counts *out)
+{
+	const char *p[2] = {days, LIMIT_TEXT};
+	PGresult *res = NULL;
+	enum db_status s;
+	char prefix[96];
+	int n, images;
+
+	do {
+		if ((s = db_query(db, &res, face_image_sql, 2, p)) != DB_OK)
+			return s;
+		n = PQntuples(res);
+		images = 0;
+		for (int i = 0; i < n; i++) {
+			snprintf(prefix, sizeof(prefix), "face/%s/%s/",
+				 PQgetvalue(res, i, 0), PQgetvalue(res, i, 1));
+			drop(st, prefix, true, out);
+			images += strcmp(PQgetvalue(res, i, 0), "images") == 0;
+		}
+		out->face_images += (unsigned long)images;
+		PQclear(res);
+	} while (images == RETENTION_BATCH && !runner_stopping());
+	return DB_OK;
+}
+
 /* Every facility's samples' deltas (its ended sessions', compaction's,
  * the deletes': sql/019, sql/023) folded into its row in one statement,
  * so that they do not pile up where nothing else folds them (the
@@ -209,8 +251,8 @@ static const char fold_sql[] = "SELECT count(*) FROM facility_storage s, "
 			       "LATERAL facility_storage_fold(s.facility_id) f";
 
 enum db_status
-retention_pass(struct db *db, struct store *st, long long face_days,
-	       struct retention_counts *out)
+retention_pass(struct db *db, struct store *st,
+	       const struct retention_face *face, struct retention_counts *out)
 {
 	PGresult *res = NULL;
 	enum db_status s;
@@ -232,9 +274,13 @@ retention_pass(struct db *db, struct store *st, long long face_days,
 			s = sessions(db, st, fac, PQgetvalue(res, i, 2), out);
 	}
 	PQclear(res);
-	if (s == DB_OK && face_days > 0 && !runner_stopping()) {
-		snprintf(days, sizeof(days), "%lld", face_days);
+	if (s == DB_OK && face->video_days > 0 && !runner_stopping()) {
+		snprintf(days, sizeof(days), "%lld", face->video_days);
 		s = face_videos(db, st, days, out);
+	}
+	if (s == DB_OK && face->image_days > 0 && !runner_stopping()) {
+		snprintf(days, sizeof(days), "%lld", face->image_days);
+		s = face_images(db, st, days, out);
 	}
 	return s;
 }

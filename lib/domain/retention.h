@@ -14,9 +14,11 @@
  * newer than the policy.  A session whose streams a compactor holds is
  * left for the next pass.
  *
- * The face service's video jobs name no facility: one age for all of
- * them (XMHUB_RETENTION_FACE_VIDEO_DAYS) deletes the jobs that are over,
- * with their input and output objects.
+ * The face service's video jobs and stored images name no facility: one
+ * age for all of them deletes the video jobs that are over, with their
+ * input and output objects (XMHUB_RETENTION_FACE_VIDEO_DAYS), and the
+ * images stored that long ago, with their detect and mask jobs and their
+ * objects (XMHUB_RETENTION_FACE_IMAGE_DAYS).
  */
 #ifndef XMHUB_RETENTION_H
 #define XMHUB_RETENTION_H
@@ -28,19 +30,25 @@
 
 /* What a pass deleted. */
 struct retention_counts {
-	unsigned long uploads, sessions, chunks, face_videos;
+	unsigned long uploads, sessions, chunks, face_videos, face_images;
 	unsigned long orphans; /* objects that could not be deleted */
+};
+
+/* The face service's ages, in days (0: kept for ever). */
+struct retention_face {
+	long long video_days; /* video jobs, once over */
+	long long image_days; /* stored images, with their jobs */
 };
 
 /*
  * One pass: every facility's samples' deltas folded into its storage
  * row (sql/019), every facility with a policy, then the face video jobs
- * over for more than face_days days (0: kept for ever), until nothing is
- * left to delete or runner_stopping(); counts added to *out.  DB_OK, or
- * the database's failure (what was committed before stays deleted).
+ * and images older than face's ages, until nothing is left to delete or
+ * runner_stopping(); counts added to *out.  DB_OK, or the database's
+ * failure (what was committed before stays deleted).
  */
 enum db_status retention_pass(struct db *db, struct store *st,
-			      long long face_days,
+			      const struct retention_face *face,
 			      struct retention_counts *out);
 
 #endif

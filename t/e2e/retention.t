@@ -7,7 +7,9 @@
 # (rows and objects, compacted chunks included) and nothing else: not the
 # new data, not an active session however old, not the other facility's;
 # the usage follows.  The face service's video jobs over for longer than
-# XMHUB_RETENTION_FACE_VIDEO_DAYS go with their objects, no other job.
+# XMHUB_RETENTION_FACE_VIDEO_DAYS go with their objects, no other job;
+# its images stored longer ago than XMHUB_RETENTION_FACE_IMAGE_DAYS go
+# with their detect and mask jobs and the objects of both, no newer one.
 use strict;
 use warnings;
 use Test::More;
@@ -115,10 +117,60 @@ for my $j (['old', 'completed', 40], ['new', 'completed', 1],
 	$face{$name} = $id;
 }
 
+# Face images, an old one and a new one, each with a detect and a mask
+# job; the objects where the face service puts them (face/images/ID/,
+# face/jobs/ID/).
+my %img;
+sub face_object {
+	my ($key) = @_;
+	system('mkdir', '-p', "$dir/" . ($key =~ s{/[^/]+$}{}r)) == 0 or die;
+	open my $fh, '>', "$dir/$key" or die "$key: $!";
+	print {$fh} "face object\n";
+	close $fh;
+}
+for my $i (['old', 40], ['new', 1]) {
+	my ($name, $age) = @$i;
+	my $id = $p->sql('INSERT INTO face_images (content_type, size_bytes, '
+	    . "width, height, object_key, created_at) VALUES ('image/jpeg', 12, "
+	    . "2, 2, 'x', now() - interval '$age days') RETURNING id");
+	$p->sql("UPDATE face_images SET object_key = 'face/images/$id/original' "
+	    . "WHERE id = '$id'");
+	face_object("face/images/$id/original");
+	my @jobs;
+	for my $type ('detect', 'mask') {
+		my $job = $p->sql('INSERT INTO face_jobs (image_id, job_type, '
+		    . 'method, confidence_threshold, nms_threshold, max_faces, '
+		    . 'model, face_count, detections, inference_ms, total_ms, '
+		    . "created_at) VALUES ('$id', '$type', "
+		    . ($type eq 'mask' ? "'gaussian'" : 'NULL')
+		    . ", 0.5, 0.3, 10, 'yunet', 0, '[]', 1, 1, "
+		    . "now() - interval '$age days') RETURNING id");
+		if ($type eq 'mask') {
+			$p->sql("UPDATE face_jobs SET output_key = "
+			    . "'face/jobs/$job/output.jpg' WHERE id = '$job'");
+			face_object("face/jobs/$job/output.jpg");
+		}
+		push @jobs, $job;
+	}
+	$img{$name} = {id => $id, jobs => \@jobs};
+}
+system('chown', '-R', 'xmhub', "$dir/face") if $> == 0;
+
 my $out = $p->job('xmhub-retention', '--once',
-	'XMHUB_RETENTION_FACE_VIDEO_DAYS=30');
-like($out, qr/deleted 1 upload\(s\), 1 session\(s\) with \d+ chunk row\(s\), 1 face video job/,
+	'XMHUB_RETENTION_FACE_VIDEO_DAYS=30', 'XMHUB_RETENTION_FACE_IMAGE_DAYS=30');
+like($out, qr/deleted 1 upload\(s\), 1 session\(s\) with \d+ chunk row\(s\), 1 face video job\(s\), 1 face image\(s\)/,
 	'it says what it deleted');
+is($p->sql("SELECT count(*) FROM face_images WHERE id = '$img{old}{id}'")
+    . '|' . $p->sql("SELECT count(*) FROM face_jobs WHERE image_id = "
+    . "'$img{old}{id}'"), '0|0', 'the old face image is gone with its jobs');
+ok(!-e "$dir/face/images/$img{old}{id}" && !-e "$dir/face/jobs/$img{old}{jobs}[1]",
+	'with its object and its mask output');
+is($p->sql("SELECT count(*) FROM face_images WHERE id = '$img{new}{id}'")
+    . '|' . $p->sql("SELECT count(*) FROM face_jobs WHERE image_id = "
+    . "'$img{new}{id}'"), '1|2', 'the new face image stays with its jobs');
+ok(-e "$dir/face/images/$img{new}{id}/original"
+    && -e "$dir/face/jobs/$img{new}{jobs}[1]/output.jpg",
+	'with its object and its mask output');
 is($p->sql("SELECT count(*) FROM face_video_jobs WHERE id = '$face{old}'"), 0,
 	'the old face video job is gone');
 ok(!-e "$dir/face/videos/$face{old}/output"
@@ -154,7 +206,8 @@ for my $k (qw(session_old session_new session_active)) {
 is(usage($b->{fac}), $usage_b, "B's usage did not move");
 is($p->objects($b->{fac}), $objects_b, "B's objects are all there");
 is(usage($a->{fac}), rows_bytes($a->{fac}), "A's usage is what is left");
-$out = $p->job('xmhub-retention', '--once', 'XMHUB_RETENTION_FACE_VIDEO_DAYS=30');
+$out = $p->job('xmhub-retention', '--once', 'XMHUB_RETENTION_FACE_VIDEO_DAYS=30',
+	'XMHUB_RETENTION_FACE_IMAGE_DAYS=30');
 unlike($out, qr/deleted/, 'a second run finds nothing');
 
 ok(!$stack->sanitizer_reports, 'no sanitizer reports');
