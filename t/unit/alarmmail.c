@@ -270,6 +270,11 @@ main(void)
 	qp = unqp(msg);
 	ok(has_line(qp, name), "and decode to the event's JSON");
 	free(qp);
+	s = subject(msg);
+	ok(strstr(msg, "\nSubject: =?utf-8?B?") != NULL &&
+		   strncmp(s, "[xmhub] critical alarm raised: nnn", 34) == 0,
+	   "a word too long to fold: the subject in encoded-words");
+	free(s);
 	free(msg);
 	free(name);
 	free(big);
