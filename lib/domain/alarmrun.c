@@ -22,6 +22,7 @@
 #include "codec/buf.h"
 #include "core/allow.h"
 #include "core/log.h"
+#include "domain/alarmmail.h"
 #include "domain/alarmrun.h"
 
 /* Silent devices without an open alarm of the rule raise one; the value
@@ -212,10 +213,14 @@ alarmrun_sign(const char *secret, long long ts, const char *body, size_t len,
  * XMHUB_ALARM_TIMEOUT for its retries, on their backoff, and one new
  * event at a time, not for every event at once ahead of everyone
  * else's.  A disabled endpoint's deliveries wait, pending, until it is
- * enabled again (doc/alarms.md "Webhooks").
+ * enabled again (doc/alarms.md "Webhooks").  For an e-mail it also reads
+ * what the event lacks for a person (lib/domain/alarmmail.h): the names
+ * of the facility and device and the rule's limits, by their keys, in
+ * the same statement.
  */
 static const char claim_sql[] =
-	"WITH c AS (SELECT d.id FROM alarm_deliveries d "
+	"WITH c AS (SELECT d.id, d.event_id, d.endpoint_id "
+	"FROM alarm_deliveries d "
 	"JOIN webhook_endpoints w ON w.id = d.endpoint_id "
 	"WHERE d.state = 'pending' AND d.next_at <= now() AND w.enabled "
 	"AND (d.attempts > 0 OR NOT EXISTS (SELECT 1 FROM alarm_deliveries f "
@@ -224,10 +229,20 @@ static const char claim_sql[] =
 	"ORDER BY d.attempts, d.next_at LIMIT 1 FOR UPDATE OF d SKIP LOCKED) "
 	"UPDATE alarm_deliveries d "
 	"SET next_at = now() + make_interval(secs => $1::float8) "
-	"FROM c, alarm_events e, webhook_endpoints w "
-	"WHERE d.id = c.id AND e.id = d.event_id AND w.id = d.endpoint_id "
+	"FROM c JOIN alarm_events e ON e.id = c.event_id "
+	"JOIN webhook_endpoints w ON w.id = c.endpoint_id "
+	"JOIN facilities f ON f.id = e.facility_id "
+	"LEFT JOIN alarms a ON a.id = e.alarm_id "
+	"LEFT JOIN alarm_rules r ON r.id = a.rule_id "
+	"LEFT JOIN devices v ON v.id = a.device_id "
+	"WHERE d.id = c.id "
 	"RETURNING d.id, d.event_id, d.attempts, w.url, w.secret, "
-	"e.payload::text";
+	"e.payload::text, CASE WHEN w.url LIKE 'mailto:%' THEN "
+	"jsonb_build_object('facility', f.name, 'device', v.name, 'rule', "
+	"jsonb_build_object('stream_name', r.stream_name, 'op', r.op, "
+	"'lo', r.lo, 'hi', r.hi, 'for_samples', r.for_samples, "
+	"'for_seconds', r.for_seconds, 'silence_minutes', r.silence_minutes, "
+	"'storage_percent', r.storage_percent))::text END";
 
 /* Seconds a claim's lease outlasts the POST's XMHUB_ALARM_TIMEOUT. */
 #define LEASE_MARGIN 5
@@ -422,15 +437,34 @@ write_all(int fd, const char *p, size_t len)
 	return true;
 }
 
-/* Mails body to the address of url (mailto:, checked by the schema)
- * through c->sendmail, spawned without a shell, into *o. */
+/* The host's name for Message-ID, when it is a plain domain name;
+ * "localhost" otherwise. */
 static void
-mail(const struct alarmrun_conf *c, const char *url, const char *event_id,
-     const char *body, struct outcome *o)
+host_domain(char *out, size_t len)
+{
+	out[len - 1] = '\0'; /* gethostname() may leave a long one open */
+	if (gethostname(out, len - 1) != 0 || out[0] == '\0' ||
+	    out[strspn(out, "abcdefghijklmnopqrstuvwxyz"
+			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")] != '\0')
+		snprintf(out, len, "localhost");
+}
+
+/* Mails the event of the claimed row res (claim_sql) to the address of
+ * its url (mailto:, checked by the schema) through c->sendmail, spawned
+ * without a shell, into *o. */
+static void
+mail(const struct alarmrun_conf *c, const PGresult *res, struct outcome *o)
 {
 	/* Nothing of the runner's environment (the env file's secrets). */
 	static char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
-	const char *to = url + strlen("mailto:");
+	const char *to = PQgetvalue(res, 0, 3) + strlen("mailto:");
+	char domain[256];
+	struct alarmmail am = {.to = to,
+			       .event = PQgetvalue(res, 0, 5),
+			       .context = PQgetvalue(res, 0, 6),
+			       .id = PQgetvalue(res, 0, 0),
+			       .domain = domain,
+			       .now = time(NULL)};
 	char *argv[] = {(char *)"sendmail", (char *)"-i", (char *)"--",
 			(char *)to, NULL};
 	posix_spawn_file_actions_t fa;
@@ -445,13 +479,11 @@ mail(const struct alarmrun_conf *c, const char *url, const char *event_id,
 			 "e-mail is off (XMHUB_ALARM_SENDMAIL is not set)");
 		return;
 	}
+	host_domain(domain, sizeof(domain));
 	buf_init(&m, 0);
-	buf_printf(&m,
-		   "To: %s\nSubject: [xmhub] alarm raised\n"
-		   "Content-Type: application/json\nX-Xmhub-Event: %s\n\n%s\n",
-		   to, event_id, body);
-	if (m.failed || pipe(fds) != 0) {
-		snprintf(o->error, sizeof(o->error), "out of resources");
+	if (!alarmmail_format(&am, &m) || pipe(fds) != 0) {
+		snprintf(o->error, sizeof(o->error),
+			 "out of resources, or an event not JSON");
 		goto out;
 	}
 	posix_spawn_file_actions_init(&fa);
@@ -521,8 +553,7 @@ alarmrun_deliver(struct db *db, const struct alarmrun_conf *c)
 		goto out;
 	}
 	if (strncmp(PQgetvalue(res, 0, 3), "mailto:", 7) == 0)
-		mail(c, PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 1),
-		     PQgetvalue(res, 0, 5), &o);
+		mail(c, res, &o);
 	else
 		post(c, PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 4),
 		     PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 0),

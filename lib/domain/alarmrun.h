@@ -41,8 +41,9 @@
  * retry_base * 2^(attempts - 1) seconds, at most an hour; after
  * max_attempts the delivery is dead (kept, shown in the console).
  *
- * An endpoint whose url is mailto:ADDRESS gets the event's JSON as an
- * e-mail instead: sendmail -i -- ADDRESS (c->sendmail, spawned without a
+ * An endpoint whose url is mailto:ADDRESS gets the event as an e-mail
+ * instead, a message a person reads with the event's JSON after its text
+ * (alarmmail.h): sendmail -i -- ADDRESS (c->sendmail, spawned without a
  * shell, with no environment but PATH), the message on its standard
  * input; exit 0 delivers, anything else fails the attempt as above (no
  * sendmail configured included).

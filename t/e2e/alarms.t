@@ -19,12 +19,16 @@
 # - a facility over a storage rule's percent of its quota: an alarm of
 #   no device, cleared when the quota grows;
 # - a mailto: endpoint: the event mailed through the local MTA's sendmail
-#   (a stand-in program here), a header in the address refused;
+#   (a stand-in program here) as a message a person reads (its headers
+#   once each, the subject and the body's lines in words, the event's
+#   JSON after them), a header in the address refused, a rule name's
+#   CR LF making no header, a name not ASCII in RFC 2047 encoded-words;
 # - a second facility with the same rule and its own endpoint sees
 #   nothing of the first's, and its data under the limit raises nothing.
 use strict;
 use warnings;
 use Test::More;
+use Encode ();
 use File::Temp qw(tempdir);
 use JSON::PP;
 use Time::HiRes qw(sleep time);
@@ -42,14 +46,14 @@ my $hook = Xmhub::Webhook->new(secrets => \%secret);
 $hook->start;
 
 # The local MTA's sendmail, as the runner spawns it: a program that keeps
-# its arguments, its environment and the message it reads, in a
-# directory the stack's user (xmhub, as root) may write.
+# its arguments and its environment (mail.PID) and the message it reads
+# (msg.PID), in a directory the stack's user (xmhub, as root) may write.
 my $mta = tempdir(CLEANUP => 1);
 chmod 0777, $mta;
 {
 	open my $f, '>', "$mta/sendmail" or die "$mta/sendmail: $!";
-	print $f "#!/bin/sh\n{ printf '%s\\n' \"\$*\"; env; cat; } "
-	    . ">\"$mta/mail.\$\$\"\n";
+	print $f "#!/bin/sh\n{ printf '%s\\n' \"\$*\"; env; } "
+	    . ">\"$mta/mail.\$\$\"\ncat >\"$mta/msg.\$\$\"\n";
 	close $f;
 	chmod 0755, "$mta/sendmail";
 }
@@ -185,23 +189,101 @@ is(scalar(requests_to('/a')), 1, 'and no second webhook request');
 		json => {name => 'bad', url => "mailto:ops\@example.org\nBcc: x\@y",
 			secret => 'mail-secret-0000-0000'});
 	is($st, 400, 'a mailto: address with a header in it is refused');
-	xmhub_json(['alarm', 'rule-create', '--facility', $d->{fac},
-		'--name', 'hot', '--kind', 'threshold', '--stream', 's0',
-		'--op', 'below', '--lo', 0]);
+	# Three rules that one sample breaks: a plain name, a name with a
+	# header in it, a name not ASCII (UTF-8 bytes).
+	my %rule = (plain => 'hot', inject => "hot\r\nBcc: x\@example.org",
+		utf8 => "F\xc3\xbcllstand \xe2\x86\x91");
+	for my $name (sort values %rule) {
+		xmhub_json(['alarm', 'rule-create', '--facility', $d->{fac},
+			'--name', $name, '--kind', 'threshold', '--stream', 's0',
+			'--op', 'below', '--lo', 0, '--severity', 'critical']);
+	}
 	xmhub_json(['alarm', 'webhook-create', '--facility', $d->{fac},
 		'--name', 'ops', '--url', 'mailto:ops@example.org',
 		'--secret', 'mail-secret-0000-0000']);
 	send_values($d, -1);
-	ok(within(10, sub { grep { $_->{state} eq 'delivered' } deliveries($d) }),
-		'the e-mail is delivered');
-	my @mails = glob("$mta/mail.*");
-	is(scalar(@mails), 1, 'sendmail ran once');
-	my $text = do { local $/; open my $f, '<', $mails[0] or die; <$f> };
-	like($text, qr/^-i -- ops\@example\.org\n/, 'as sendmail -i -- ADDRESS');
-	like($text, qr/^To: ops\@example\.org$/m, 'to the address');
-	like($text, qr/"type":\s*"alarm\.raised"/, "with the event's JSON");
-	unlike($text, qr/XMHUB_|postgres/i,
+	ok(within(10, sub {
+		(grep { $_->{state} eq 'delivered' } deliveries($d)) == 3 }),
+		'the three e-mails are delivered');
+	my @runs = glob("$mta/mail.*");
+	is(scalar(@runs), 3, 'sendmail ran three times');
+	my $slurp = sub { local $/; open my $f, '<', $_[0] or die "$_[0]: $!"; <$f> };
+	my @args = map { $slurp->($_) } @runs;
+	is(scalar(grep { /^-i -- ops\@example\.org\n/ } @args), 3,
+		'as sendmail -i -- ADDRESS');
+	ok(!(grep { /XMHUB_|postgres/i } @args),
 		'its environment has nothing of the settings');
+	# Each message by its rule's name (as the JSON in its body has it).
+	my (%msg, %ids);
+	for my $f (glob("$mta/msg.*")) {
+		my $raw = $slurp->($f);
+		my ($head, $body) = split /\n\n/, $raw, 2;
+		(my $unfolded = $head) =~ s/\n(?=[ \t])//g;
+		my %h;
+		push @{$h{lc $1}}, $2 while $unfolded =~ /^([^:\n]+): ?(.*)$/mg;
+		my ($line) = $body =~ /^(\{.*\})$/m;
+		my $ev = $json->decode($line // '{}');
+		my $name = Encode::encode('UTF-8', $ev->{alarm}{rule_name} // '');
+		$msg{$name} = {raw => $raw, head => $head, h => \%h,
+			body => $body, ev => $ev};
+		$ids{$h{'message-id'}[0] // ''}++;
+	}
+	is_deeply([sort keys %msg], [sort values %rule],
+		"one message of each alarm, its event's JSON in its body");
+	is(scalar(keys %ids), 3, 'each with a Message-ID of its own');
+	my $m = $msg{hot};
+	my $h = $m->{h};
+	is_deeply([grep { @{$h->{$_} // []} != 1 } qw(to subject date
+		message-id mime-version content-type content-transfer-encoding
+		x-xmhub-event)], [], 'each header present once');
+	is($h->{to}[0], 'ops@example.org', 'to the address');
+	is($h->{subject}[0],
+		'[xmhub] critical alarm raised: hot - s0 below 0 (Alarm D)',
+		'the subject: severity, rule, raised, condition, facility');
+	like($h->{date}[0], qr/^\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d \+0000$/,
+		'an RFC 5322 date');
+	like($h->{'message-id'}[0], qr/^<alarm\.[0-9a-f-]{36}\@[A-Za-z0-9.-]+>$/,
+		'a Message-ID at the host');
+	ok($h->{'mime-version'}[0] eq '1.0'
+		&& $h->{'content-type'}[0] eq 'text/plain; charset=utf-8'
+		&& $h->{'content-transfer-encoding'}[0] eq '8bit',
+		'MIME text in UTF-8, 8bit');
+	is($h->{'x-xmhub-event'}[0], $m->{ev}{id}, 'X-Xmhub-Event: the event');
+	my $stored = $p->sql("SELECT payload::text FROM alarm_events "
+		. "WHERE id = '$m->{ev}{id}'");
+	is_deeply($m->{ev}, $json->decode($stored),
+		'the JSON in the body parses and is the event');
+	(my $prose = $m->{body}) =~ s/\n {8}/ /g;
+	my $alarm = $m->{ev}{alarm}{id};
+	like($prose, qr/^The critical alarm "hot" was raised in facility Alarm D\.$/m,
+		'the body: what happened first');
+	like($prose, qr/^What:   s0 below 0 \(a threshold rule\)$/m,
+		'what: the condition in words');
+	like($prose, qr/^Where:  facility Alarm D, device device 7 \(\Q$d->{device}\E\), stream s0$/m,
+		'where: facility, device, stream');
+	like($prose, qr/^Value:  -1, first seen at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/m,
+		'the value and when, in UTC');
+	like($prose, qr/^Alarm:  active, id \Q$alarm\E$/m, "the alarm's state and id");
+	is_deeply([grep { !/^\{/ && length(Encode::decode('UTF-8', $_)) >= 78 }
+		split /\n/, $m->{body}], [], 'the prose under 78 columns');
+	# A rule name with CR LF and a header after it.
+	$m = $msg{$rule{inject}};
+	ok(!$m->{h}{bcc} && $m->{head} !~ /^Bcc/mi,
+		"a rule name's CR LF makes no header");
+	is($m->{h}{subject}[0],
+		'[xmhub] critical alarm raised: hot  Bcc: x@example.org - s0 below 0 (Alarm D)',
+		'they are spaces in the subject');
+	# A rule name not ASCII: RFC 2047.
+	$m = $msg{$rule{utf8}};
+	like($m->{h}{subject}[0], qr/^=\?utf-8\?B\?/,
+		'a rule name not ASCII: the subject in encoded-words');
+	is(Encode::encode('UTF-8', Encode::decode('MIME-Header', $m->{h}{subject}[0])),
+		"[xmhub] critical alarm raised: $rule{utf8} - s0 below 0 (Alarm D)",
+		'which decode to the subject');
+	my ($subject) = $m->{head} =~ /^(Subject: .*(?:\n[ \t].*)*)/m;
+	ok($m->{head} !~ /[^\x00-\x7f]/
+		&& !(grep { length > 76 } split /\n/, $subject),
+		'its header ASCII, the lines of its subject 76 columns at most');
 }
 
 # --- the runner killed between claim and delivery ---
