@@ -55,6 +55,7 @@ use Time::HiRes qw(time);
 use Xmhub::Cpu qw(tree_cpu);
 use Xmhub::Platform;
 use Xmhub::Test qw(run);
+use Xmhub::Variant qw(variant);
 use Xmhub::Wrk qw(wrk wrk_program);
 
 my $rounds = $ENV{BENCH_ROUNDS} || 3;
@@ -74,31 +75,11 @@ chmod 0755, $dir;
 run(['dd', 'if=/dev/urandom', "of=$dir/body.bin", 'bs=1M', 'count=1',
     'status=none']);
 
-# The source tree of a variant of this tree's lighttpd configuration:
-# $dir/NAME with httpd-conf/ copied, its table changed by $edit, and
-# sql/ this tree's (all httpd-conf/stack reads of a source tree).
-sub variant {
-	my ($name, $edit) = @_;
-	my $src = "$dir/$name";
-	mkdir $src or die "$src: $!\n";
-	chmod 0755, $src;
-	run(['cp', '-a', "$tree{this}[0]/httpd-conf", "$src/"]);
-	symlink "$tree{this}[0]/sql", "$src/sql" or die "$src/sql: $!\n";
-	my $table = "$src/httpd-conf/programs";
-	open my $in, '<', $table or die "$table: $!\n";
-	my $text = do { local $/; <$in> };
-	close $in;
-	$edit->($text) or die "$name: the table did not change\n";
-	open my $out, '>', $table or die "$table: $!\n";
-	print $out $text;
-	close $out or die "$table: $!\n";
-	return $src;
-}
 my %variant = (
 	default => $tree{this}[0],
-	authorizer => variant('no-authorizer',
+	authorizer => variant("$dir/no-authorizer", programs =>
 	    sub { $_[0] =~ s/^(fastcgi uploads .*?) authorize=uploads/$1/m }),
-	spooled => variant('spooled',
+	spooled => variant("$dir/spooled", programs =>
 	    sub { $_[0] =~ s/^(size upload \d+) stream$/$1/m }),
 );
 

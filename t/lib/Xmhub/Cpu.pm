@@ -17,7 +17,7 @@ use Exporter 'import';
 use POSIX ();
 use Xmhub::Stack;
 
-our @EXPORT_OK = qw(tree_cpu);
+our @EXPORT_OK = qw(tree_cpu own_cpu);
 
 # tree_cpu(@pids): CPU seconds (user and system) used so far by @pids
 # and every process now under them (Xmhub::Stack::descendants), each
@@ -27,14 +27,25 @@ our @EXPORT_OK = qw(tree_cpu);
 # of long-lived servers.
 sub tree_cpu {
 	my $ticks = 0;
-	for my $pid (map { ($_, Xmhub::Stack::descendants($_)) } @_) {
-		open my $f, '<', "/proc/$pid/stat" or next;
-		# The command's name may hold ") ": the last one ends it.
-		my ($rest) = (<$f> // '') =~ /^\d+ \(.*\) (.*)$/s or next;
-		my @f = split ' ', $rest;
-		$ticks += $f[11] + $f[12] + $f[13] + $f[14];
-	}
+	$ticks += ticks($_, 1) for map { ($_, Xmhub::Stack::descendants($_)) } @_;
 	return $ticks / POSIX::sysconf(POSIX::_SC_CLK_TCK());
+}
+
+# own_cpu($pid): CPU seconds used so far by $pid itself, without the
+# processes under it (lighttpd's own part next to its FastCGI programs').
+sub own_cpu {
+	return ticks($_[0], 0) / POSIX::sysconf(POSIX::_SC_CLK_TCK());
+}
+
+# The clock ticks of $pid's user and system time, with its reaped
+# children's when $reaped; 0 when it is gone.
+sub ticks {
+	my ($pid, $reaped) = @_;
+	open my $f, '<', "/proc/$pid/stat" or return 0;
+	# The command's name may hold ") ": the last one ends it.
+	my ($rest) = (<$f> // '') =~ /^\d+ \(.*\) (.*)$/s or return 0;
+	my @f = split ' ', $rest;
+	return $f[11] + $f[12] + ($reaped ? $f[13] + $f[14] : 0);
 }
 
 1;
