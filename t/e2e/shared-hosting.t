@@ -368,17 +368,20 @@ for my $mode (sort keys %host) {
 }
 
 # --- an upgrade: the console's files replaced, none of the old left ---
+# (run with the umask of doc/shared-hosting.md's step 2: what it makes is
+# read by the web server's user all the same)
 my $site = ["$prefix/libexec/xmhub/httpd-conf-gen",
 	"--dir=$prefix/share/xmhub/httpd-conf", 'site', 'htaccess',
 	"--libexecdir=$prefix/libexec", "--pkgdatadir=$prefix/share/xmhub",
 	"--sysconfdir=$prefix/etc", "--public=$public"];
 my $get = sub { (HTTP::Tiny->new->get($host{fcgid}->url($_[0])))->{status} };
-($st, $out, $err) = as_acct(['sh', '-c', "echo 'export {};' > "
-	. "$share/js/gone.mjs && exec \"\$@\"", 'sh', @$site]);
+($st, $out, $err) = as_acct(['sh', '-c', "umask 077 && echo 'export {};' "
+	. "> $share/js/gone.mjs && exec \"\$@\"", 'sh', @$site]);
 is($st, 0, 'a release with js/gone.mjs installed') or diag "$out$err";
 is($get->('/js/gone.mjs'), 200, 'its js/gone.mjs served');
-($st, $out, $err) = as_acct(['sh', '-c', "rm $share/js/gone.mjs && echo "
-	. "'export {};' > $share/js/new.mjs && exec \"\$@\"", 'sh', @$site]);
+($st, $out, $err) = as_acct(['sh', '-c', "umask 077 && rm $share/js/gone.mjs "
+	. "&& echo 'export {};' > $share/js/new.mjs && exec \"\$@\"", 'sh',
+	@$site]);
 is($st, 0, 'the next release, without it and with js/new.mjs')
     or diag "$out$err";
 is($get->('/js/new.mjs'), 200, 'the new file served');
