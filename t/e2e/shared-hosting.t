@@ -151,6 +151,11 @@ like(slurp("$public/.htaccess"),
     '.htaccess: a route rewritten to its program');
 is((stat "$public/xmhub-cgi/auth.cgi")[4], $uid, 'owned by the account');
 ok(-f "$public/xmhub-console/index.htm", 'the console in xmhub-console/');
+# What a run stopped before its swap leaves: served by no address, gone
+# after the next run (below).
+($st, $out, $err) = as_acct(['cp', '-r', "$public/xmhub-console",
+	"$public/xmhub-console.new"]);
+is($st, 0, 'a copy left by an interrupted run') or diag $err;
 
 # The shared host's face page replaces the console's: it must export
 # every name the console's modules import from it.
@@ -223,9 +228,9 @@ sub console_checks {
 	    "$mode: as JavaScript");
 	like($http->get($h->url('/js/face.mjs'))->{content},
 	    qr/not available on this server/, "$mode: the face page: none here");
-	$res = $http->get($h->url('/xmhub-console/index.htm'));
-	is($res->{status}, 404, "$mode: the console's directory not served "
-	    . 'by its own name');
+	is($http->get($h->url("/$_/index.htm"))->{status}, 404,
+	    "$mode: /$_/ not served: one address per file")
+	    for 'xmhub-console', 'xmhub-console.new';
 	$res = $http->get($h->url('/api/health'));
 	is($res->{status}, 200, "$mode: /api still reaches the API");
 	is($res->{headers}{'content-security-policy'}, "frame-ancestors 'none'",
