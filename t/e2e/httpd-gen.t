@@ -70,13 +70,18 @@ like($apache, qr/^\s*FcgidOutputBufferSize 65536$/m,
 
 # A shared host's site (doc/shared-hosting.md): the platform's programs
 # copied as NAME.cgi, every route of theirs rewritten to them, first
-# match first as in the table.
+# match first as in the table; the console after them.
 {
 	my $pub = tempdir('xmhub-htaccess-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 	my $lx = tempdir('xmhub-libexec-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 	symlink $build, "$lx/xmhub" or die "symlink: $!";
+	# The share directory's console (mk/console.am installs both).
+	my $sh = tempdir('xmhub-share-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	symlink "$build/console", "$sh/console" or die "symlink: $!";
+	symlink "$ENV{XMHUB_SRCDIR}/www/console-htaccess", "$sh/console-htaccess"
+	    or die "symlink: $!";
 	($st, my $out, $err) = run([$gen, 'site', 'htaccess', "--libexecdir=$lx",
-		'--pkgdatadir=/x', '--sysconfdir=/x', "--public=$pub"]);
+		"--pkgdatadir=$sh", '--sysconfdir=/x', "--public=$pub"]);
 	is($st, 0, 'gen site htaccess') or diag $err;
 	is($err, '', 'gen site htaccess: every program is built');
 	my $h = slurp("$pub/.htaccess");
@@ -91,6 +96,8 @@ like($apache, qr/^\s*FcgidOutputBufferSize 65536$/m,
 	    '.htaccess: the platform\'s programs, no authorizer nor face service');
 	like($h, qr{^RewriteRule \^\(\?=api/v1/ingest/sessions/\[\^/\]\+/data\$\)\(\.\*\)\$ xmhub-cgi/ingest\.cgi/.*\n(?:.*\n)*RewriteRule \^\(api/v1/ingest\.\*\)\$ xmhub-cgi/ingest}m,
 	    '.htaccess: the batch route above the ingest prefix');
+	like($h, qr{xmhub-cgi/[\w-]+\.cgi/\$1 \[END\]\n(?:(?!.*xmhub-cgi/).*\n)*RewriteRule \^\(\S+\)\$ xmhub-console/\$1 \[END\]\n}m,
+	    '.htaccess: the console\'s files after every route of the API');
 	like(slurp("$pub/xmhub-cgi/.htaccess"),
 	    qr{<Files "uploads\.cgi">\n\tLimitRequestBody 2148532224\n</Files>},
 	    'xmhub-cgi/.htaccess: the uploads\' body limit');

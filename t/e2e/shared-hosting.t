@@ -19,11 +19,15 @@
 # upload transcoded by a runner's --cron pass (a pass held off while
 # another holds the lock) and played back, HTTP ingest and its samples
 # read back, the body limits, headers and error answers of the table of
-# programs.
+# programs; the web console at / of public_html, its headers, types and
+# compression, an upgrade replacing its files, and a browser signing in
+# through it.
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
 use Fcntl qw(:flock);
+use HTTP::Tiny;
+use JSON::PP;
 use Test::More;
 use Xmhub::Ingest;
 use Xmhub::Pg;
@@ -146,6 +150,24 @@ like(slurp("$public/.htaccess"),
     qr{^RewriteRule \^\(api/auth\.\*\)\$ xmhub-cgi/auth\.cgi/\$1 \[END\]$}m,
     '.htaccess: a route rewritten to its program');
 is((stat "$public/xmhub-cgi/auth.cgi")[4], $uid, 'owned by the account');
+ok(-f "$public/xmhub-console/index.htm", 'the console in xmhub-console/');
+# What a run stopped before its swap leaves: served by no address, gone
+# after the next run (below).
+($st, $out, $err) = as_acct(['cp', '-r', "$public/xmhub-console",
+	"$public/xmhub-console.new"]);
+is($st, 0, 'a copy left by an interrupted run') or diag $err;
+
+# The shared host's face page replaces the console's: it must export
+# every name the console's modules import from it.
+my $share = "$prefix/share/xmhub/console";
+my %imported = map { $_ => 1 } map { /import\s*\{([^}]*)\}\s*from\s*'\.\/face\.mjs'/
+	    ? split(/[\s,]+/, $1 =~ s/^\s+//r) : () } map { slurp($_) }
+    glob "$share/js/*.mjs";
+my $face = slurp("$public/xmhub-console/js/face.mjs");
+my @missing = grep { $face !~ /^export (?:const|function) \Q$_\E\b/m }
+    sort keys %imported;
+ok(%imported && !@missing, 'the face page a shared host serves exports '
+    . join(', ', sort keys %imported)) or diag "missing: @missing";
 
 ($st, $out, $err) = as_acct([$xmhub, 'user', 'create', '--email',
 	'root@host.example', '--password', '-', '--role', 'super_admin'],
@@ -173,6 +195,47 @@ for my $mode (qw(cgi fcgid)) {
 }
 like($host{fcgid}->error_log, qr/suEXEC mechanism enabled/,
     'suexec is enabled') if $root;
+
+# The web console at / of public_html: its page with the console's
+# headers (its Content-Security-Policy connecting to its own origin only:
+# no face service here), its modules as JavaScript and compressed, the
+# service worker at /sw.js, one address per file, /api not shadowed.
+sub console_checks {
+	my ($mode, $h) = @_;
+	my $http = HTTP::Tiny->new(timeout => 60);
+	my $res = $http->get($h->url('/'));
+	is($res->{status}, 200, "$mode: GET / is the console");
+	like($res->{content}, qr{<title>xmhub console</title>},
+	    "$mode: its index.htm");
+	is($res->{headers}{'content-type'}, 'text/html; charset=utf-8',
+	    "$mode: the page is HTML");
+	my $csp = $res->{headers}{'content-security-policy'} // '';
+	like($csp, qr/^default-src 'none'; script-src 'self';.*connect-src 'self';/,
+	    "$mode: the console's CSP, once, with connect-src 'self' only")
+	    or diag explain $csp;
+	is($res->{headers}{'cache-control'}, 'no-cache', "$mode: no-cache");
+	is($res->{headers}{'x-content-type-options'}, 'nosniff',
+	    "$mode: and the platform's headers");
+	$res = $http->get($h->url('/js/app.mjs'),
+	    {headers => {'Accept-Encoding' => 'gzip'}});
+	is($res->{status}, 200, "$mode: a module");
+	is($res->{headers}{'content-type'}, 'text/javascript',
+	    "$mode: .mjs is text/javascript");
+	is($res->{headers}{'content-encoding'}, 'gzip', "$mode: compressed");
+	$res = $http->get($h->url('/sw.js'));
+	is($res->{status}, 200, "$mode: the service worker at /sw.js");
+	is($res->{headers}{'content-type'}, 'text/javascript',
+	    "$mode: as JavaScript");
+	like($http->get($h->url('/js/face.mjs'))->{content},
+	    qr/not available on this server/, "$mode: the face page: none here");
+	is($http->get($h->url("/$_/index.htm"))->{status}, 404,
+	    "$mode: /$_/ not served: one address per file")
+	    for 'xmhub-console', 'xmhub-console.new';
+	$res = $http->get($h->url('/api/health'));
+	is($res->{status}, 200, "$mode: /api still reaches the API");
+	is($res->{headers}{'content-security-policy'}, "frame-ancestors 'none'",
+	    "$mode: with the platform's CSP");
+}
 
 # The random part of X-Request-Id is drawn once per process
 # (lib/web/app.c): the same under mod_fcgid, a new one per request as
@@ -212,6 +275,7 @@ for my $mode (sort keys %host) {
 	($st, undef, $res) = $web->req(GET => '/xmhub-cgi/auth.cgi');
 	unlike($res->{content} // '', qr/^\x7fELF/, "$mode: a program not "
 	    . 'served as a file');
+	console_checks($mode, $host{$mode});
 
 	# --- login, facilities, users, keys ---
 	($st, $b) = $web->req(POST => '/api/auth/login',
@@ -306,6 +370,54 @@ for my $mode (sort keys %host) {
 	is_deeply([$in->read_all($token, $sess->{id}, 0)],
 	    [[1000, 1.5], [2000, 2.5], [3000, 3.5]], "$mode: read back");
 	is($in->close($sess->{id})->{status}, 'closed', "$mode: closed");
+}
+
+# --- an upgrade: the console's files replaced, none of the old left ---
+# (run with the umask of doc/shared-hosting.md's step 2: what it makes is
+# read by the web server's user all the same)
+my $site = ["$prefix/libexec/xmhub/httpd-conf-gen",
+	"--dir=$prefix/share/xmhub/httpd-conf", 'site', 'htaccess',
+	"--libexecdir=$prefix/libexec", "--pkgdatadir=$prefix/share/xmhub",
+	"--sysconfdir=$prefix/etc", "--public=$public"];
+my $get = sub { (HTTP::Tiny->new->get($host{fcgid}->url($_[0])))->{status} };
+($st, $out, $err) = as_acct(['sh', '-c', "umask 077 && echo 'export {};' "
+	. "> $share/js/gone.mjs && exec \"\$@\"", 'sh', @$site]);
+is($st, 0, 'a release with js/gone.mjs installed') or diag "$out$err";
+is($get->('/js/gone.mjs'), 200, 'its js/gone.mjs served');
+($st, $out, $err) = as_acct(['sh', '-c', "umask 077 && rm $share/js/gone.mjs "
+	. "&& echo 'export {};' > $share/js/new.mjs && exec \"\$@\"", 'sh',
+	@$site]);
+is($st, 0, 'the next release, without it and with js/new.mjs')
+    or diag "$out$err";
+is($get->('/js/new.mjs'), 200, 'the new file served');
+is($get->('/js/gone.mjs'), 404, 'the removed file no longer served');
+ok(!-e "$public/xmhub-console.new" && !-e "$public/xmhub-console.old",
+    'no copy of a release left beside the console');
+is($get->('/'), 200, 'the console still at /');
+
+# --- a browser signs in through the shared host ---
+my $npm = $ENV{XMHUB_NPM_DIR} // "$ENV{XMHUB_SRCDIR}/_build/npm";
+my $chromium = $ENV{CONSOLE_CHROMIUM} // '/usr/bin/chromium';
+-x $chromium or BAIL_OUT("$chromium is missing: ./dev deps installs it");
+{
+	local $ENV{CONSOLE_URL} = $host{fcgid}->url('');
+	local $ENV{CONSOLE_LOGIN} = 'root@host.example correct horse';
+	local $ENV{XMHUB_NPM_DIR} = $npm;
+	open my $run, '-|', 'node',
+	    "$ENV{XMHUB_SRCDIR}/t/console/shared-host.mjs" or die "node: $!";
+	my $n = 0;
+	while (my $line = <$run>) {
+		my $r = eval { decode_json($line) };
+		if (!$r) {
+			diag "shared-host.mjs: $line";
+			next;
+		}
+		$n++;
+		ok($r->{ok}, "browser: $r->{name}") or diag $r->{diag};
+	}
+	close $run;
+	is($?, 0, 'the browser script ends cleanly');
+	is($n, 5, 'the browser script reported its checks');
 }
 
 # Nothing crashed, under either server.

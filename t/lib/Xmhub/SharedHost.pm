@@ -4,8 +4,8 @@ package Xmhub::SharedHost;
 # An Apache configured as a classic shared host would be, serving a web
 # root made by `xmhub httpd-conf htaccess` (doc/shared-hosting.md):
 # AllowOverride All there, nothing else served, mod_fcgid or plain CGI,
-# suexec when asked.  For t/e2e/shared-hosting.t and
-# bench/shared-hosting.pl.
+# mod_deflate (the console's compression), suexec when asked.  For
+# t/e2e/shared-hosting.t and bench/shared-hosting.pl.
 #
 #   my $h = Xmhub::SharedHost->start(mode => 'fcgid', public => $root,
 #       dir => $scratch, user => 'xmhub-web', group => 'www-data',
@@ -44,7 +44,7 @@ sub conf {
 	my ($self, %o) = @_;
 	my ($m, $d) = ($o{mode}, $o{dir});
 	my @mods = (qw(mpm_event authz_core authn_core alias mime rewrite
-	    headers env dir), $m eq 'fcgid' ? 'fcgid' : 'cgid',
+	    headers env dir filter deflate), $m eq 'fcgid' ? 'fcgid' : 'cgid',
 	    $o{suexec} ? 'suexec' : ());
 	my %env = %{$o{env} // {}};
 	my $host = $m eq 'fcgid'
