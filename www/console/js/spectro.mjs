@@ -209,7 +209,7 @@ export function UploadSpectrogram({ id, u }) {
 		key: id, what: 'the upload', rate: u.sample_rate_hz, total: (u.duration_ms || 0) / 1000,
 		window: WINDOW_MAX_MS / 1000, stored: true,
 		draw: async ({ whole, from, to, width, height, scale }) => {
-			const r = await optional(path, whole || !u.duration_ms ? undefined : {
+			const r = await optional(path, whole ? undefined : {
 				from_ms: Math.round(from * 1000), to_ms: Math.round(to * 1000), width, height, scale,
 			});
 			return r.none !== undefined ? r : { res: r };
