@@ -159,6 +159,10 @@ export function Spectrogram({ src }) {
 		const t = setTimeout(() => setRedraw((x) => x + 1), REDRAW_MS);
 		return () => clearTimeout(t);
 	}, [src.live, pos, whole, st.loading]);
+	// And once more when it stops growing: its last seconds.
+	useEffect(() => {
+		if (!src.live && pos === null && !whole && st.data) setRedraw((x) => x + 1);
+	}, [src.live]);
 	const [el, setEl] = useState(null);
 	const w = useWidth(el);
 	const rate = src.rate;
