@@ -497,6 +497,20 @@ create_session(struct dev *d)
 			json_object_object_add(
 				s, "sample_rate_hz",
 				json_object_new_double(sim->rate));
+		/* Declared, so that it reads back as a WAV and a
+		 * spectrogram (doc/xmbp-audio.md). */
+		if (kind_type[m % KINDS] == SAMPLE_BYTES) {
+			struct json_object *a = json_object_new_object();
+
+			json_object_object_add(
+				a, "codec",
+				json_object_new_string("pcm_s16le"));
+			json_object_object_add(a, "sample_rate_hz",
+					       json_object_new_int(AUDIO_HZ));
+			json_object_object_add(a, "channels",
+					       json_object_new_int(1));
+			json_object_object_add(s, "audio", a);
+		}
 		json_object_array_add(arr, s);
 	}
 	json_object_object_add(req, "streams", arr);

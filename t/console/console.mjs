@@ -169,7 +169,7 @@ async function checkSpectro(where, scale) {
 			const b = e.getBoundingClientRect();
 			return { l: e.textContent, v: Number(e.dataset.v), x0: b.left, x1: b.right, y0: b.top, y1: b.bottom };
 		};
-		return { rate: Number(f.dataset.rate), img: box(f.querySelector('img')),
+		return { rate: Number(f.dataset.rate), from: Number(f.dataset.from), to: Number(f.dataset.to), img: box(f.querySelector('img')),
 			f: [...f.querySelectorAll('.axis-f li')].map(box), t: [...f.querySelectorAll('.axis-t li')].map(box) };
 	});
 	const nyq = r.rate / 2;
@@ -190,6 +190,14 @@ async function checkSpectro(where, scale) {
 	};
 	check(r.t.every((k) => Math.abs(secs(k.l) - k.v) < 0.001 && k.y0 >= r.img.y1 - 1 && k.x0 >= r.img.x0 - 1 && k.x1 <= r.img.x1 + 1),
 		`${where}: the time labels parse as m:ss of their ticks, under the image`, r.t.map((k) => `${k.l}=${k.v}`).join(' '));
+	// The window shown (data-from, data-to: s from the start): each time
+	// label in it, at its time's column (within its half width and half
+	// the 12 px gap: the edge labels move inwards).
+	const col = (v) => r.img.x0 + 1 + ((v - r.from) / (r.to - r.from)) * (r.img.x1 - r.img.x0 - 2);
+	check(r.to > r.from && r.t.every((k) => k.v >= r.from - 0.001 && k.v <= r.to + 0.001
+		&& Math.abs((k.x0 + k.x1) / 2 - col(k.v)) <= (k.x1 - k.x0) / 2 + 7.5),
+	`${where}: the time labels are of the window ${r.from} to ${r.to} s, each at its column`,
+	r.t.map((k) => `${k.l}@${((k.x0 + k.x1) / 2).toFixed(0)}, column ${col(k.v).toFixed(0)}`).join(' '));
 	const all = [...r.f, ...r.t];
 	const meet = all.filter((a, i) => all.some((b, j) => j > i && a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1));
 	check(meet.length === 0, `${where}: no two spectrogram labels overlap (${r.f.length} + ${r.t.length})`,
@@ -251,13 +259,14 @@ await step('super admin', async () => {
 	await go('#/facilities', 'Facilities');
 	check(await page.getByRole('cell', { name: 'Console A', exact: true }).count() === 1, 'the super admin sees the facilities');
 	const quota = page.getByRole('form', { name: 'quota of Console A' });
-	await quota.getByLabel('Quota (MiB)').fill('5');
+	// 50 MiB: room for the uploads and the sim's 8 kHz audio (16 KB/s).
+	await quota.getByLabel('Quota (MiB)').fill('50');
 	await quota.getByRole('button', { name: 'Set' }).click();
-	await page.getByText(/Storage: .* used of 5\.0 MiB/).waitFor({ timeout: 10000 });
+	await page.getByText(/Storage: .* used of 50\.0 MiB/).waitFor({ timeout: 10000 });
 	check(true, 'the super admin sets a quota and sees the usage against it');
 	await go('#/overview', 'Overview');
 	await page.locator('#by-facility').getByRole('row').filter({ hasText: 'Console A' })
-		.getByText(/ of 5\.0 MiB \(\d+ %\)$/).waitFor({ timeout: 15000 });
+		.getByText(/ of 50\.0 MiB \(\d+ %\)$/).waitFor({ timeout: 15000 });
 	check(true, 'the overview shows the facility\'s storage against its new quota');
 	await axe('facilities');
 	await shot('facilities');
@@ -271,14 +280,14 @@ await step('super admin', async () => {
 await step('admin: users and API keys', async () => {
 	await signIn(env.CONSOLE_ADMIN);
 	// The overview: the sim device seen, its session live with a rate
-	// (about 200 samples a second: two streams at 100 Hz).
+	// (about 500 samples a second: five streams at 100 Hz).
 	await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
 	await page.waitForFunction(() => /\d+\/s/.test((document.querySelector('#live-sessions td.rate') || {}).textContent || ''),
 		null, { timeout: 15000 });
 	const seenText = await page.locator('#devices-seen').textContent();
 	check(seenText === '1 of 1', 'the overview counts the device seen in the last hour', seenText);
 	const r = Number((await page.locator('#live-sessions td.rate').first().textContent()).replace('/s', ''));
-	check(r > 50 && r < 1000, 'the overview shows the live session\'s sample rate', r);
+	check(r > 125 && r < 2500, 'the overview shows the live session\'s sample rate', r);
 	check(await page.locator('#failed-jobs').textContent() === '0', 'and no failed jobs');
 	// A read of the overview that fails (a 503): the figures stay under
 	// the error, and the next read, 2 s on, clears it.
@@ -295,7 +304,7 @@ await step('admin: users and API keys', async () => {
 	check(kept === '1 of 1' && failed.length <= 1 && failed.every((e) => /503/.test(e)),
 		'a failed read of the overview keeps its figures under the error, and the next read clears it', `${kept}; ${failed.join(' | ')}`);
 	const mine = await page.locator('.storage').textContent({ timeout: 10000 });
-	check(/Storage: \d.* used of 5\.0 MiB/.test(mine) && await page.locator('meter[aria-label="storage used"]').count() === 1,
+	check(/Storage: \d.* used of 50\.0 MiB/.test(mine) && await page.locator('meter[aria-label="storage used"]').count() === 1,
 		'a facility admin\'s overview shows its storage used against the quota, as a meter', mine);
 	await axe('overview');
 	await shot('overview');
@@ -420,7 +429,7 @@ await step('uploads', async () => {
 	await row.getByText('completed').waitFor({ timeout: 120000 });
 	check(true, 'the upload reaches completed in the list');
 	const used = await page.locator('.storage').textContent({ timeout: 10000 });
-	check(/Storage: \d.* used of 5\.0 MiB/.test(used) && !/Storage: 0 B used/.test(used),
+	check(/Storage: \d.* used of 50\.0 MiB/.test(used) && !/Storage: 0 B used/.test(used),
 		'the uploads page shows the facility\'s usage against its quota', used);
 	check(await page.locator('meter[aria-label="storage used"]').count() === 1, 'as a meter');
 	await go('#/overview', 'Overview');
@@ -465,6 +474,48 @@ await step('uploads', async () => {
 	await shot('upload');
 });
 
+// The spectrogram's window text ("0:00–10:00 of 11:00") and its Earlier
+// and Later buttons' states, once the window starting at `from` s is shown.
+async function spectroWindow(from) {
+	// Both buttons are disabled while a window is drawn.
+	await page.waitForFunction((a) => {
+		const f = document.querySelector('figure.spectro');
+		return f && Math.abs(Number(f.dataset.from) - a) < 0.001
+			&& [...document.querySelectorAll('[aria-label="spectrogram window"] button')].some((b) => !b.disabled);
+	}, from, { timeout: 60000 });
+	return {
+		text: await page.locator('.spectro-window').textContent(),
+		earlier: await page.getByRole('button', { name: 'Earlier' }).isEnabled(),
+		later: await page.getByRole('button', { name: 'Later' }).isEnabled(),
+	};
+}
+
+await step('long upload', async () => {
+	// Eleven minutes (uploaded by console.t with the key): the drawn
+	// spectrograms hold ten at most, and move window by window.
+	await go('#/uploads', 'Uploads');
+	const row = page.getByRole('row').filter({ hasText: 'console-long.wav' });
+	await row.getByText('completed').waitFor({ timeout: 120000 });
+	await row.getByRole('link').click();
+	await page.locator('img.spectrogram').waitFor({ timeout: 30000 });
+	check(await page.getByRole('group', { name: 'spectrogram window' }).count() === 0,
+		'the stored spectrogram is the whole recording: no windows to move');
+	await checkSpectro('long upload, stored image', 'linear');
+	await page.getByLabel('Frequency scale').selectOption('log');
+	const w1 = await spectroWindow(0);
+	check(w1.text === '0:00–10:00 of 11:00' && !w1.earlier && w1.later,
+		'drawn, the first window of ten minutes: Earlier disabled, Later not', JSON.stringify(w1));
+	await checkSpectro('long upload, first window', 'log');
+	// By keyboard: Tab onto Later, Enter.
+	await page.getByRole('button', { name: 'Later' }).focus();
+	await page.keyboard.press('Enter');
+	const w2 = await spectroWindow(600);
+	check(w2.text === '10:00–11:00 of 11:00' && w2.earlier && !w2.later,
+		'Later (by keyboard) shows the second window: Later disabled, Earlier not', JSON.stringify(w2));
+	await checkSpectro('long upload, second window', 'log');
+	await axe('long upload page');
+});
+
 await step('sessions', async () => {
 	await go('#/sessions', 'Ingest sessions');
 	await axe('sessions');
@@ -476,6 +527,18 @@ await step('sessions', async () => {
 	await checkTicks(false, '1000 px');
 	const legend = await page.locator('.chart-box').first().locator('.u-legend').textContent();
 	check(/sine0 mean/.test(legend) && /time \(local\)/.test(legend), 'the legend names the stream and the time zone', legend);
+	// The audio stream (sim's fifth, 8 kHz PCM): a spectrogram of its
+	// newest minute, with the upload page's axes and choices.
+	await checkSpectro('session page, audio stream', 'linear');
+	const win = () => page.evaluate(() => {
+		const f = document.querySelector('figure.spectro');
+		return [Number(f.dataset.from), Number(f.dataset.to), f.querySelector('figcaption').textContent.replace(/\s+/g, ' ')];
+	});
+	const a0 = await win();
+	check(a0[1] - a0[0] > 1 && a0[1] - a0[0] <= 75 && /\d:\d\d–\d+:\d\d of \d+:\d\d/.test(a0[2]),
+		'the audio stream\'s spectrogram shows its newest minute (and what came while it was drawn)', a0.join(' '));
+	await page.getByLabel('Frequency scale').selectOption('log');
+	await checkSpectro('session page, audio stream', 'log');
 	await page.locator('#utc').check();
 	await checkTicks(true, '1000 px, UTC switched on');
 	await page.locator('#utc').uncheck();
@@ -533,6 +596,10 @@ await step('sessions', async () => {
 		page.locator('.chart-box').first().getByRole('button', { name: 'Download CSV of the view' }).click()]);
 	const csv = readFileSync(await dl.path(), 'utf8');
 	check(/^ts_us,value\n\d+,/.test(csv), 'the CSV of the view downloads', csv.slice(0, 40));
+	// Live: the newest minute is drawn again (every 10 s), its end later.
+	await page.waitForFunction((t) => Number(document.querySelector('figure.spectro').dataset.to) > t, a0[1], { timeout: 30000 });
+	const a1 = await win();
+	check(a1[1] > a0[1] && a1[1] - a1[0] <= 75, 'the live audio stream\'s spectrogram follows its newest minute', `${a0.join(' ')} then ${a1.join(' ')}`);
 	await axe('session page');
 	await shot('session');
 });
@@ -630,6 +697,19 @@ await step('narrow screen', async () => {
 	await page.goto(`${base}/#/sessions/${env.CONSOLE_SESSION}`);
 	await page.locator('.chart canvas').first().waitFor({ timeout: 15000 });
 	await checkTicks(false, '375 px', 1);
+	// The audio stream, older than a minute by now: its newest minute
+	// (from after its start), then the minute before it.
+	await page.waitForFunction(() => Number((document.querySelector('figure.spectro') || { dataset: {} }).dataset.from) > 0,
+		null, { timeout: 60000 });
+	const n1 = await spectroWindow(Number(await page.locator('figure.spectro').getAttribute('data-from')));
+	const [f1, t1] = [Number(await page.locator('figure.spectro').getAttribute('data-from')),
+		Number(await page.locator('figure.spectro').getAttribute('data-to'))];
+	check(t1 - f1 >= 59 && t1 - f1 <= 75 && n1.earlier && !n1.later,
+		'the audio stream\'s newest minute, with Earlier (Later disabled)', `${f1} to ${t1}: ${JSON.stringify(n1)}`);
+	await page.getByRole('button', { name: 'Earlier' }).click();
+	const n0 = await spectroWindow(Math.max(0, f1 - 60));
+	check(n0.later && /^\d+:\d\d–\d+:\d\d of \d+:\d\d$/.test(n0.text), 'Earlier shows the minute before it, Later enabled', JSON.stringify(n0));
+	await checkSpectro('session page at 375 px, audio stream', 'linear');
 	const sw2 = await page.evaluate(() => document.documentElement.scrollWidth);
 	check(sw2 <= 375, 'the session page is not wider than 375 px', sw2);
 	await page.setViewportSize({ width: 1000, height: 700 });

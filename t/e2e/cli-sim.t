@@ -90,6 +90,9 @@ sub meta {
 	is(length $frame, 1 + 2 * 160, 'an audio sample: codec id and 160 PCM '
 		. 'samples (8 kHz at 50 Hz)');
 	is(ord $frame, 1, 'codec id 0x01 (raw PCM)');
+	is_deeply(meta($sid)->{streams}[4]{audio},
+		{codec => 'pcm_s16le', sample_rate_hz => 8000, channels => 1},
+		'the audio stream is declared as such (doc/xmbp-audio.md)');
 	my @pcm = unpack 's<*', substr $frame, 1;
 	ok((grep { $_ > 4000 } @pcm) && (grep { $_ < -4000 } @pcm),
 		'the PCM holds a tone');

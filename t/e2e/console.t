@@ -69,15 +69,16 @@ is($st, 201, 'an alarm rule');
 		url => 'http://127.0.0.1:9/console', secret => 'console secret 0123'});
 is($st, 201, 'a webhook endpoint');
 # The device is `xmhub sim` (doc/sender.md), as a user would run it before
-# the first real device exists: two streams (a sine and noise, f32) at
-# 100 Hz, ten batches a second, for longer than the browser needs; it is
+# the first real device exists: its five streams (a sine and noise, f32;
+# a walk, f64; a counter, i64; 8 kHz PCM audio, bytes) at 100 Hz, ten
+# batches a second, for longer than the browser needs; it is
 # stopped by its pid at the end. sim creates its session through the API
 # with the key; the test finds it by the device.
 my $feeder = fork // die "fork: $!";
 if ($feeder == 0) {
 	open STDOUT, '>', '/dev/null' or die "/dev/null: $!";
 	exec $ENV{XMHUB_BIN}, 'sim', '--url', $p->stack->url(''), '--key', $key,
-	    '--device-uid', 4242, '--streams', 2, '--rate', 100,
+	    '--device-uid', 4242, '--streams', 5, '--rate', 100,
 	    '--duration', 900 or die "exec: $!";
 }
 END { kill 'TERM', $feeder if $feeder; }
@@ -93,19 +94,35 @@ ok($session && $session->{total_samples} >= 1000,
 	'xmhub sim feeds a session of the device')
     or BAIL_OUT('no session from xmhub sim');
 is_deeply([map { "$_->{name} $_->{value_type}" } @{$session->{streams}}],
-	['sine0 f32', 'noise1 f32'], "sim's session has its two streams");
+	['sine0 f32', 'noise1 f32', 'walk2 f64', 'counter3 i64', 'audio4 bytes'],
+	"sim's session has its five streams");
+is($session->{streams}[4]{audio}{sample_rate_hz}, 8000,
+	'the fifth is declared 8 kHz audio');
 
+# tone($hz, $rate, $secs): a WAV of a tone, 16-bit mono.
+sub tone {
+	my ($hz, $rate, $secs) = @_;
+	my $data = pack('s<*', map { int(8000 * sin(2 * 3.14159265 * $hz * $_ / $rate)) } 0 .. $secs * $rate - 1);
+	my $head = substr(Xmhub::Objects::wav(0), 0, 44);
+	substr($head, 4, 4) = pack('V', 36 + length $data);
+	substr($head, 24, 8) = pack('VV', $rate, 2 * $rate);
+	substr($head, 40, 4) = pack('V', length $data);
+	return $head . $data;
+}
 my $tmp = tempdir(CLEANUP => 1);
 my $wav = "$tmp/console-tone.wav";
 {
-	# Four seconds of a 440 Hz tone, 16-bit mono at 8 kHz.
-	my $data = pack('s<*', map { int(8000 * sin(2 * 3.14159265 * 440 * $_ / 8000)) } 0 .. 31999);
-	my $head = substr(Xmhub::Objects::wav(0), 0, 44);
-	substr($head, 4, 4) = pack('V', 36 + length $data);
-	substr($head, 40, 4) = pack('V', length $data);
+	# Four seconds of a 440 Hz tone at 8 kHz.
 	open my $f, '>:raw', $wav or die "$wav: $!";
-	print $f $head, $data;
+	print $f tone(440, 8000, 4);
 	close $f;
+}
+# Eleven minutes of a 300 Hz tone at 2 kHz (2.6 MB): longer
+# than one drawn window of the upload page's spectrogram (10 minutes).
+# Uploaded with the key now, transcoded while the browser starts.
+{
+	my ($s, $b) = Xmhub::Objects::upload($p, $key, 'console-long.wav', tone(300, 2000, 660));
+	is($s, 200, 'an upload of eleven minutes') or diag explain $b;
 }
 my $photo = '/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg';
 # A second of the photo at 5 frames a second, for the face video page.

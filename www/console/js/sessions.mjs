@@ -2,12 +2,14 @@
 // sessions.mjs - ingest sessions: the list, and a session's page with
 // one uPlot chart per numeric stream, drawn from bucketed read-back of
 // the visible window (doc/queries.md "Buckets"), refined on zoom and
-// followed live while the session is active.
+// followed live while the session is active, and a spectrogram of each
+// XMBP audio stream (doc/xmbp-audio.md).
 import { api } from './api.mjs';
 import {
 	html, useState, useEffect, useLoad, Loaded, ErrorBox, Pager, when, bytes, Badge,
-	facQuery, view, AXIS_FONT, textWidth,
+	facQuery, view, AXIS_FONT, textWidth, Empty, optional,
 } from './ui.mjs';
+import { Spectrogram } from './spectro.mjs';
 
 const NUMERIC = new Set(['f32', 'f64', 'i8', 'i16', 'i32', 'i64', 'bool']);
 const SESSION_STATES = ['active', 'closing', 'closed', 'error'];
@@ -325,6 +327,60 @@ function Chart({ sid, stream, live, utc }) {
 	</section>`;
 }
 
+// An audio stream's extent {t0, end} in µs (end within a second before
+// its last sample), null when it has none: its first sample, then probes
+// of one sample (limit=1) whose step doubles from a second while they
+// find one and then halves down to a second; about 2 log2(seconds)
+// reads, for a stream that has no buckets (bytes).
+async function audioExtent(sid, idx) {
+	const at = async (t) => (await api('GET', samplesPath(sid, idx), { query: { from_us: t, limit: 1 } })).samples.length > 0;
+	const first = await api('GET', samplesPath(sid, idx), { query: { limit: 1 } });
+	if (!first.samples.length) return null;
+	const t0 = first.samples[0][0];
+	let end = t0, step = 1e6;
+	while (await at(end + step)) {
+		end += step;
+		step *= 2;
+	}
+	// A sample at or after end, none at or after end + step.
+	for (step /= 2; step >= 1e6; step /= 2) if (await at(end + step)) end += step;
+	return { t0, end };
+}
+
+// An XMBP audio stream's spectrogram (doc/console.md "Spectrogram"):
+// windows of AUDIO_WINDOW_S drawn through the session stream route,
+// opening on the newest, which is drawn again while the session is live.
+const AUDIO_WINDOW_S = 60;
+function AudioSpectrogram({ sid, stream, live }) {
+	const idx = stream.stream_index;
+	const ext = useLoad(() => audioExtent(sid, idx), [sid, idx]);
+	const none = ext.data === null && !ext.loading && !ext.error;
+	useEffect(() => {
+		if (!none || !live.current) return undefined;
+		const t = setTimeout(ext.reload, 2000);
+		return () => clearTimeout(t);
+	}, [none]);
+	if (ext.error) return html`<${ErrorBox} error=${ext.error} />`;
+	if (none) return html`<${Empty}>No audio in this stream yet.<//>`;
+	if (!ext.data) return html`<p class="state">Loading spectrogram…</p>`;
+	const { t0, end } = ext.data;
+	const rate = stream.audio.sample_rate_hz;
+	const src = {
+		key: `${sid}/${idx}`, what: 'the stream', rate, total: (end - t0) / 1e6,
+		window: AUDIO_WINDOW_S, newest: true, live: live.current,
+		draw: async ({ from, to, open, width, height, scale }) => {
+			const r = await optional(`/api/v1/metadata/sessions/${sid}/streams/${idx}/spectrogram.png`, {
+				from_us: Math.round(t0 + from * 1e6), to_us: open ? undefined : Math.round(t0 + to * 1e6), width, height, scale,
+			});
+			if (r.none !== undefined) return r;
+			// What was drawn: to the stream's end when open.
+			const a = (Number(r.headers.get('X-Audio-Start-Us')) - t0) / 1e6;
+			return { res: r, from: a, to: a + Number(r.headers.get('X-Audio-Sample-Frames')) / rate };
+		},
+	};
+	return html`<${Spectrogram} src=${src} />`;
+}
+
 export function SessionPage({ id }) {
 	const st = useLoad(() => api('GET', `/api/v1/metadata/sessions/${id}`), [id]);
 	const [live] = useState({ current: true });
@@ -353,7 +409,11 @@ export function SessionPage({ id }) {
 		Times in UTC (else local time)</label>
 	${(s.streams || []).filter((t) => NUMERIC.has(t.value_type)).map((t) =>
 		html`<${Chart} key=${t.stream_index} sid=${id} stream=${t} live=${live} utc=${utc} />`)}
-	${(s.streams || []).filter((t) => !NUMERIC.has(t.value_type)).map((t) => html`<p class="muted">
+	${(s.streams || []).filter((t) => t.audio).map((t) => html`<section class="chart-box" key=${`a${t.stream_index}`}
+		aria-label=${`spectrogram of ${t.name || `stream ${t.stream_index}`}`}>
+		<h3>${t.name || `stream ${t.stream_index}`} (audio: ${t.audio.codec}, ${t.audio.sample_rate_hz} Hz, ${t.audio.channels} ch)</h3>
+		<${AudioSpectrogram} sid=${id} stream=${t} live=${live} /></section>`)}
+	${(s.streams || []).filter((t) => !NUMERIC.has(t.value_type) && !t.audio).map((t) => html`<p class="muted">
 		${t.name || `stream ${t.stream_index}`} (${t.value_type}): not a numeric stream, no chart.</p>`)}
 	`}<//>`;
 }

@@ -8,7 +8,7 @@ import {
 	when, bytes, Badge, isAdmin, facQuery, view, Storage, optional,
 } from './ui.mjs';
 import { TagChip } from './admin.mjs';
-import { Spectrogram } from './spectro.mjs';
+import { UploadSpectrogram } from './spectro.mjs';
 
 // The API key uploads are sent with (POST /api/v1/uploads takes keys
 // only): memory of this tab only (doc/console.md).
@@ -171,7 +171,7 @@ export function UploadPage({ id }) {
 	<${ErrorBox} error=${error} />
 	<h2>Listen</h2>
 	${u.status === 'completed' ? html`<${Player} id=${id} />` : html`<${Empty}>The audio plays once its transcode has completed.<//>`}
-	<h2>Spectrogram</h2><${Spectrogram} id=${id} u=${u} />
+	<h2>Spectrogram</h2><${UploadSpectrogram} id=${id} u=${u} />
 	<h2>Waveform</h2><${Waveform} id=${id} durationMs=${u.duration_ms} />
 	<h2>Tags</h2>
 	<${Loaded} st=${tags} empty="No tags in this facility.">${(all) => html`<fieldset class="tag-pick"><legend class="sr">tags</legend>
