@@ -173,14 +173,20 @@ http_req_init(struct http_req *req, FCGX_Request *fcgi, struct http_resp *resp)
 		http_error(resp, 400, "no request method");
 		return false;
 	}
-	if ((cl = FCGX_GetParam("CONTENT_LENGTH", env)) != NULL &&
-	    *cl != '\0' && !parse_length(cl, &req->content_length)) {
+	req->authorizer = (role = FCGX_GetParam("FCGI_ROLE", env)) != NULL &&
+			  strcmp(role, "AUTHORIZER") == 0;
+	/* lighttpd gives an authorizer, which reads no body, no
+	 * CONTENT_LENGTH: the header tells what the body will be
+	 * (app_gate()). */
+	if ((cl = FCGX_GetParam("CONTENT_LENGTH", env)) == NULL &&
+	    req->authorizer)
+		cl = FCGX_GetParam("HTTP_CONTENT_LENGTH", env);
+	if (cl != NULL && *cl != '\0' &&
+	    !parse_length(cl, &req->content_length)) {
 		req->content_length = -1;
 		http_error(resp, 400, "bad Content-Length");
 		return false;
 	}
-	req->authorizer = (role = FCGX_GetParam("FCGI_ROLE", env)) != NULL &&
-			  strcmp(role, "AUTHORIZER") == 0;
 	/* lighttpd sends an authorizer the raw target only: a path with
 	 * escapes then matches no route and is refused, as it should. */
 	if (script == NULL && info == NULL && req->authorizer &&
