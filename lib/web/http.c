@@ -175,12 +175,14 @@ http_req_init(struct http_req *req, FCGX_Request *fcgi, struct http_resp *resp)
 	}
 	req->authorizer = (role = FCGX_GetParam("FCGI_ROLE", env)) != NULL &&
 			  strcmp(role, "AUTHORIZER") == 0;
-	/* lighttpd gives an authorizer, which reads no body, no
-	 * CONTENT_LENGTH: the header tells what the body will be
-	 * (app_gate()). */
-	if ((cl = FCGX_GetParam("CONTENT_LENGTH", env)) == NULL &&
-	    req->authorizer)
-		cl = FCGX_GetParam("HTTP_CONTENT_LENGTH", env);
+	/* An authorizer reads no body: lighttpd gives it no CONTENT_LENGTH
+	 * but the header, HTTP_CONTENT_LENGTH, by which a gate refuses a
+	 * body before it is read (app_gate()).  Apache's mod_fcgid gives
+	 * its access checker CONTENT_LENGTH only, and would turn the
+	 * gate's refusal (a 413) into a 401: there the program checks. */
+	cl = FCGX_GetParam(req->authorizer ? "HTTP_CONTENT_LENGTH"
+					   : "CONTENT_LENGTH",
+			   env);
 	if (cl != NULL && *cl != '\0' &&
 	    !parse_length(cl, &req->content_length)) {
 		req->content_length = -1;
