@@ -8,9 +8,9 @@
 # both alike:
 #   - GET /api/auth/me with a token: wrk, 16 connections;
 #   - uploads of 1 MiB with an API key, one after another (one curl, its
-#     connection kept), with a Content-Length (streamed to the program here) and chunked (this
-#     tree asks the uploads' authorizer before lighttpd spools the body;
-#     the baseline spools it unasked);
+#     connection kept), with a Content-Length and chunked (this tree
+#     asks the uploads' authorizer before lighttpd spools the body, the
+#     uploads line's spool; the baseline spools it unasked);
 #   - ingest batches of 2 streams x 500 f32 over HTTP from `xmhub sim`,
 #     8 devices, unpaced.
 # For each: the rate, and the CPU µs per request of each part, read from
@@ -28,11 +28,12 @@
 # measured again on this tree's stack restarted in turns (their order
 # rotated each round) with lighttpd's configuration made from a copy of
 # httpd-conf/programs changed for the measure only:
-#   - authorizer: the uploads' line without authorize=uploads (a chunked
-#     body spooled unasked, as the baseline does);
-#   - spooled: the upload body's size line without stream (a body with a
-#     Content-Length spooled whole before the program runs, as the
-#     baseline does);
+#   - authorizer: the uploads' line without authorize=uploads nor spool,
+#     the upload size line without stream (every body spooled unasked,
+#     as the baseline does);
+#   - streamed: the uploads' line without spool (a body with a
+#     Content-Length streamed to the program, its key checked by the
+#     program first: this tree before the spool option);
 #   - uncounted: the default configuration, sql/019's uploads_storage
 #     trigger disabled on this stack's database while it is measured (an
 #     upload not counted into its facility's facility_storage row);
@@ -77,10 +78,11 @@ run(['dd', 'if=/dev/urandom', "of=$dir/body.bin", 'bs=1M', 'count=1',
 
 my %variant = (
 	default => $tree{this}[0],
-	authorizer => variant("$dir/no-authorizer", programs =>
-	    sub { $_[0] =~ s/^(fastcgi uploads .*?) authorize=uploads/$1/m }),
-	spooled => variant("$dir/spooled", programs =>
-	    sub { $_[0] =~ s/^(size upload \d+) stream$/$1/m }),
+	authorizer => variant("$dir/no-authorizer", programs => sub {
+		$_[0] =~ s/^(fastcgi uploads .*?) authorize=uploads spool$/$1/m
+		    && $_[0] =~ s/^(size upload \d+) stream$/$1/m }),
+	streamed => variant("$dir/streamed", programs =>
+	    sub { $_[0] =~ s/^(fastcgi uploads .*) spool$/$1/m }),
 );
 
 # Each side: its stack (its own PostgreSQL, migrated from its own sql/),
@@ -214,7 +216,7 @@ for my $round (1 .. $rounds) {
 # each takes each place (a place in the turn can cost of its own).
 my $this = $side{this};
 my %part;
-my @configs = qw(default authorizer spooled uncounted);
+my @configs = qw(default authorizer streamed uncounted);
 $variant{uncounted} = $variant{default};
 my @order = @configs;
 sub counting {
@@ -306,8 +308,9 @@ for my $c (@cases) {
 	    . "request %.3f [%.3f-%.3f]\n", '', @r;
 }
 print "\nthis tree's uploads, CPU µs per upload by configuration "
-    . "(default; authorizer: without authorize=uploads; spooled: the "
-    . "body spooled whole, not streamed; uncounted: without the "
+    . "(default; authorizer: without authorize=uploads, every body "
+    . "spooled unasked; streamed: without spool, a body with a "
+    . "Content-Length streamed; uncounted: without the "
     . "uploads_storage trigger):\n";
 printf "%-15s %-11s %9s %8s %8s %8s %8s %8s\n", 'body', 'config', 'rate',
     'web', 'postgres', 'client', 'total', '-default';

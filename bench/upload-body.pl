@@ -5,16 +5,17 @@
 # upload body").  This tree's stack is restarted in turns (the order
 # rotated each round) under configurations made from a copy of
 # httpd-conf/ for the measure only:
-#   - default: as served, a body with a Content-Length streamed to the
-#     program (server.stream-request-body = 2), its key checked first;
-#   - spooled: the upload size line without stream (the body received
-#     whole before the program runs: the baseline of the measure, what a
-#     body cost before issue 27);
-#   - gated: spooled, after the uploads' authorizer (the gate
-#     httpd-conf/gen puts on chunked POSTs put on every request of the
-#     route): the key checked before a byte is read, the body spooled;
-#   - chunk-16k, chunk-64k: the default with server.chunkqueue-chunk-sz
-#     16384 and 65536 (lighttpd's read buffers; 8192 by default);
+#   - default: as served (the uploads line's spool): every body after
+#     the uploads' authorizer, then spooled whole;
+#   - spooled: without spool nor the upload size line's stream (the body
+#     received whole before the program runs, no authorizer: the
+#     baseline of the measure, what a body cost before issue 27);
+#   - gated: spooled, after the authorizer (the gate httpd-conf/gen puts
+#     on chunked POSTs put on every request of the route, as before the
+#     spool option): should equal default;
+#   - streamed: without spool, a body with a Content-Length streamed to
+#     the program (server.stream-request-body = 2), its key checked by
+#     the program first (before the spool option);
 # for each, BENCH_UPLOADS (200) uploads of 1 MiB with a Content-Length
 # by one curl keeping its connection, and the CPU µs per upload of
 # lighttpd itself, of its FastCGI programs, of PostgreSQL and of curl
@@ -43,23 +44,17 @@ chmod 0755, $dir;
 run(['dd', 'if=/dev/urandom', "of=$dir/body.bin", 'bs=1M', 'count=1',
     'status=none']);
 
-my $spool = sub { $_[0] =~ s/^(size upload \d+) stream$/$1/m };
+my $unspool = sub { $_[0] =~ s/^(fastcgi uploads .*) spool$/$1/m };
+my $spool = sub { $unspool->(@_) && $_[0] =~ s/^(size upload \d+) stream$/$1/m };
 my $gate_from = q|return "\$REQUEST_HEADER[\"Content-Length\"] == \"\" {\n"|;
 my $gate_to = q|return "\$HTTP[\"request-method\"] =~ \"\" {\n"|;
-sub chunk_sz {
-	my ($bytes) = @_;
-	return sub { $_[0] =~ s/^(server\.upload-dirs)/server.chunkqueue-chunk-sz = $bytes\n$1/m };
-}
-my @configs = qw(spooled default gated chunk-16k chunk-64k);
+my @configs = qw(spooled default gated streamed);
 my %src = (
 	default => $ENV{XMHUB_SRCDIR},
 	spooled => variant("$dir/spooled", programs => $spool),
 	gated => variant("$dir/gated", programs => $spool,
 	    gen => sub { $_[0] =~ s/\Q$gate_from\E/$gate_to/ }),
-	'chunk-16k' => variant("$dir/chunk-16k",
-	    'lighttpd.conf' => chunk_sz(16384)),
-	'chunk-64k' => variant("$dir/chunk-64k",
-	    'lighttpd.conf' => chunk_sz(65536)),
+	streamed => variant("$dir/streamed", programs => $unspool),
 );
 
 my $p = Xmhub::Platform->start(own_db => 1);

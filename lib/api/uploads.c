@@ -32,6 +32,8 @@
 /* The process's body limit (uploads_init). */
 static long long max_bytes = UPLOADS_MAX_DEFAULT;
 
+static bool gate(struct app_ctx *ctx);
+
 bool
 uploads_init(const char *name)
 {
@@ -46,6 +48,7 @@ uploads_init(const char *name)
 		log_error("%s", detail);
 		return false;
 	}
+	app_gate(uploads_post, gate);
 	return app_store_needed(name);
 }
 
@@ -624,6 +627,38 @@ room_for(struct post *p)
 		       (long long)p->room, ctx->req->content_length);
 }
 
+/* Known too large by its Content-Length: 413 answered. */
+static bool
+too_large(struct app_ctx *ctx)
+{
+	if (ctx->req->content_length <= max_bytes)
+		return false;
+	http_error(ctx->resp, 413, "the upload is larger than %lld bytes",
+		   max_bytes);
+	return true;
+}
+
+/*
+ * The POST's gate (app_gate): asked as the authorizer, an upload known
+ * by its Content-Length to be too large or over the facility's quota is
+ * refused before the web server receives a byte of it.  A chunked one
+ * is checked by uploads_post() as it arrives.
+ */
+static bool
+gate(struct app_ctx *ctx)
+{
+	struct post p = {.ctx = ctx};
+
+	if (ctx->req->content_length < 0)
+		return true;
+	if (too_large(ctx))
+		return false;
+	room_for(&p);
+	if (p.status != 0)
+		http_error(ctx->resp, p.status, "%s", p.detail);
+	return p.status == 0;
+}
+
 void
 uploads_post(struct app_ctx *ctx)
 {
@@ -635,12 +670,10 @@ uploads_post(struct app_ctx *ctx)
 		http_error(ctx->resp, 400, "%s", detail);
 		return;
 	}
-	/* Known too large: refused before a byte of it is read. */
-	if (ctx->req->content_length > max_bytes) {
-		http_error(ctx->resp, 413,
-			   "the upload is larger than %lld bytes", max_bytes);
+	/* Known too large: refused before a byte of it is read (the gate
+	 * refused it already behind lighttpd's authorizer). */
+	if (too_large(ctx))
 		return;
-	}
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
 		http_error(ctx->resp, 500, "out of memory");
 		return;

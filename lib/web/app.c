@@ -132,6 +132,17 @@ struct setup {
 
 static const struct app_hooks no_hooks;
 
+/* app_gate()'s route handler and its gate, NULL when none. */
+static void (*gated_fn)(struct app_ctx *ctx);
+static bool (*gate_fn)(struct app_ctx *ctx);
+
+void
+app_gate(void (*fn)(struct app_ctx *ctx), bool (*gate)(struct app_ctx *ctx))
+{
+	gated_fn = fn;
+	gate_fn = gate;
+}
+
 /* Routes, authenticates and runs one request. */
 static void
 dispatch(struct app_ctx *ctx, const struct route *table, size_t n,
@@ -163,7 +174,8 @@ dispatch(struct app_ctx *ctx, const struct route *table, size_t n,
 	 * (http.h).  A public route's handler is the authorizer itself
 	 * (cgi-bin/ingest-authorizer). */
 	if (ctx->req->authorizer && r->auth != ROUTE_PUBLIC) {
-		app_authorized(ctx);
+		if (r->fn != gated_fn || gate_fn(ctx))
+			app_authorized(ctx);
 		return;
 	}
 	if (store_needed && store == NULL) {
@@ -666,9 +678,9 @@ app_authorized(struct app_ctx *ctx)
 	case SPOOLCAP_FULL:
 		http_header(ctx->resp, "Retry-After", "%d", SPOOLCAP_RETRY_S);
 		http_error(ctx->resp, 503,
-			   "too many chunked request bodies are being "
-			   "received (XMHUB_SPOOL_MAX); retry shortly, or "
-			   "send a Content-Length");
+			   "too many request bodies are being received "
+			   "before their programs run (XMHUB_SPOOL_MAX); "
+			   "retry shortly");
 		return;
 	case SPOOLCAP_ERROR:
 		log_error("spool slots: %s", strerror(errno));

@@ -175,6 +175,18 @@ bool app_request(struct app_ctx *ctx, struct http_req *req,
  */
 void app_authorized(struct app_ctx *ctx);
 
+/*
+ * Gives the route whose handler is fn a gate: asked as a FastCGI
+ * authorizer about it, once the credentials passed, the program calls
+ * gate before app_authorized(), and a false gate (its answer set, a
+ * 413 say) refuses the request before the web server reads its body.
+ * What the route's own rule knows from the headers alone (the
+ * Content-Length) is checked there; the handler checks again.  One
+ * gated route a program; an init hook calls it.
+ */
+void app_gate(void (*fn)(struct app_ctx *ctx),
+	      bool (*gate)(struct app_ctx *ctx));
+
 /* The platform's shared counters unless XMHUB_METRICS_FILE says. */
 #define APP_METRICS_FILE "/dev/shm/xmhub-metrics"
 

@@ -173,14 +173,22 @@ http_req_init(struct http_req *req, FCGX_Request *fcgi, struct http_resp *resp)
 		http_error(resp, 400, "no request method");
 		return false;
 	}
-	if ((cl = FCGX_GetParam("CONTENT_LENGTH", env)) != NULL &&
-	    *cl != '\0' && !parse_length(cl, &req->content_length)) {
+	req->authorizer = (role = FCGX_GetParam("FCGI_ROLE", env)) != NULL &&
+			  strcmp(role, "AUTHORIZER") == 0;
+	/* An authorizer reads no body: lighttpd gives it no CONTENT_LENGTH
+	 * but the header, HTTP_CONTENT_LENGTH, by which a gate refuses a
+	 * body before it is read (app_gate()).  Apache's mod_fcgid gives
+	 * its access checker CONTENT_LENGTH only, and would turn the
+	 * gate's refusal (a 413) into a 401: there the program checks. */
+	cl = FCGX_GetParam(req->authorizer ? "HTTP_CONTENT_LENGTH"
+					   : "CONTENT_LENGTH",
+			   env);
+	if (cl != NULL && *cl != '\0' &&
+	    !parse_length(cl, &req->content_length)) {
 		req->content_length = -1;
 		http_error(resp, 400, "bad Content-Length");
 		return false;
 	}
-	req->authorizer = (role = FCGX_GetParam("FCGI_ROLE", env)) != NULL &&
-			  strcmp(role, "AUTHORIZER") == 0;
 	/* lighttpd sends an authorizer the raw target only: a path with
 	 * escapes then matches no route and is refused, as it should. */
 	if (script == NULL && info == NULL && req->authorizer &&

@@ -36,6 +36,15 @@ for my $r ('/api/v1/uploads', '/api/v1/metadata') {
 	    "lighttpd: $r answers streamed");
 }
 
+# The uploads' spool: every POST after the authorizer, no body streamed
+# (doc/security.md "Bodies read after the credentials").
+my ($up) = $conf =~ m{^(\t\$HTTP\["url"\] =~ "\^/api/v1/uploads" \{\n.*?^\t\}\n)}ms;
+like($up // '', qr{^\t\t\$HTTP\["request-method"\] == "POST" \{\n\t\t\tfastcgi\.server = \(\n\t\t\t\t"/api/v1/uploads" => \(\(\n\t\t\t\t\t"socket" => "/var/run/uploads-authz\.sock",}m,
+    'lighttpd: an upload POST asks the authorizer first, whatever its framing');
+unlike($up // '', qr/stream-request-body/, 'lighttpd: no upload body streamed');
+like($up // '', qr{^\t\t\$HTTP\["request-method"\] != "POST" \{\n\t\t\tserver\.max-request-size = 64\n}m,
+    'lighttpd: other methods on uploads take 64 KiB at most');
+
 # XMHUB_TRUSTED_PROXIES: mod_extforward first, trusting those only.
 unlike($conf, qr/extforward/, 'lighttpd: no mod_extforward without proxies');
 ($st, my $fw, $err) = run([$gen, 'lighttpd', '--proxies=10.0.0.2, 10.1.0.0/16',
@@ -155,5 +164,16 @@ system('cp', $gen, "$tmp/gen") == 0 or die "cp: $?\n";
 ($st, undef, $err) = run([$tmp . '/gen', 'daemons', $build, 8082, 8084]);
 isnt($st, 0, 'an unknown size: refused');
 like($err, qr{programs:\d+: unknown size jsn}, 'the line is named');
+# spool without an authorizer would spool every body unasked.
+$table = slurp("$src/httpd-conf/programs");
+$table =~ s/^(fastcgi uploads .*) authorize=uploads spool$/$1 spool/m
+    or die "no uploads line\n";
+open $fh, '>', "$tmp/programs" or die "$tmp/programs: $!\n";
+print $fh $table;
+close $fh;
+($st, undef, $err) = run([$tmp . '/gen', 'daemons', $build, 8082, 8084]);
+isnt($st, 0, 'spool without authorize=: refused');
+like($err, qr{programs:\d+: uploads: spool needs authorize=},
+    'the line is named');
 
 done_testing;

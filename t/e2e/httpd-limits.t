@@ -120,7 +120,7 @@ sub headers_are {
 # --- a Content-Length over the limit, per route class ---
 for my $c (['/api/auth/login', 'JSON API, no login needed', $MiB],
 	['/api/v1/devices', 'JSON API', $MiB],
-	['/api/v1/uploads', 'uploads (streamed)', 2048 * $MiB + $MiB],
+	['/api/v1/uploads', 'uploads (spooled)', 2048 * $MiB + $MiB],
 	["/api/v1/ingest/sessions/$NOBODY/data", 'ingest batch', $MiB + 64 * $KiB]) {
 	my ($path, $label, $cap) = @$c;
 	my $r = huge($s->port, "$path?api_key=secret-in-the-query");

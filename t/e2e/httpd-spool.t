@@ -27,6 +27,7 @@ my $p = Xmhub::Platform->start(env => {
 	FACE_API_API_KEY_ENABLED => 'true',
 	FACE_API_ADMIN_PASSWORD => $pw,
 	XMHUB_SPOOL_MAX => 1,
+	XMHUB_MAX_UPLOAD_BYTES => 32 * 1024 * 1024,
 });
 my $s = $p->stack;
 my $var = $s->var;
@@ -42,32 +43,39 @@ sub spooled {
 	return $n;
 }
 
-# The head of a chunked form request, and the form's first part's.
+# The head of a form request, chunked or of $length bytes, and the
+# form's first part's.
 sub head {
-	my ($method, $path, $h) = @_;
+	my ($method, $path, $h, $length) = @_;
+	my $framing = defined $length ? "Content-Length: $length"
+	    : 'Transfer-Encoding: chunked';
 	return "$method $path HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-	    . "Connection: close\r\nTransfer-Encoding: chunked\r\n"
+	    . "Connection: close\r\n$framing\r\n"
 	    . "Content-Type: multipart/form-data; boundary=$B\r\n"
 	    . join('', map { "$_: $h->{$_}\r\n" } sort keys %$h) . "\r\n";
 }
 my $FORM_HEAD = "--$B\r\nContent-Disposition: form-data; name=\"file\"; "
     . "filename=\"a.wav\"\r\n\r\n";
+my $PIECE = 256 * $KiB;
 
-# chunked($port, $method, $path, \%headers, $bytes): sends a chunked
-# body of up to $bytes (a form's head first) as fast as the server takes
-# it, sampling VAR/tmp after each piece, until the server answers or
-# closes.  Returns a hash: status, detail, sent (body bytes), spooled
-# (the most seen in VAR/tmp).
+# chunked($port, $method, $path, \%headers, $bytes[, $length]): sends a
+# chunked body of up to $bytes (a form's head first) as fast as the
+# server takes it, sampling VAR/tmp after each piece, until the server
+# answers or closes; with $length, the same body unframed after
+# Content-Length: $length (the form's head and $bytes in whole pieces).
+# Returns a hash: status, detail, sent (body bytes), spooled (the most
+# seen in VAR/tmp).
 sub chunked {
-	my ($port, $method, $path, $h, $bytes) = @_;
+	my ($port, $method, $path, $h, $bytes, $length) = @_;
 	my $c = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
 		PeerPort => $port) or die "connect: $!\n";
 	local $SIG{PIPE} = 'IGNORE';
 	my $sel = IO::Select->new($c);
 	my %r = (sent => 0, spooled => 0);
-	defined syswrite($c, head($method, $path, $h)) or die "write: $!\n";
+	defined syswrite($c, head($method, $path, $h, $length))
+	    or die "write: $!\n";
 	$c->blocking(0);
-	my $piece = $FORM_HEAD . ('x' x (256 * $KiB));
+	my $piece = $FORM_HEAD . ('x' x $PIECE);
 	my ($pending, $ended) = ('', 0);
 	my $end = time + 30;
 	while (time < $end && !$sel->can_read(0)) {
@@ -75,12 +83,15 @@ sub chunked {
 			last if $ended;
 			if ($r{sent} >= $bytes) {
 				# The last chunk: an accepted body ends.
-				($pending, $ended) = ("0\r\n\r\n", 1);
+				($pending, $ended) = (defined $length ? ''
+				    : "0\r\n\r\n", 1);
+			} elsif (defined $length) {
+				$pending = $piece;
 			} else {
 				$pending = sprintf("%x\r\n%s\r\n",
 				    length $piece, $piece);
-				$piece = 'x' x (256 * $KiB);
 			}
+			$piece = 'x' x $PIECE;
 		}
 		next unless $sel->can_write(0.05);
 		my $w = syswrite($c, $pending);
@@ -100,11 +111,16 @@ sub chunked {
 	return \%r;
 }
 
-# refused($label, $want, $detail_re, @chunked_args): a 64 MiB chunked
-# body refused with $want and a JSON detail, nothing of it spooled.
+# refused($label, $want, $detail_re, $port, $method, $path, \%headers
+# [, 'length' [, $pieces]]): a body of 64 MiB (or $pieces of 256 KiB),
+# chunked or with its Content-Length, refused with $want and a JSON
+# detail, nothing of it spooled.
 sub refused {
-	my ($label, $want, $re, @args) = @_;
-	my $r = chunked(@args, 64 * $MiB);
+	my ($label, $want, $re, $port, $method, $path, $h, $framing, $n) =
+	    @_;
+	my $len = length($FORM_HEAD) + ($n // 256) * $PIECE;
+	my $r = chunked($port, $method, $path, $h, $len,
+	    ($framing // '') eq 'length' ? $len : undef);
 	is($r->{status}, $want, "$label: $want") or diag explain $r;
 	like($r->{detail} // '', $re, "$label: the program's detail");
 	cmp_ok($r->{spooled}, '<', 64 * $KiB,
@@ -129,6 +145,25 @@ refused('upload with a key without the upload scope', 403, qr/scope/,
 refused('retranscode without a token', 401, qr/token|Authorization/i,
     $port, POST => '/api/v1/uploads/00000000-0000-4000-8000-000000000000'
     . '/retranscode', {});
+# Every upload is spooled (httpd-conf/programs spool): one with a
+# Content-Length goes through the same checks before a byte is read.
+refused('a Content-Length upload without a key', 401, qr/X-Api-Key/, $port,
+    POST => '/api/v1/uploads', {}, 'length');
+refused('a Content-Length upload with an unknown key', 401, qr/key/, $port,
+    POST => '/api/v1/uploads', {'X-Api-Key' => 'xmh_' . ('A' x 40)},
+    'length');
+refused('a Content-Length upload past XMHUB_MAX_UPLOAD_BYTES', 413,
+    qr/larger than 33554432 bytes/, $port, POST => '/api/v1/uploads',
+    {'X-Api-Key' => $key}, 'length');
+my $full = $p->facility('Spool full');
+my $full_key = $p->api_key($p->token($p->user('facility_admin', $full)));
+my ($qst) = $p->req(PATCH => "/api/v1/facilities/$full/storage",
+    token => $p->token($p->user('super_admin', undef)),
+    json => {quota_bytes => $MiB});
+is($qst, 200, 'a facility with a 1 MiB quota');
+refused('a Content-Length upload past the quota', 413,
+    qr/storage quota is used up: 1048576 bytes are left/, $port,
+    POST => '/api/v1/uploads', {'X-Api-Key' => $full_key}, 'length', 64);
 my $r = chunked($port, PATCH => '/api/v1/uploads/00000000-0000-4000-8000-'
     . '000000000000', {}, 4 * $MiB);
 is($r->{status}, 413, 'a chunked PATCH body past 64 KiB: 413')
@@ -184,6 +219,29 @@ $r = chunked($port, POST => '/api/v1/uploads', {'X-Api-Key' => $key},
     $MiB);
 is($r->{status}, 400, 'its slot was given back: the next one is read')
     or diag explain $r;
+
+# A body with a Content-Length takes a slot as well.
+$hold = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port)
+    or die "connect: $!\n";
+my $len = length($part) + $MiB;
+print {$hold} head(POST => '/api/v1/uploads', {'X-Api-Key' => $key}, $len)
+    . $part;
+$t = time + 10;
+sleep 0.05 while spooled() < $MiB && time < $t;
+$held = spooled();
+cmp_ok($held, '>=', $MiB, 'a Content-Length upload being spooled');
+$len = length($FORM_HEAD) + 64 * $PIECE;
+$r = chunked($port, POST => '/api/v1/uploads', {'X-Api-Key' => $key}, $len,
+    $len);
+is($r->{status}, 503, 'one more Content-Length upload meanwhile: 503')
+    or diag explain $r;
+like($r->{detail} // '', qr/^too many request bodies are being received .*XMHUB_SPOOL_MAX\); retry shortly$/,
+    'the detail names the cap, not a Content-Length');
+is($r->{headers}{'retry-after'}, 5, 'with Retry-After');
+cmp_ok($r->{spooled} - $held, '<', 64 * $KiB, 'and nothing of it spooled');
+print {$hold} 'z' x $MiB;
+($hst) = read_answer($hold, IO::Select->new($hold));
+is($hst, 400, 'the first one ends (an unfinished form)');
 
 # --- the face service: its own keys ---
 my $fport = $s->face_port;

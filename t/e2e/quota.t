@@ -146,8 +146,9 @@ is($p->objects($fac), $before, 'no object of them either');
 counts_exact($fac, 'after the refusals');
 is(storage($fac)->{upload_bytes}, length $wav, 'the usage did not move');
 # A quota lowered while a body arrives: the body was within the quota
-# when its reading began (lighttpd passes a body with a Content-Length on
-# as it arrives), the insert checks again under the facility's locked row.
+# when the authorizer let it in (lighttpd then spools it whole, httpd-conf/
+# programs spool), the program checks again once it is there (and the
+# insert once more under the facility's locked row).
 {
 	my $mid = Xmhub::Objects::wav(500_000); # 1,000,044 bytes
 	set_quota($fac, quota_bytes => length($wav) + 2_000_000);
@@ -163,15 +164,14 @@ is(storage($fac)->{upload_bytes}, length $wav, 'the usage did not move');
 	    . "multipart/form-data; boundary=$bd\r\nContent-Length: "
 	    . length($body) . "\r\n\r\n" . substr($body, 0, $part);
 	$sock->flush;
-	# The program has read the file's part header: its object is being
-	# written (ROOT/KEY.tmp~XXXXXX, lib/store/storage_fs.c).
-	my $dir = $stack->setting('XMHUB_STORAGE_DIR') . "/$fac/uploads";
+	# The key and the quota passed: lighttpd is spooling the body.
+	my $spool = $stack->var . '/tmp';
 	my $writing;
 	for (1 .. 300) {
-		last if $writing = () = glob "$dir/*/original.tmp~*";
+		last if $writing = grep { -s $_ } glob "$spool/*";
 		sleep 0.1;
 	}
-	ok($writing, 'the body is being stored') or diag("nothing in $dir");
+	ok($writing, 'the body is being received') or diag("nothing in $spool");
 	set_quota($fac, quota_bytes => length($wav) + 100);
 	print $sock substr($body, $part);
 	$sock->flush;
@@ -180,7 +180,7 @@ is(storage($fac)->{upload_bytes}, length $wav, 'the usage did not move');
 	like($answer, qr{^HTTP/1\.1 413 }, 'a quota lowered mid-body: 413');
 	like($answer, qr/"detail":"the facility's storage quota is used up: 100 bytes are left/,
 		'the detail says what is left now');
-	is($p->objects($fac), $before, 'its object is removed');
+	is($p->objects($fac), $before, 'no object of it');
 	is(storage($fac)->{upload_bytes}, length $wav, 'the usage still did not move');
 	set_quota($fac, quota_bytes => 3000);
 }

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # A 1 GiB upload end to end (doc/uploads.md "Limits"): the body is generated on
 # the fly and streamed by this client (never held whole here either),
-# lighttpd streams it to cgi-bin/uploads, which writes it to the object
-# store piece by piece.  The FastCGI processes' peak resident memory
+# lighttpd spools it (httpd-conf/programs spool), then hands it to
+# cgi-bin/uploads, which writes it to the object store piece by piece.  The FastCGI processes' peak resident memory
 # (VmHWM) must stay under 32 MB, and the stored original must have the
 # size and SHA-256 of what was sent.
 use strict;

@@ -182,17 +182,25 @@ static void
 test_authorizer(void)
 {
 	char *lighttpd[] = {"REQUEST_METHOD=POST", "FCGI_ROLE=AUTHORIZER",
-			    "REQUEST_URI=/api/v1/uploads?a=b", NULL};
+			    "REQUEST_URI=/api/v1/uploads?a=b",
+			    "HTTP_CONTENT_LENGTH=1048576", NULL};
 	char *responder[] = {"REQUEST_METHOD=POST", "FCGI_ROLE=RESPONDER",
 			     "REQUEST_URI=/api/v1/uploads", NULL};
-	char *apache[] = {"REQUEST_METHOD=POST",	 "FCGI_ROLE=AUTHORIZER",
-			  "SCRIPT_NAME=/api/v1/uploads", "PATH_INFO=/x",
-			  "REQUEST_URI=/elsewhere",	 NULL};
+	char *apache[] = {"REQUEST_METHOD=POST",
+			  "FCGI_ROLE=AUTHORIZER",
+			  "SCRIPT_NAME=/api/v1/uploads",
+			  "PATH_INFO=/x",
+			  "REQUEST_URI=/elsewhere",
+			  "CONTENT_LENGTH=7",
+			  NULL};
 	struct t t;
 
 	ok(start_env(&t, lighttpd) && t.req.authorizer &&
 		   strcmp(t.req.path, "/api/v1/uploads") == 0,
 	   "an authorizer: the path of REQUEST_URI, without the query");
+	ok(t.inited && t.req.content_length == 1048576,
+	   "an authorizer: the length of the Content-Length header "
+	   "(lighttpd's HTTP_CONTENT_LENGTH)");
 	finish(&t);
 	ok(start_env(&t, responder) && !t.req.authorizer &&
 		   strcmp(t.req.path, "") == 0,
@@ -202,6 +210,9 @@ test_authorizer(void)
 		   strcmp(t.req.path, "/api/v1/uploads/x") == 0,
 	   "an authorizer given SCRIPT_NAME (Apache): SCRIPT_NAME and "
 	   "PATH_INFO");
+	ok(t.inited && t.req.content_length == -1,
+	   "an authorizer given CONTENT_LENGTH only (Apache): no length, "
+	   "no gate (mod_fcgid would make its 413 a 401)");
 	finish(&t);
 }
 
