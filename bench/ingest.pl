@@ -39,7 +39,13 @@
 #
 # For each case: batches/s, values/s, p50/p99 ack latency, the mean
 # batches per commit (chunk rows per distinct inserting transaction,
-# xmin), and the largest RSS of an ingest FastCGI process seen.
+# xmin), the largest RSS of an ingest FastCGI process seen, and the
+# server's CPU per batch: xmhub's lighttpd with its programs, its
+# PostgreSQL, websocketd and the WebSocket front (Xmhub::Cpu; the load
+# generator left out), InfluxDB's influxd.  Then each HTTP shape's
+# ceiling: the rate the machine's cores allow at that CPU per batch if
+# the server had them all, over InfluxDB's rate: an aim above it can not
+# be met on this machine at that cost, whatever the waits.
 #
 # Runs from a build tree (make bench): a throwaway stack through
 # t/lib/Xmhub/Stack.pm.  BENCH_SECONDS (10) per case.
@@ -51,6 +57,7 @@ use JSON::PP;
 use POSIX qw(floor);
 use Time::HiRes qw(time sleep);
 use lib "$ENV{XMHUB_SRCDIR}/t/lib";
+use Xmhub::Cpu qw(tree_cpu);
 use Xmhub::Stack;
 use Xmhub::Test qw(run xmhub_json);
 use Xmhub::WS;
@@ -70,6 +77,22 @@ my $s = Xmhub::Stack->start(env => {XMHUB_COMPACT_INTERVAL => 86400,
 	XMHUB_COMPACT_MIN_AGE => 0});
 $ENV{XMHUB_ENV_FILE} = $s->env_file;
 delete $ENV{XMHUB_DATABASE_URL};
+# The processes whose CPU a batch costs the server.
+my @server = map { $s->running($_) // die "$_ is not running\n" }
+    'lighttpd', 'PostgreSQL', 'websocketd', 'ws-guard';
+my (undef, $cores) = run(['nproc']);
+chomp $cores;
+
+# cpu_of($pids, $work): $work->() returns a case's figures with n, the
+# requests it made; they come back with cpu, the CPU µs per request of
+# the trees of @$pids meanwhile.
+sub cpu_of {
+	my ($pids, $work) = @_;
+	my $c0 = tree_cpu(@$pids);
+	my $r = $work->();
+	$r->{cpu} = (tree_cpu(@$pids) - $c0) * 1e6 / $r->{n} if $r->{n};
+	return $r;
+}
 
 sub cli { return xmhub_json([@_]) }
 my $fac = cli(qw(facility create --name Bench --slug bench))->{id};
@@ -129,7 +152,7 @@ write_file("$tmp/batch.bin", $batch);
 write_file("$tmp/batches.bin", join '', @batches);
 
 # wrk(url, conns, script): the case's figures from wrk's --latency
-# report: requests/s, p50 and p99 in ms.
+# report: requests/s, how many, p50 and p99 in ms.
 sub ms {
 	my ($out, $pct) = @_;
 	my ($v, $unit) = $out =~ /^\s+\Q$pct\E%\s+([\d.]+)(us|ms|s)\s*$/m
@@ -142,9 +165,11 @@ sub wrk {
 		"-d${seconds}s", '--latency', '-s', $script, $url]);
 	die "wrk: $err" if $st != 0;
 	my ($rps) = $out =~ /Requests\/sec:\s+([\d.]+)/;
+	my ($n) = $out =~ /(\d+) requests in /;
 	my ($bad) = $out =~ /Non-2xx or 3xx responses: (\d+)/;
 	die "wrk $url: $bad failed answers\n$out" if $bad;
-	return {rate => $rps, p50 => ms($out, 50), p99 => ms($out, 99)};
+	return {rate => $rps, n => $n, p50 => ms($out, 50),
+		p99 => ms($out, 99)};
 }
 
 # The largest RSS (KiB) of the stack's ingest FastCGI processes now.
@@ -188,7 +213,8 @@ LUA
 # FastCGI sink.
 write_file("$tmp/sink.lua", "$lua_headers\nwrk.body = body\n");
 my %res;
-$res{sink} = {%{wrk($s->url('/bench/sink'), 32, "$tmp/sink.lua")},
+$res{sink} = {%{cpu_of(\@server,
+	sub { wrk($s->url('/bench/sink'), 32, "$tmp/sink.lua") })},
 	conns => 32, sessions => 0};
 
 # Which request of a wrk thread goes where: wrk's two threads on
@@ -277,9 +303,10 @@ function request()
 		(templates[b % 64 + 1]:gsub("@", tostring(s + 1))))
 end
 LUA
-	return {%{wrk("$influx_url/write?db=bench&precision=u", $conns,
-		"$tmp/influx$conns-$series.lua")}, conns => $conns,
-		sessions => $series};
+	return {%{cpu_of([$influx_pid], sub {
+		wrk("$influx_url/write?db=bench&precision=u", $conns,
+		    "$tmp/influx$conns-$series.lua") })},
+		conns => $conns, sessions => $series};
 }
 
 # xmhub over HTTP, each shape [name, connections, sessions] on fresh
@@ -313,7 +340,8 @@ function request()
 		.. string.char(math.floor(seq / 256), seq % 256) .. one:sub(9))
 end
 LUA
-	my $r = wrk($s->url('/'), $conns, "$tmp/$name.lua");
+	my $r = cpu_of(\@server,
+	    sub { wrk($s->url('/'), $conns, "$tmp/$name.lua") });
 	$r->{rss} = ingest_rss();
 	$r->{per_commit} = per_commit(1000, @sids);
 	$res{$name} = {%$r, conns => $conns, sessions => $nses};
@@ -333,11 +361,15 @@ for my $window (1, 8, 32) {
 	my ($ws, $wst) = Xmhub::WS->connect($s->ws_port,
 		"/api/v1/ingest/ws?session_id=$sid", {'X-Api-Key' => $key});
 	die "websocket upgrade: $wst\n" unless $ws;
-	my ($rate, $lat) = $ws->pipeline($window, $seconds,
-	    sub { with_seq($batches[$_[0] % 64], $_[0] % 65536) });
+	my $r = cpu_of(\@server, sub {
+		my ($rate, $lat) = $ws->pipeline($window, $seconds,
+		    sub { with_seq($batches[$_[0] % 64], $_[0] % 65536) });
+		return {rate => $rate, n => scalar @$lat,
+		    p50 => $lat->[int(@$lat * 0.5)],
+		    p99 => $lat->[int(@$lat * 0.99)]};
+	});
 	$ws->close;
-	$res{"ws$window"} = {rate => $rate, p50 => $lat->[int(@$lat * 0.5)],
-		p99 => $lat->[int(@$lat * 0.99)], per_commit => per_commit(1000, $sid),
+	$res{"ws$window"} = {%$r, per_commit => per_commit(1000, $sid),
 		conns => $window, sessions => 1};
 }
 
@@ -347,14 +379,19 @@ for my $case ((map { ["simhttp$_", "http$_", $_, '--devices', $_] } 8, 32,
 	128), (map { ["simws$_", "ws$_", $_, '--devices', 1, '--ws',
 	'--in-flight', $_] } 1, 8, 32)) {
 	my ($name, $raw, $conns, @opt) = @$case;
-	my ($st, $out, $err) = run(["$build/cli/xmhub", 'sim', '--url',
-		$s->url(''), '--key', $key, '--streams', 2, '--rate', 0,
-		'--batch', 500, '--duration', $seconds, '--device-uid', $sim_uid,
-		'--json', @opt]);
-	die "xmhub sim: $err" if $st != 0;
-	my $j = decode_json($out);
+	my $j;
+	my $r = cpu_of(\@server, sub {
+		my ($st, $out, $err) = run(["$build/cli/xmhub", 'sim', '--url',
+		    $s->url(''), '--key', $key, '--streams', 2, '--rate', 0,
+		    '--batch', 500, '--duration', $seconds, '--device-uid',
+		    $sim_uid, '--json', @opt]);
+		die "xmhub sim: $err" if $st != 0;
+		$j = decode_json($out);
+		return {n => $j->{batches}};
+	});
 	$sim_uid += $j->{devices};
-	$res{$name} = {rate => $j->{batches_per_s}, p50 => $j->{ack_p50_ms},
+	$res{$name} = {cpu => $r->{cpu}, rate => $j->{batches_per_s},
+		p50 => $j->{ack_p50_ms},
 		p99 => $j->{ack_p99_ms}, raw => $res{$raw}{rate},
 		conns => $conns, sessions => $j->{devices},
 		per_commit => per_commit(1000, map { $_->{id} } @{$j->{sessions}}),
@@ -413,9 +450,9 @@ printf "%s; wrk: 2 threads, %d s per case, loopback; the cellular batch: %d "
     . "end\n\n", POSIX::strftime('%Y-%m-%d %H:%M UTC', gmtime $started),
     $seconds, length $batch, $load0, loadavg();
 print "| case | batches/s | values/s | p50 ms | p99 ms | batches per commit "
-    . "| ingest RSS MiB | vs FastCGI sink | vs InfluxDB (same connections) "
-    . "| vs raw client |\n"
-    . "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    . "| ingest RSS MiB | server CPU µs a batch | vs FastCGI sink "
+    . "| vs InfluxDB (same connections) | vs raw client |\n"
+    . "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 for my $row (['sink', 'POST to the FastCGI sink, 32 connections'],
 	(map { my ($name, $conns, $nses) = @$_;
 	    ([$name, $name eq 'http2x4'
@@ -431,15 +468,35 @@ for my $row (['sink', 'POST to the FastCGI sink, 32 connections'],
 	    1, 8, 32)) {
 	my $c = $res{$row->[0]} or next;
 	my $influx = influx_for($c);
-	printf "| %s | %.0f | %.0f | %.2f | %.2f | %s | %s | %.2fx | %s | %s |\n",
+	printf "| %s | %.0f | %.0f | %.2f | %.2f | %s | %s | %s | %.2fx | %s "
+	    . "| %s |\n",
 	    $row->[1], $c->{rate}, $c->{rate} * 1000, $c->{p50}, $c->{p99},
 	    defined $c->{per_commit} ? sprintf('%.1f', $c->{per_commit}) : '-',
 	    $c->{rss} ? sprintf('%.1f', $c->{rss} / 1024) : '-',
+	    $c->{cpu} ? sprintf('%.0f', $c->{cpu}) : '-',
 	    $c->{rate} / $res{sink}{rate},
 	    $influx ? sprintf('%.2fx', $c->{rate} / $influx->{rate}) : '-',
 	    $c->{raw} ? sprintf('%.2fx', $c->{rate} / $c->{raw}) : '-';
 }
 print "\nInfluxDB was not run: apt-get install influxdb\n" unless $influx_url;
+if ($influx_url) {
+	printf "\nThe HTTP shapes' ceiling on this machine's %d cores (the "
+	    . "server alone on all of them, at its CPU per batch of this "
+	    . "run; the load generator's CPU not counted) over InfluxDB's "
+	    . "rate at the same connections:\n\n| shape | server CPU µs a "
+	    . "batch | ceiling batches/s | ceiling vs InfluxDB | issue 32's "
+	    . "aim |\n|---|---:|---:|---:|---:|\n", $cores;
+	for my $shape (@shapes) {
+		my $c = $res{$shape->[0]};
+		my $influx = influx_for($c) or next;
+		my $ceiling = $cores * 1e6 / $c->{cpu};
+		printf "| %s | %.0f | %.0f | %.2fx | %s |\n",
+		    $shape->[0] eq 'http2x4' ? '2 sessions x 4 connections'
+		    : "$shape->[1] connections", $c->{cpu}, $ceiling,
+		    $ceiling / $influx->{rate},
+		    $shape->[0] eq 'http2x4' ? '3x' : '4x';
+	}
+}
 printf "\nStored bytes per f32 sample (timestamp included; raw: 4 + 8 = "
     . "12 bytes), %d samples:\n", $packed[1];
 printf "- inline (one XMCH chunk per batch block, in PostgreSQL): %.2f B "
