@@ -355,7 +355,7 @@ if ($lighttpd_pid == 0) {
 	exec(@as_unit, split ' ', $start) or die "exec: $!\n";
 }
 
-my $http = HTTP::Tiny->new(timeout => 10);
+my $http = HTTP::Tiny->new(timeout => 10, keep_alive => 0);
 my $res;
 for (1 .. 100) {
 	$res = $http->get("http://127.0.0.1:$port/api/health");

@@ -564,7 +564,7 @@ is(join(',', sort @q), 'confidence,max_faces,nms_threshold',
     'openapi: detect parameters as query parameters');
 
 # --- the two origins are apart ---
-my $plat = HTTP::Tiny->new(timeout => 30);
+my $plat = HTTP::Tiny->new(timeout => 30, keep_alive => 0);
 is($plat->get($f->stack->url('/health'))->{status}, 404,
     'platform port: no /health of the face service');
 is($plat->post($f->stack->url('/api/v1/detect'),
