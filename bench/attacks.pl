@@ -271,7 +271,9 @@ my $WIN = 'from_us=1000000&to_us=88000000'; # 87 s: 267,264,044 bytes
 
 # hold($path, $n): $n connections asking $path as A's viewer and reading
 # nothing for $HOLD s (a 16 KiB receive buffer); then the status each
-# got, from the first bytes of its answer.
+# got, from the first bytes of its answer, read and closed in turn: "(q)"
+# after one that had no answer yet when the hold ended (it was waiting
+# in the pool, answered once an earlier one was closed).
 sub hold {
 	my ($path, $n) = @_;
 	my @c;
@@ -286,12 +288,15 @@ sub hold {
 		push @c, $c;
 	}
 	sleep $HOLD;
+	my @waiting = map { !IO::Select->new($_)->can_read(0) } @c;
 	my @st;
-	for my $c (@c) {
+	for my $i (0 .. $#c) {
 		my $head = '';
-		sysread($c, $head, 512) if IO::Select->new($c)->can_read(5);
-		push @st, $head =~ m{^HTTP/1\.\d (\d+)} ? $1 : 'none';
-		close $c;
+		sysread($c[$i], $head, 512)
+		    if IO::Select->new($c[$i])->can_read(5);
+		push @st, ($head =~ m{^HTTP/1\.\d (\d+)} ? $1 : 'none')
+		    . ($waiting[$i] ? ' (q)' : '');
+		close $c[$i];
 	}
 	return join ', ', @st;
 }
