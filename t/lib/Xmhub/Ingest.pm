@@ -10,6 +10,7 @@ package Xmhub::Ingest;
 #
 #   my $in = Xmhub::Ingest->new($platform, $api_key);
 #   my $s = $in->session(7, [0, 'f32'], [1, 'string']);
+#   my $a = $in->audio_session(5, 'pcm_s16le', 192000, 8); # stream 0
 #   $in->send($s->{id}, 3, [0, 'f32', [[1000, 1.5], [1001, 'NaN']]]);
 #   $in->close($s->{id});
 #   my @all = $in->read_all($token, $s->{id}, 0, limit => 7);
@@ -47,6 +48,20 @@ sub session {
 				name => "s$_->[0]", value_type => $_->[1]} }
 				@streams]});
 	die "session: $st\n" . JSON::PP->new->encode($s // {}) if $st != 201;
+	return $s;
+}
+
+# audio_session($device_uid, $codec, $rate, $channels): a new session's
+# object, its one stream (index 0) bytes declared as audio
+# (doc/xmbp-audio.md).
+sub audio_session {
+	my ($self, $uid, $codec, $rate, $ch) = @_;
+	my ($st, $s) = $self->{p}->req(POST => '/api/v1/ingest/sessions',
+		key => $self->{key}, json => {device_uid => $uid, streams => [{
+			stream_index => 0, name => 'audio', value_type => 'bytes',
+			audio => {codec => $codec, sample_rate_hz => $rate,
+				channels => $ch}}]});
+	die "audio session: $st\n" if $st != 201;
 	return $s;
 }
 

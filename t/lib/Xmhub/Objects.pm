@@ -15,6 +15,7 @@ package Xmhub::Objects;
 #   $o->{key}               # the plaintext of its API key (upload, ingest)
 #   $o->{texts}             # every name and id made, for leak checks
 #   my $wav = Xmhub::Objects::wav(8);   # 8 silent 16-bit mono samples
+#   Xmhub::Objects::wav(61, 1, 8)       # 61 frames at 1 Hz, 8 channels
 #
 # Core modules only.
 
@@ -24,13 +25,15 @@ use JSON::PP;
 
 my $json = JSON::PP->new->utf8->canonical;
 
-# wav($n): a RIFF WAVE file of $n silent samples, 16-bit mono at 8 kHz.
+# wav($n, $rate, $channels): a RIFF WAVE file of $n silent 16-bit
+# sample frames, at $rate Hz (8000 by default) of $channels (1).
 sub wav {
-	my ($n) = @_;
-	my $data = pack('s<*', (0) x $n);
+	my ($n, $rate, $ch) = @_;
+	($rate, $ch) = ($rate // 8000, $ch // 1);
+	my $data = pack('s<*', (0) x ($n * $ch));
 	return pack('a4 V a4 a4 V v v V V v v a4 V', 'RIFF',
-		36 + length $data, 'WAVE', 'fmt ', 16, 1, 1, 8000, 16000, 2,
-		16, 'data', length $data) . $data;
+		36 + length $data, 'WAVE', 'fmt ', 16, 1, $ch, $rate,
+		$rate * 2 * $ch, 2 * $ch, 16, 'data', length $data) . $data;
 }
 
 # upload($p, $key, $filename, $data): POST /api/v1/uploads with one file
