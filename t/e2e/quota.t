@@ -3,7 +3,10 @@
 # Per-facility storage quotas end to end (doc/storage.md "Quotas and
 # retention"): the usage counts against the rows as stored, who may read
 # and set a quota, an upload past the quota refused (by its Content-Length
-# before it is read, and streamed) with nothing of it stored, ingest
+# before it is read, and at its insert: streamed, or the quota lowered
+# while it was spooled) with nothing of it stored, the check at the insert
+# with and without a quota and two uploads at once against its last
+# bytes, ingest
 # batches past the quota refused whole over HTTP and WebSocket while the
 # earlier ones stay readable, usage going down on delete, the samples'
 # bytes counted in their session's row while it is active (sql/023:
@@ -146,8 +149,8 @@ sub chunked {
 # The same body streamed: stored, refused at its insert, deleted.
 my $res = chunked($key, $big);
 is($res->{status}, 413, 'a streamed upload past the quota: 413');
-like($res->{content}, qr/"detail":"the facility's storage quota is used up/,
-	'with the detail');
+like($res->{content}, qr/"detail":"the facility's storage quota is used up: 1956 bytes are left, the file is larger"/,
+	'with the detail, of the check at the insert');
 is($p->sql("SELECT count(*) FROM uploads WHERE facility_id = '$fac'"), 1,
 	'no row of the refused uploads');
 is($p->objects($fac), $before, 'no object of them either');
@@ -186,8 +189,8 @@ is(storage($fac)->{upload_bytes}, length $wav, 'the usage did not move');
 	my $answer = do { local $/; <$sock> } // '';
 	close $sock;
 	like($answer, qr{^HTTP/1\.1 413 }, 'a quota lowered mid-body: 413');
-	like($answer, qr/"detail":"the facility's storage quota is used up: 100 bytes are left/,
-		'the detail says what is left now');
+	like($answer, qr/"detail":"the facility's storage quota is used up: 100 bytes are left, the file is larger"/,
+		'the detail says what is left now, at the insert');
 	is($p->objects($fac), $before, 'no object of it');
 	is(storage($fac)->{upload_bytes}, length $wav, 'the usage still did not move');
 	set_quota($fac, quota_bytes => 3000);
