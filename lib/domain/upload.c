@@ -55,8 +55,7 @@ static const char foreign_tag_sql[] =
 
 #define INSERT_INTO                                                            \
 	"INSERT INTO uploads (id, facility_id, api_key_id, "                   \
-	"original_filename, "                                                  \
-	"original_format, original_size_bytes, metadata) "
+	"original_filename, original_format, original_size_bytes, metadata) "
 #define INSERT_VALUES                                                          \
 	"$1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::bigint, "       \
 	"$7::jsonb"
@@ -258,7 +257,8 @@ upload_insert_within(struct db *db, const struct upload_new *n, bool *taken,
 	/* A quota (or no row: the plain INSERT then finds no facility). */
 	if ((st = quota_lock(db, n->facility_id, &q, &found)) != DB_OK)
 		goto out;
-	if (n->size > (uint64_t)(*room = quota_left(&q)))
+	*room = quota_left(&q);
+	if (n->size > (uint64_t)*room)
 		goto out;
 	if ((st = upload_insert(db, n)) == DB_OK)
 		*taken = true;
