@@ -37,8 +37,10 @@
 #   - uncounted: the default configuration, sql/019's uploads_storage
 #     trigger disabled on this stack's database while it is measured (an
 #     upload not counted into its facility's facility_storage row);
-# and the quota read each upload makes before its body
-# (lib/domain/quota.c read_sql: facility_usage, the samples' bytes summed
+# and the quota read the uploads' authorizer makes for an upload with a
+# Content-Length before its body (the program checks at the insert only,
+# bench/upload-insert; lib/domain/quota.c read_sql: facility_usage, the
+# samples' bytes summed
 # only under a quota) run by pgbench, prepared, on this stack's database
 # next to SELECT 1 and to the read that sums them for every facility
 # (summed, as before): PostgreSQL's and pgbench's CPU per statement.
@@ -323,7 +325,8 @@ for my $chunked (0, 1) {
 		    $m[4] - $def[4];
 	}
 }
-printf "\nthe quota read before an upload's body (pgbench, prepared, one "
+printf "\nthe authorizer's quota read before an upload's body (pgbench, "
+    . "prepared, one "
     . "client; the facility has %d delta rows, %d active sessions), CPU "
     . "µs per statement:\n", $deltas, $active;
 printf "%-10s %8s %8s %8s\n", 'statement', 'postgres', 'pgbench', 'total';

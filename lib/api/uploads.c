@@ -291,8 +291,7 @@ struct post {
 	struct store_put *put; /* the file part being written */
 	bool file_seen, stored, metadata_seen, tags_seen;
 	unsigned long long size;
-	int64_t room; /* what the facility's quota leaves (quota_left) */
-	bool limited; /* the facility had a quota when the upload began */
+	int64_t room; /* what the facility's quota left (the refusal's) */
 	char filename[MULTIPART_FILENAME_MAX + 1];
 	char format[UPLOADS_FORMAT_MAX + 1];
 	enum field field; /* what the current part is */
@@ -400,8 +399,6 @@ part_data(void *arg, const void *data, size_t n)
 	switch (p->field) {
 	case F_FILE:
 		p->size += n;
-		if (p->size > (unsigned long long)p->room)
-			return over_quota(p);
 		if (store_put_write(p->put, data, n) != STORE_OK)
 			return store_failed(p, "writing", "write failed");
 		return 0;
@@ -552,30 +549,23 @@ insert(struct post *p)
 					  p->metadata, JSON_C_TO_STRING_PLAIN)
 				: "{}"};
 	char job_id[37], detail[64];
-	struct quota q = {0};
 	enum db_status st;
-	bool found, linked;
+	bool taken, linked;
 
 	if ((st = db_begin(db)) != DB_OK) {
 		db_failed(p, st);
 		goto fail;
 	}
-	/* The quota again, its row locked until COMMIT: other uploads and
-	 * ingest rounds of the facility may have taken room meanwhile.  A
-	 * facility without a quota when the upload began takes it as it
-	 * would have been taken a moment before a quota was set: no lock
-	 * (nor the fold that comes with it) for the uploads of most. */
-	if (p->limited && (st = quota_lock(db, fac, &q, &found)) != DB_OK) {
+	/* The one quota check, with the bytes stored (the gate's read only
+	 * spares the spooling of a body known too large): under a quota its
+	 * row is locked until COMMIT, so that other uploads and ingest
+	 * rounds of the facility take no room meanwhile. */
+	if ((st = upload_insert_within(db, &n, &taken, &p->room)) != DB_OK) {
 		db_failed(p, st);
 		goto fail;
 	}
-	if (p->limited &&
-	    p->size > (unsigned long long)(p->room = quota_left(&q))) {
+	if (!taken) {
 		over_quota(p);
-		goto fail;
-	}
-	if ((st = upload_insert(db, &n)) != DB_OK) {
-		db_failed(p, st);
 		goto fail;
 	}
 	if ((st = upload_tags_link(db, p->id, fac, &p->tags, &linked)) !=
@@ -601,8 +591,8 @@ fail:
 
 /*
  * What the facility's quota leaves into p->room (read, not locked: the
- * insert checks again); refused when the body's Content-Length is
- * already more, before a byte of it is read.
+ * insert checks); refused when the body's Content-Length is already
+ * more, before a byte of it is read.
  */
 static void
 room_for(struct post *p)
@@ -619,7 +609,6 @@ room_for(struct post *p)
 		return;
 	}
 	p->room = quota_left(&q);
-	p->limited = q.limited;
 	if (ctx->req->content_length > p->room)
 		refuse(p, 413,
 		       "the facility's storage quota is used up: %lld bytes "
@@ -642,7 +631,7 @@ too_large(struct app_ctx *ctx)
  * The POST's gate (app_gate): asked as the authorizer, an upload known
  * by its Content-Length to be too large or over the facility's quota is
  * refused before the web server receives a byte of it.  A chunked one
- * is checked by uploads_post() as it arrives.
+ * is checked by uploads_post() at its insert, once it is stored.
  */
 static bool
 gate(struct app_ctx *ctx)
@@ -680,8 +669,7 @@ uploads_post(struct app_ctx *ctx)
 	}
 	p->ctx = ctx;
 	buf_init(&p->text, UPLOADS_FIELD_MAX);
-	room_for(p);
-	if (p->status == 0 && !auth_uuid(p->id))
+	if (!auth_uuid(p->id))
 		refuse(p, 500, "no random bytes for an id");
 	snprintf(p->key, sizeof(p->key), "%s/uploads/%s/original",
 		 ctx->who.facility_id, p->id);

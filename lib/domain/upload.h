@@ -111,6 +111,19 @@ enum db_status upload_tags_check(struct db *db, const char *facility_id,
 enum db_status upload_insert(struct db *db, const struct upload_new *n);
 
 /*
+ * As upload_insert(), when the storage quota of n's facility has room for
+ * n->size (doc/storage.md "Quotas and retention"): *taken true.  For a
+ * facility without a quota that is the one INSERT, which reads its
+ * quota_bytes itself (*room INT64_MAX).  One with a quota has its row
+ * locked and its deltas folded until the caller's transaction ends
+ * (quota_lock()), so that no other writer of the facility takes the room
+ * meanwhile; *room is what the quota left, and the upload is inserted only
+ * when it is not larger (*taken false, nothing written, when it is).
+ */
+enum db_status upload_insert_within(struct db *db, const struct upload_new *n,
+				    bool *taken, int64_t *room);
+
+/*
  * Links upload id of facility_id to the tags of t, inside the caller's
  * transaction; *linked false (nothing to be committed) when one of them
  * is not, or no longer, a tag of facility_id.

@@ -3,7 +3,10 @@
 # Per-facility storage quotas end to end (doc/storage.md "Quotas and
 # retention"): the usage counts against the rows as stored, who may read
 # and set a quota, an upload past the quota refused (by its Content-Length
-# before it is read, and streamed) with nothing of it stored, ingest
+# before it is read, and at its insert: streamed, or the quota lowered
+# while it was spooled) with nothing of it stored, the check at the insert
+# with and without a quota and two uploads at once against its last
+# bytes, ingest
 # batches past the quota refused whole over HTTP and WebSocket while the
 # earlier ones stay readable, usage going down on delete, the samples'
 # bytes counted in their session's row while it is active (sql/023:
@@ -127,19 +130,27 @@ my $before = $p->objects($fac);
 is_error($st, $b, 413, 'an upload past the quota');
 like($b->{detail}, qr/storage quota is used up: 1956 bytes are left/,
 	'the detail says what is left');
-# The same body streamed (chunked, no Content-Length).
-my $bd = 'quota-chunked';
-my $body = "--$bd\r\nContent-Disposition: form-data; name=\"file\"; "
-    . "filename=\"big.wav\"\r\nContent-Type: audio/wav\r\n\r\n$big\r\n"
-    . "--$bd--\r\n";
-my @pieces = map { substr($body, $_ * 700, 700) } 0 .. int(length($body) / 700);
-my $res = HTTP::Tiny->new(timeout => 30)->request(POST =>
-	$stack->url('/api/v1/uploads'), {headers => {'X-Api-Key' => $key,
-	'Content-Type' => "multipart/form-data; boundary=$bd"},
-	content => sub { shift @pieces }});
+# File $data uploaded with API key $key streamed (chunked, no
+# Content-Length: the gate lets it in, the insert checks it): the
+# HTTP::Tiny response.
+sub chunked {
+	my ($key, $data) = @_;
+	my $bd = 'quota-chunked';
+	my $body = "--$bd\r\nContent-Disposition: form-data; name=\"file\"; "
+	    . "filename=\"f.wav\"\r\nContent-Type: audio/wav\r\n\r\n"
+	    . "$data\r\n--$bd--\r\n";
+	my @pieces = map { substr($body, $_ * 700, 700) }
+	    0 .. int(length($body) / 700);
+	return HTTP::Tiny->new(timeout => 30)->request(POST =>
+		$stack->url('/api/v1/uploads'), {headers => {'X-Api-Key' => $key,
+		'Content-Type' => "multipart/form-data; boundary=$bd"},
+		content => sub { shift @pieces }});
+}
+# The same body streamed: stored, refused at its insert, deleted.
+my $res = chunked($key, $big);
 is($res->{status}, 413, 'a streamed upload past the quota: 413');
-like($res->{content}, qr/"detail":"the facility's storage quota is used up/,
-	'with the detail');
+like($res->{content}, qr/"detail":"the facility's storage quota is used up: 1956 bytes are left, the file is larger"/,
+	'with the detail, of the check at the insert');
 is($p->sql("SELECT count(*) FROM uploads WHERE facility_id = '$fac'"), 1,
 	'no row of the refused uploads');
 is($p->objects($fac), $before, 'no object of them either');
@@ -147,8 +158,8 @@ counts_exact($fac, 'after the refusals');
 is(storage($fac)->{upload_bytes}, length $wav, 'the usage did not move');
 # A quota lowered while a body arrives: the body was within the quota
 # when the authorizer let it in (lighttpd then spools it whole, httpd-conf/
-# programs spool), the program checks again once it is there (and the
-# insert once more under the facility's locked row).
+# programs spool); the program stores it and checks at its insert, under
+# the facility's locked row, then deletes it.
 {
 	my $mid = Xmhub::Objects::wav(500_000); # 1,000,044 bytes
 	set_quota($fac, quota_bytes => length($wav) + 2_000_000);
@@ -178,8 +189,8 @@ is(storage($fac)->{upload_bytes}, length $wav, 'the usage did not move');
 	my $answer = do { local $/; <$sock> } // '';
 	close $sock;
 	like($answer, qr{^HTTP/1\.1 413 }, 'a quota lowered mid-body: 413');
-	like($answer, qr/"detail":"the facility's storage quota is used up: 100 bytes are left/,
-		'the detail says what is left now');
+	like($answer, qr/"detail":"the facility's storage quota is used up: 100 bytes are left, the file is larger"/,
+		'the detail says what is left now, at the insert');
 	is($p->objects($fac), $before, 'no object of it');
 	is(storage($fac)->{upload_bytes}, length $wav, 'the usage still did not move');
 	set_quota($fac, quota_bytes => 3000);
@@ -295,6 +306,10 @@ my @pids;
 for my $x ([$c1, 3], [$c2, 2]) {
 	my $pid = fork // die "fork: $!";
 	if ($pid == 0) {
+		# Not through the parent's OpenAPI checker: both children
+		# would share its pipe, and one could read the other's answer
+		# and leave it waiting for ever.
+		$ENV{XMHUB_OPENAPI_CHECK} = 0;
 		my ($cst) = $p->req(POST => "/api/v1/ingest/sessions/$x->[0]{id}/data",
 			key => $key_c, body => $inc->encode($x->[1],
 			[0, 'f32', f32s(3000)]),
@@ -328,7 +343,7 @@ my $c3 = $inc->session(23, [0, 'f32']);
 $inc->send($c3->{id}, 1, [0, 'f32', f32s(1000)]);
 ($st) = Xmhub::Objects::upload($p, $key_c, 'x.wav', $wav);
 is($st, 200, 'an upload without a quota');
-is(deltas($fc), 2, 'it locked and folded nothing: no quota when it began');
+is(deltas($fc), 2, 'it locked and folded nothing: no quota at its insert');
 $p->job('xmhub-retention', '--once');
 is(deltas($fc), 0, 'the retention runner folded the deltas');
 is(pending($c3->{id}), chunk_bytes($c3->{id}),
@@ -348,6 +363,47 @@ ok(pending($c4->{id}) > 0, 'an active session with pending bytes');
 ($st) = $p->req(DELETE => "/api/v1/facilities/$fc", token => $ts);
 is($st, 204, 'its facility deleted');
 is(deltas($fc), 0, 'nothing of its counts left');
+
+# --- the check at the insert ------------------------------------------------
+# An upload's one quota check is made at its insert (lib/domain/upload.c):
+# a facility without a quota stores with the INSERT alone, its delta rows
+# left; one with a quota folds them under its locked row first.
+my $fq = $p->facility('Quota D');
+my $key_q = $p->api_key($p->token($p->user('facility_admin', $fq)), 'upload');
+my $ff = $p->facility('Quota E');
+my $key_f = $p->api_key($p->token($p->user('facility_admin', $ff)), 'upload');
+set_quota($fq, quota_bytes => 1_000_000);
+for my $x ([$ff, $key_f, 'without a quota', 1], [$fq, $key_q, 'with a quota', 0])
+{
+	my ($f, $k, $what, $left) = @$x;
+	$p->sql('INSERT INTO facility_storage_delta (facility_id, sample_bytes) '
+	    . "VALUES ('$f', 0)");
+	($st) = Xmhub::Objects::upload($p, $k, 's.wav', Xmhub::Objects::wav(10));
+	is($st, 200, "a facility $what stores");
+	is(deltas($f), $left, $left ? "$what: its delta row left, nothing folded"
+	    : "$what: its delta row folded under the locked row");
+	counts_exact($f, "after an upload $what");
+}
+# Two streamed uploads at once against the last bytes of a quota: both
+# stored by the program, one taken at its insert, the other refused there
+# (the row locked by the first until it commits) and its object deleted.
+set_quota($fq, quota_bytes => storage($fq)->{used_bytes} + length($wav) + 100);
+my $objs = $p->objects($fq);
+my @ups;
+for (1, 2) {
+	my $pid = fork // die "fork: $!";
+	if ($pid == 0) {
+		my $ust = chunked($key_q, $wav)->{status};
+		POSIX::_exit($ust == 200 ? 0 : $ust == 413 ? 1 : 2);
+	}
+	push @ups, $pid;
+}
+my @ucodes = sort map { waitpid($_, 0); $? >> 8 } @ups;
+is("@ucodes", '0 1', 'two uploads at once, room for one: one stored, one '
+    . 'refused with 413');
+is($p->objects($fq), $objs + 1, 'the object of the stored one only');
+$s = counts_exact($fq, 'after the two uploads');
+ok($s->{used_bytes} <= $s->{quota_bytes}, 'within the quota');
 
 # --- the migration's backfill ------------------------------------------------
 my $sqldir = "$ENV{XMHUB_SRCDIR}/sql";

@@ -4,9 +4,10 @@
  * inserted (bad metadata, a key of another facility), their tags linked,
  * checked and replaced (another facility's tag changes nothing), read
  * one by one and by page, their latest completed transcode found, and
- * deleted with their links and jobs.  Run by t/e2e/upload-db.t with a
- * migrated database of its own in XMHUB_TEST_DATABASE_URL;
- * t/e2e/api-uploads.t proves the HTTP contract and the facility rules.
+ * deleted with their links and jobs; the quota check at the insert.
+ * Run by t/e2e/upload-db.t with a migrated database of its own in
+ * XMHUB_TEST_DATABASE_URL; t/e2e/api-uploads.t proves the HTTP contract
+ * and the facility rules.
  */
 #include "config.h"
 
@@ -411,6 +412,59 @@ more_uploads(struct fix *f)
 	return f->up2[0] != '\0' && f->up3[0] != '\0';
 }
 
+/* A new upload n of size bytes, given a fresh id, through
+ * upload_insert_within() in a transaction committed when it is taken:
+ * whether it was. */
+static bool
+within(struct upload_new *n, char id[64], uint64_t size, int64_t *room)
+{
+	bool taken = false;
+
+	one("SELECT gen_random_uuid()", NULL, id, 64);
+	n->id = id;
+	n->size = size;
+	if (db_begin(db) != DB_OK ||
+	    upload_insert_within(db, n, &taken, room) != DB_OK) {
+		db_rollback(db);
+		return false;
+	}
+	if (taken)
+		return db_commit(db) == DB_OK;
+	db_rollback(db);
+	return false;
+}
+
+/* The quota check at the insert: without a quota, within one, past it. */
+static void
+test_within(const struct fix *f)
+{
+	struct upload_new n = {.facility_id = f->fac,
+			       .api_key_id = f->key,
+			       .filename = "q.wav",
+			       .format = "wav",
+			       .metadata = "{}"};
+	char id[64], got[64];
+	int64_t room = 0;
+
+	ok(within(&n, id, 100, &room) && room == INT64_MAX,
+	   "within: no quota, taken");
+	one("UPDATE facility_storage SET quota_bytes = upload_bytes + 150 "
+	    "WHERE facility_id = $1::uuid RETURNING quota_bytes",
+	    f->fac, got, sizeof(got));
+	ok(within(&n, id, 100, &room) && room == 150,
+	   "within: a quota with room, taken");
+	ok(!within(&n, id, 51, &room) && room == 50,
+	   "within: past the quota, not taken, the room said");
+	one("SELECT count(*) FROM uploads WHERE id = $1::uuid", id, got,
+	    sizeof(got));
+	is(got, "0", "within: nothing of the refused one");
+	ok(within(&n, id, 50, &room) && room == 50,
+	   "within: the last bytes taken");
+	one("UPDATE facility_storage SET quota_bytes = NULL "
+	    "WHERE facility_id = $1::uuid RETURNING facility_id",
+	    f->fac, got, sizeof(got));
+}
+
 int
 main(void)
 {
@@ -432,6 +486,7 @@ main(void)
 			test_change(&f);
 			test_stream(&f);
 			test_delete(&f);
+			test_within(&f);
 		}
 	}
 	db_free(db);
