@@ -100,6 +100,18 @@ fail(struct runner *r, const struct jobs_claim *job, const char *msg)
 							  : JOBMAIN_DB;
 }
 
+/* The input is refused (jobs_input_ok()): no run can change that, so
+ * the job fails now, its attempts left unused. */
+static enum jobmain_step
+refuse(struct runner *r, const struct jobs_claim *job, const char *msg)
+{
+	enum jobs_outcome o;
+
+	log_error("job %s attempt %d refused: %s", job->id, job->attempts, msg);
+	return jobs_refuse(r->m->db, job, msg, &o) == DB_OK ? JOBMAIN_DONE
+							    : JOBMAIN_DB;
+}
+
 /* The run could not go on for a reason that is not the input's (the
  * store, temporary space): the job waits, its attempt not counted. */
 static enum jobmain_step
@@ -368,7 +380,7 @@ run_in(struct runner *r, const struct jobs_claim *job, const char *dir)
 		return fail(r, job, msg);
 	}
 	if (!jobs_input_ok(&pin, msg, sizeof(msg)))
-		return fail(r, job, msg);
+		return refuse(r, job, msg);
 	if (!transcode(r, job, in, out, pin.duration_ms, &lost, &end, msg,
 		       sizeof(msg))) {
 		if (end == JOBMAIN_STOP)

@@ -407,10 +407,16 @@ static const char defer_sql[] =
 	"status = 'queued', attempts = attempts - 1, run_after = now() + "
 	"make_interval(secs => $6::float8) WHERE " GUARD " RETURNING status";
 
+static const char refuse_sql[] =
+	"UPDATE transcode_jobs SET error_message = $5, heartbeat_at = NULL, "
+	"status = 'failed', completed_at = now() WHERE " GUARD
+	" RETURNING status";
+
 struct fail_arg {
 	const struct jobs_claim *job;
 	const char *message;
-	const char *sql; /* fail_sql or defer_sql */
+	const char *sql; /* fail_sql, defer_sql or refuse_sql */
+	int nparams;	 /* 5, or 6 with the backoff */
 	enum jobs_outcome *out;
 };
 
@@ -433,7 +439,7 @@ fail_tx(struct db *db, void *arg)
 	snprintf(backoff, sizeof(backoff), "%lld", backoff_s);
 	params[4] = msg;
 	params[5] = backoff;
-	if ((st = db_query(db, &res, a->sql, 6, params)) != DB_OK)
+	if ((st = db_query(db, &res, a->sql, a->nparams, params)) != DB_OK)
 		return st;
 	*a->out = PQntuples(res) > 0 ? JOBS_DONE : JOBS_LOST;
 	failed = PQntuples(res) > 0 &&
@@ -451,7 +457,7 @@ enum db_status
 jobs_fail(struct db *db, const struct jobs_claim *job, const char *message,
 	  enum jobs_outcome *out)
 {
-	struct fail_arg a = {job, message, fail_sql, out};
+	struct fail_arg a = {job, message, fail_sql, 6, out};
 
 	return in_tx(db, fail_tx, &a);
 }
@@ -460,7 +466,16 @@ enum db_status
 jobs_defer(struct db *db, const struct jobs_claim *job, const char *message,
 	   enum jobs_outcome *out)
 {
-	struct fail_arg a = {job, message, defer_sql, out};
+	struct fail_arg a = {job, message, defer_sql, 6, out};
+
+	return in_tx(db, fail_tx, &a);
+}
+
+enum db_status
+jobs_refuse(struct db *db, const struct jobs_claim *job, const char *message,
+	    enum jobs_outcome *out)
+{
+	struct fail_arg a = {job, message, refuse_sql, 5, out};
 
 	return in_tx(db, fail_tx, &a);
 }

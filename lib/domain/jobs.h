@@ -139,6 +139,14 @@ enum db_status jobs_complete(struct db *db, const struct jobs_claim *job,
 enum db_status jobs_fail(struct db *db, const struct jobs_claim *job,
 			 const char *message, enum jobs_outcome *out);
 
+/*
+ * Fails the job for good with message, whatever its attempts left: the
+ * probe refused the input (jobs_input_ok()), an answer another run can
+ * not change.  Its upload as jobs_fail()'s; *out as jobs_complete().
+ */
+enum db_status jobs_refuse(struct db *db, const struct jobs_claim *job,
+			   const char *message, enum jobs_outcome *out);
+
 /* Gives the run back without counting it (the runner is stopping): the
  * job is queued again at once with its attempts as before the claim. */
 enum db_status jobs_release(struct db *db, const struct jobs_claim *job,

@@ -45,14 +45,16 @@ sub ffmpeg {
 	return $out;
 }
 
-# make_video($path, %opt): a testsrc2 background, the photo scaled to
-# 120x140 moving right by 5 px a frame from x = 20, visible from 0.5 s
-# to 2.4 s (frames 5 to 24 at 10 fps), a 440 Hz AAC track.
+# make_video($path, %opt): a testsrc2 background ($opt{fps}, else $FPS,
+# frames a second), the photo scaled to 120x140 moving right by 5 px a
+# frame from x = 20, visible from 0.5 s to 2.4 s (frames 5 to 24 at
+# 10 fps), a 440 Hz AAC track.
 sub make_video {
 	my ($path, %o) = @_;
 	my $d = $o{seconds} // 3;
 	my $s = $o{size} // "${W}x$H";
-	ffmpeg('-f', 'lavfi', '-i', "testsrc2=s=$s:r=$FPS:d=$d",
+	my $fps = $o{fps} // $FPS;
+	ffmpeg('-f', 'lavfi', '-i', "testsrc2=s=$s:r=$fps:d=$d",
 	    '-loop', '1', '-i', $photo,
 	    '-f', 'lavfi', '-i', "sine=f=440:d=$d",
 	    '-filter_complex', '[1:v]scale=120:140[f];[0:v][f]overlay='
@@ -265,9 +267,12 @@ like($j->{error} // '', qr/truncated|damaged|decode/, 'with a detail: '
 
 # --- a lying header: an MKV that says 1 s and holds 12 s, over
 # FACE_API_VIDEO_MAX_SECONDS (10): accepted on its header, the run stops
-# past 10 s of frames and fails, saying so ---
-{
-	make_video("$dir/long.mkv", seconds => 12, size => '32x32');
+# past 10 s of frames and fails, saying so; at 10 fps and at 1 fps (where
+# a decoder stopped at the limit + 1 s would end exactly at the frames
+# allowed, and the video would complete cut at 10 s) ---
+for my $fps (10, 1) {
+	make_video("$dir/long.mkv", seconds => 12, size => '32x32',
+	    fps => $fps);
 	my $mkv = slurp("$dir/long.mkv");
 	# The Segment's Duration (ID 0x4489, an 8-byte float of ms) and the
 	# streams' DURATION tags.
@@ -278,15 +283,16 @@ like($j->{error} // '', qr/truncated|damaged|decode/, 'with a detail: '
 	print {$o} $mkv;
 	close $o or die "$dir/lying.mkv: $!";
 	my $pr = probe("$dir/lying.mkv");
-	is_deeply([$pr->{duration} + 0, $pr->{frames}], [1, 120],
-	    'the MKV says 1 s and holds 120 frames (12 s at 10 fps)');
+	is_deeply([$pr->{duration} + 0, $pr->{frames}], [1, 12 * $fps],
+	    "$fps fps: the MKV says 1 s and holds " . 12 * $fps
+	    . " frames (12 s)");
 	$r = vpost($mkv);
-	is($r->{status}, 202, 'a video whose header says 1 s: 202');
+	is($r->{status}, 202, "$fps fps: a video whose header says 1 s: 202");
 	$j = wait_job(($f->json($r) // {})->{id}, qw(completed failed));
-	is($j->{state}, 'failed', 'holding 12 s, it fails');
+	is($j->{state}, 'failed', "$fps fps: holding 12 s, it fails");
 	is($j->{error}, 'the video holds more than 10 s '
 	    . '(FACE_API_VIDEO_MAX_SECONDS), more than its header says',
-	    'with a detail saying why');
+	    "$fps fps: with a detail saying why");
 }
 
 # --- bad requests and limits ---

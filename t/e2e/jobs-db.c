@@ -194,10 +194,43 @@ test_list(const char *fac, const char *up, const char *up2)
 	PQclear(res);
 }
 
+/* An upload of the key key: its id into out (64 bytes). */
+static void
+upload(const char *key, char *out)
+{
+	one("INSERT INTO uploads (facility_id, api_key_id, original_filename, "
+	    "original_format, original_size_bytes) SELECT facility_id, id, "
+	    "'a.wav', 'wav', 4 FROM api_keys WHERE id = $1::uuid RETURNING id",
+	    key, out, 64);
+}
+
+/* A refusal of the input fails the job at its first attempt of two,
+ * and its upload with it. */
+static void
+test_refuse(const char *fac, const char *up)
+{
+	struct jobs_claim j, stale;
+	enum jobs_outcome o;
+	char id[JOBS_UUID_LEN + 1];
+
+	is_int(jobs_create(db, fac, up, id), DB_OK, "a job to refuse");
+	if (!claim(&j, "refused run"))
+		return;
+	stale = j;
+	is_int(jobs_refuse(db, &j, "the sample rate 1 Hz is outside", &o),
+	       DB_OK, "jobs_refuse");
+	is_int(o, JOBS_DONE, "jobs_refuse: done");
+	is_str(job_row(id), "failed 1 now", "refused: failed at attempt 1");
+	is_str(upload_status(up), "failed", "refused: its upload failed");
+	is_int(jobs_refuse(db, &stale, "again", &o), DB_OK,
+	       "a stale run refuses");
+	is_int(o, JOBS_LOST, "a stale run's refusal: JOBS_LOST");
+}
+
 int
 main(void)
 {
-	char detail[256], fac[64], key[64], up[64], up2[64];
+	char detail[256], fac[64], key[64], up[64], up2[64], up3[64];
 
 	setenv("XMHUB_TRANSCODE_MAX_ATTEMPTS", "2", 1);
 	setenv("XMHUB_TRANSCODE_BACKOFF", "0", 1);
@@ -210,19 +243,16 @@ main(void)
 	one("INSERT INTO api_keys (facility_id, name, key_prefix, key_hash) "
 	    "VALUES ($1, 'k', 'xmh_jobsdb00', repeat('0', 64)) RETURNING id",
 	    fac, key, sizeof(key));
-	one("INSERT INTO uploads (facility_id, api_key_id, original_filename, "
-	    "original_format, original_size_bytes) SELECT facility_id, id, "
-	    "'a.wav', 'wav', 4 FROM api_keys WHERE id = $1::uuid RETURNING id",
-	    key, up, sizeof(up));
-	one("INSERT INTO uploads (facility_id, api_key_id, original_filename, "
-	    "original_format, original_size_bytes) SELECT facility_id, id, "
-	    "'b.wav', 'wav', 4 FROM api_keys WHERE id = $1::uuid RETURNING id",
-	    key, up2, sizeof(up2));
-	if (!ok(up[0] != '\0' && up2[0] != '\0', "a facility, a key, uploads"))
+	upload(key, up);
+	upload(key, up2);
+	upload(key, up3);
+	if (!ok(up[0] != '\0' && up2[0] != '\0' && up3[0] != '\0',
+		"a facility, a key, uploads"))
 		return tap_done();
 	test_life(fac, up);
 	test_release(fac, up2);
 	test_list(fac, up, up2);
+	test_refuse(fac, up3);
 	db_free(db);
 	return tap_done();
 }

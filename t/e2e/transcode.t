@@ -270,10 +270,13 @@ for my $g (@good) {
 }
 
 # --- bad inputs: failed after max_attempts, with a reason ---
+# (one attempt for those the probe refuses: another can not change it)
+my %refused = ('r100.wav' => 1);
 for my $name (@bad) {
 	my $j = wait_job($job{$name}, undef, 120);
 	is($j->{status}, 'failed', "$name: failed") or diag explain $j;
-	is($j->{attempts}, 3, "$name: after 3 attempts");
+	is($j->{attempts}, $refused{$name} ? 1 : 3,
+	    "$name: after " . ($refused{$name} ? 1 : 3) . " attempts");
 	is($j->{max_attempts}, 3, "$name: max_attempts 3");
 	ok(defined $j->{error_message} && length $j->{error_message},
 	    "$name: error_message") and note "$name: $j->{error_message}";
@@ -829,19 +832,31 @@ check_ranges($mp4, 'filesystem mp4');
 	    'store back: the job completes in its first counted attempt');
 }
 
-# A recording longer than XMHUB_TRANSCODE_MAX_SECONDS fails, saying so.
+# A recording longer than XMHUB_TRANSCODE_MAX_SECONDS fails, saying so,
+# and so does a 100 Hz one: at once, in one run, since no other run can
+# change what the probe found (the backoff of 1 s would have a drain
+# wait for a second and a third attempt).
 {
 	$s->set_env({XMHUB_TRANSCODE_MAX_SECONDS => 2});
 	my $u = upload('s16-stereo.wav', $in{'s16-stereo.wav'})->{id};
 	my $jid = job_of($u);
+	my $u100 = upload('r100.wav', $in{'r100.wav'})->{id};
+	my $j100 = job_of($u100);
 	is(runner_wait(runner_start('--drain'), 120), 0, 'max seconds: a pass');
 	my (undef, $j) = get_job($jid);
 	is($j->{error_message}, 'the recording is 2.5 s long, more than the '
 	    . '2 s a transcode takes (XMHUB_TRANSCODE_MAX_SECONDS)',
 	    'a 2.5 s recording, XMHUB_TRANSCODE_MAX_SECONDS=2: refused')
 	    or diag explain $j;
+	is_deeply([@$j{qw(status attempts)}], ['failed', 1],
+	    'max seconds: failed after one run');
+	(undef, $j) = get_job($j100);
+	is_deeply([@$j{qw(status attempts error_message)}], ['failed', 1,
+	    'the sample rate 100 Hz is outside 1000 to 768000 Hz'],
+	    '100 Hz WAV: failed after one run, saying why') or diag explain $j;
+	my ($st, $up) = get_upload($u100);
+	is($up->{status}, 'failed', '100 Hz WAV: the upload is failed');
 	$s->set_env({XMHUB_TRANSCODE_MAX_SECONDS => undef});
-	cancel($jid, $ta);
 }
 
 # --- streams from S3: proxied through the program, with Range ---

@@ -639,7 +639,7 @@ static bool
 start(struct vrun *r, const char *in, const char *out, const char *dpath,
       const char *epath)
 {
-	char size[32], why[256], secs[24];
+	char size[32], why[256], secs[32];
 	bool mp4 = strcmp(faceapi_video_container(r->vi), "mp4") == 0;
 	char *dargv[] = {"ffmpeg",
 			 "-nostdin",
@@ -675,8 +675,11 @@ start(struct vrun *r, const char *in, const char *out, const char *dpath,
 	int n = 0;
 
 	snprintf(size, sizeof(size), "%dx%d", r->vi->width, r->vi->height);
-	/* A second more than allowed: enough to see that there is more. */
-	snprintf(secs, sizeof(secs), "%lld", r->p->max_seconds + 1);
+	/* More than allowed, enough to see that there is more: a second,
+	 * or two frames' time when longer (under 2 fps: at 1 fps a second
+	 * past the limit ends at the very frame run_frames() allows). */
+	snprintf(secs, sizeof(secs), "%.3f",
+		 (double)r->p->max_seconds + fmax(1.0, 2.0 / r->vi->fps));
 	eargv[n++] = "ffmpeg";
 	eargv[n++] = "-nostdin";
 	eargv[n++] = "-hide_banner";
