@@ -40,10 +40,10 @@
 # and the quota read the uploads' authorizer makes for an upload with a
 # Content-Length before its body (the program checks at the insert only,
 # bench/upload-insert; lib/domain/quota.c read_sql: facility_usage, the
-# samples' bytes summed
-# only under a quota) run by pgbench, prepared, on this stack's database
-# next to SELECT 1 and to the read that sums them for every facility
-# (summed, as before): PostgreSQL's and pgbench's CPU per statement.
+# samples' bytes summed only under a quota) run by pgbench, prepared, on
+# this stack's database next to SELECT 1 and to the read that sums them
+# for every facility (summed, as before): PostgreSQL's and pgbench's CPU
+# per statement.
 #
 # The baseline is a source tree and its build, named by BENCH_BASE_SRC
 # and BENCH_BASE_BUILD (a worktree of the commit before the bounds, built
@@ -326,9 +326,8 @@ for my $chunked (0, 1) {
 	}
 }
 printf "\nthe authorizer's quota read before an upload's body (pgbench, "
-    . "prepared, one "
-    . "client; the facility has %d delta rows, %d active sessions), CPU "
-    . "µs per statement:\n", $deltas, $active;
+    . "prepared, one client; the facility has %d delta rows, %d active "
+    . "sessions), CPU µs per statement:\n", $deltas, $active;
 printf "%-10s %8s %8s %8s\n", 'statement', 'postgres', 'pgbench', 'total';
 for my $k (qw(floor summed quota)) {
 	my @m = medians(@{$stmt{$k}});
