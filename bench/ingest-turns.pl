@@ -123,7 +123,9 @@ local all = assert(io.open(file, "rb")):read("*a")
 for j = 0, 63 do
 	bodies[j + 1] = all:sub(j * size + 1, (j + 1) * size)
 end
-local n, tid, threads = 0, 0, 0
+-- tid: a global, which thread:set() sets in the thread's state (a local
+-- would hide it: every thread 0).
+local n, threads = 0, 0
 function setup(thread)
 	thread:set("tid", threads)
 	threads = threads + 1

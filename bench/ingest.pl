@@ -222,7 +222,9 @@ $res{sink} = {%{cpu_of(\@server,
 # parity), a session's n-th request its n-th batch.  turn() gives the
 # next request's session (0 .. nses - 1) and batch number.
 my $lua_turns = <<'LUA';
-local n, tid, threads = 0, 0, 0
+-- tid: a global, which thread:set() sets in the thread's state (a local
+-- would hide it: every thread 0).
+local n, threads = 0, 0
 function setup(thread)
 	thread:set("tid", threads)
 	threads = threads + 1
