@@ -25,6 +25,7 @@
 use strict;
 use warnings;
 use File::Temp ();
+use Xmhub::Cpu qw(tree_cpu);
 use Xmhub::Platform;
 use Xmhub::Stack;
 use Xmhub::Test qw(run);
@@ -114,20 +115,10 @@ for my $f (keys %fac) {
 	}
 }
 
-# Clock ticks of the cluster: its processes and what the postmaster
-# reaped (backends that ended).
+# The cluster's postmaster: tree_cpu() of it is the CPU of its processes
+# and of what it reaped (backends that ended).
 open my $pf, '<', $s->var . '/pg/postmaster.pid' or die "postmaster.pid: $!\n";
 chomp(my $pm = <$pf>);
-sub ticks {
-	my $t = 0;
-	for my $pid ($pm, Xmhub::Stack::descendants($pm)) {
-		open my $f, '<', "/proc/$pid/stat" or next;
-		my @v = split ' ', ((<$f> // '') =~ /\) (.*)/)[0];
-		$t += $v[11] + $v[12] + ($pid == $pm ? $v[13] + $v[14] : 0);
-	}
-	return $t;
-}
-my $hz = `getconf CLK_TCK` + 0 || 100;
 my @as = $> == 0 ? ('runuser', '-u', 'xmhub', '--') : ();
 my $url = $s->setting('XMHUB_DATABASE_URL');
 
@@ -137,7 +128,7 @@ my $url = $s->setting('XMHUB_DATABASE_URL');
 sub pgbench {
 	my ($name) = @_;
 	my %was = map { $_ => 1 } Xmhub::Stack::descendants($pm);
-	my $t0 = ticks();
+	my $t0 = tree_cpu($pm);
 	my ($st, $out, $err) = run([@as, $pgbench, '-n', '-M', 'prepared',
 		'-c', 1, '-t', $n, '-f', "$dir/$name.sql", $url]);
 	die "pgbench ($name): $out$err" if $st != 0;
@@ -146,7 +137,7 @@ sub pgbench {
 		last unless grep { !$was{$_} } Xmhub::Stack::descendants($pm);
 	}
 	select(undef, undef, undef, 0.1); # a zombie the postmaster reaps
-	return (ticks() - $t0) / $hz * 1e6 / $n;
+	return (tree_cpu($pm) - $t0) * 1e6 / $n;
 }
 
 my %us;
