@@ -24,7 +24,7 @@ use Xmhub::Cpu qw(tree_cpu);
 use Xmhub::Platform;
 use Xmhub::Prom qw(prom_samples);
 use Xmhub::Test qw(run);
-use Xmhub::Wrk qw(wrk_program);
+use Xmhub::Wrk qw(wrk_program wrk_turns);
 
 my $rounds = $ENV{BENCH_ROUNDS} || 4;
 my $seconds = $ENV{BENCH_SECONDS} || 6;
@@ -111,7 +111,7 @@ for my $name (sort keys %tree) {
 sub script {
 	my ($sd, $case, $base) = @_;
 	my $path = "$sd->{tmp}/$case.lua";
-	write_file($path, <<"LUA" . <<'LUA');
+	write_file($path, <<"LUA" . wrk_turns() . <<'LUA');
 local paths = {
 $sd->{paths}{$case}}
 local nses, size, base = $sd->{nses}{$case}, $size, $base
@@ -123,17 +123,8 @@ local all = assert(io.open(file, "rb")):read("*a")
 for j = 0, 63 do
 	bodies[j + 1] = all:sub(j * size + 1, (j + 1) * size)
 end
--- tid: a global, which thread:set() sets in the thread's state (a local
--- would hide it: every thread 0).
-local n, threads = 0, 0
-function setup(thread)
-	thread:set("tid", threads)
-	threads = threads + 1
-end
 function request()
-	local k = n * 2 + tid
-	n = n + 1
-	local s, b = k % nses, math.floor(k / nses)
+	local s, b = turn()
 	local seq = (base + b) % 65536
 	local one = bodies[b % 64 + 1]
 	return wrk.format("POST", paths[s + 1], nil, one:sub(1, 6)

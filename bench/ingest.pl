@@ -61,7 +61,7 @@ use Xmhub::Cpu qw(tree_cpu);
 use Xmhub::Stack;
 use Xmhub::Test qw(run xmhub_json);
 use Xmhub::WS;
-use Xmhub::Wrk qw(wrk_program);
+use Xmhub::Wrk qw(wrk_program wrk_turns);
 
 my $seconds = $ENV{BENCH_SECONDS} || 10;
 # The machine's load average over the last minute, now.
@@ -217,24 +217,8 @@ $res{sink} = {%{cpu_of(\@server,
 	sub { wrk($s->url('/bench/sink'), 32, "$tmp/sink.lua") })},
 	conns => 32, sessions => 0};
 
-# Which request of a wrk thread goes where: wrk's two threads on
-# sessions of their own (k and the session's number have the thread's
-# parity), a session's n-th request its n-th batch.  turn() gives the
-# next request's session (0 .. nses - 1) and batch number.
-my $lua_turns = <<'LUA';
--- tid: a global, which thread:set() sets in the thread's state (a local
--- would hide it: every thread 0).
-local n, threads = 0, 0
-function setup(thread)
-	thread:set("tid", threads)
-	threads = threads + 1
-end
-local function turn()
-	local k = n * 2 + tid
-	n = n + 1
-	return k % nses, math.floor(k / nses)
-end
-LUA
+# Which request of a wrk thread goes where (turn(), Xmhub::Wrk).
+my $lua_turns = wrk_turns();
 
 # InfluxDB 1.6.7 (when installed), running from here to the end of the
 # HTTP shapes so that each is measured right after xmhub's.

@@ -16,7 +16,7 @@ use warnings;
 use Exporter 'import';
 use Xmhub::Test qw(run);
 
-our @EXPORT_OK = qw(wrk wrk_program wrk_report ingest_setup);
+our @EXPORT_OK = qw(wrk wrk_program wrk_report wrk_turns ingest_setup);
 
 # The wrk program on PATH; dies when it is not installed.
 sub wrk_program {
@@ -48,6 +48,29 @@ sub wrk {
 		@{$o{args} // []}, $url]);
 	die "wrk: $err" if $st != 0;
 	return wrk_report($out, $o{name} // $url);
+}
+
+# wrk_turns(): Lua for a script of wrk's 2 threads writing nses sessions
+# (a variable the script sets before it): setup() numbers the threads
+# and turn() gives a thread's next request's session (0 .. nses - 1)
+# and batch number: the threads on sessions of their own (k and the
+# session's number have the thread's parity), a session's n-th request
+# its n-th batch.
+sub wrk_turns {
+	return <<'LUA';
+-- tid: a global, which thread:set() sets in the thread's state (a local
+-- would hide it: every thread 0).
+local n, threads = 0, 0
+function setup(thread)
+	thread:set("tid", threads)
+	threads = threads + 1
+end
+local function turn()
+	local k = n * 2 + tid
+	n = n + 1
+	return k % nses, math.floor(k / nses)
+end
+LUA
 }
 
 # ingest_setup($platform, $api_key, $dir): 64 ingest sessions of device
